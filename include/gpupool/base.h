@@ -1,0 +1,80 @@
+/* base.h - small things every module uses: time units, the environment the
+ * core runs in, a bump arena for per-round scratch memory and a string table.
+ *
+ * Time is integer microseconds everywhere in the core (names end in _us).
+ * The core never reads a clock: the world passes "now" in.
+ */
+#ifndef GPUPOOL_BASE_H
+#define GPUPOOL_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpupool/err.h"
+
+#define GP_US_PER_S INT64_C(1000000)
+#define GP_TIME_NONE INT64_C(-1)
+#define GP_TIME_MAX INT64_MAX
+
+static inline double gp_us_to_s(int64_t us)
+{
+    return (double)us / 1e6;
+}
+
+enum gp_log_level { GP_LOG_ERROR, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG };
+
+/* Everything from outside the core comes through here: the log sink and the
+ * random seed. No globals, no clocks. */
+struct gp_env {
+    void (*log)(void *priv, enum gp_log_level level, const char *msg);
+    void *log_priv;
+    enum gp_log_level log_level;
+    uint64_t seed;
+};
+
+void gp_logf(const struct gp_env *env, enum gp_log_level level,
+             const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A deterministic random generator (splitmix64 seeded, xoshiro256**). */
+struct gp_rng {
+    uint64_t s[4];
+};
+void gp_rng_init(struct gp_rng *rng, uint64_t seed);
+uint64_t gp_rng_next(struct gp_rng *rng);
+/* Uniform double in [0, 1). */
+double gp_rng_unit(struct gp_rng *rng);
+
+/* Bump allocator. Memory lives until gp_arena_reset or gp_arena_fini.
+ * Allocation returns NULL when out of memory or past the arena's cap. */
+struct gp_arena {
+    struct gp_arena_block *head;
+    size_t used_total;
+    size_t cap; /* 0 = 1 GiB */
+};
+void gp_arena_init(struct gp_arena *a, size_t cap);
+void gp_arena_fini(struct gp_arena *a);
+void gp_arena_reset(struct gp_arena *a);
+void *gp_arena_alloc(struct gp_arena *a, size_t size);
+
+/* Interned strings: equal strings get the same id; ids are dense from 1,
+ * 0 means "no string". Strings are stored once, NUL-terminated. */
+struct gp_strtab {
+    char **strs;     /* id -> string, strs[0] = "" */
+    uint32_t nstrs;  /* including the empty slot 0 */
+    uint32_t cap;
+    uint32_t *slots; /* open addressing: id or 0 */
+    uint32_t nslots; /* power of two */
+    struct gp_arena mem;
+};
+void gp_strtab_init(struct gp_strtab *t);
+void gp_strtab_fini(struct gp_strtab *t);
+/* Intern s (len bytes, or strlen when len is (size_t)-1). */
+int gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len,
+                     uint32_t *id);
+/* Look up without inserting; 0 when absent. */
+uint32_t gp_strtab_find(const struct gp_strtab *t, const char *s, size_t len);
+/* The string of an id; "" for 0 or an unknown id. */
+const char *gp_strtab_get(const struct gp_strtab *t, uint32_t id);
+
+#endif

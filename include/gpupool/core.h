@@ -1,0 +1,199 @@
+/* core.h - the scheduler core: jobs, queues, the round, policies, backends.
+ *
+ * One core makes every decision in every world. A world (the simulator, the
+ * daemon) hands it events - a job arrived, a job finished, time passed - and
+ * asks it to run a round:
+ *
+ *     view (read-only) -> policy writes a plan -> core validates -> apply
+ *
+ * The plan holds tentative starts and preemptions; the core checks every
+ * action as it is added (GPUs free, gang whole, job in the right state) and
+ * again as a whole, then applies it through the backend ops, or rolls it
+ * back and reports GP_EPLAN. Policies never mutate state.
+ *
+ * Pending jobs live in heaps by the policy's rank, one heap per "shape"
+ * (GPUs, type, CPUs and memory per GPU): when a shape does not fit, no job of
+ * that shape does, so a round skips whole shapes and costs what it starts.
+ */
+#ifndef GPUPOOL_CORE_H
+#define GPUPOOL_CORE_H
+
+#include "gpupool/job.h"
+
+struct gp_core;
+struct gp_view;
+struct gp_plan;
+
+/* ---- policies ---------------------------------------------------------- */
+
+/* Options given to a policy as key=value strings (e.g. "levels=900,3600"). */
+struct gp_kv {
+    const char *key;
+    const char *value;
+};
+
+struct gp_policy_args {
+    const struct gp_kv *opts;
+    size_t nopts;
+    const struct gp_env *env;
+};
+
+struct gp_policy_ops {
+    const char *name;
+    const char *summary;
+    bool preemptive;
+    /* optional; parse options, allocate private state. Unknown keys are
+     * GP_EINVAL with a diag naming the key. */
+    int (*init)(void **priv, const struct gp_policy_args *args,
+                struct gp_diag *diag);
+    void (*fini)(void *priv);
+    /* The job's rank (lower runs first), called when it becomes pending and
+     * when it starts. It must keep the job's order within the pending (or
+     * the running) set while the job stays there; ties go to lower job id. */
+    void (*rank)(void *priv, const struct gp_job *job, int64_t now_us,
+                 int64_t rank_out[2]);
+    /* optional: when the rank of a running job next changes (GP_TIME_NONE =
+     * never). The core re-ranks it then and runs a round. */
+    int64_t (*rank_expires)(void *priv, const struct gp_job *job,
+                            int64_t now_us);
+    /* Decide. Reads the view, writes the plan. */
+    int (*schedule)(void *priv, const struct gp_view *view,
+                    struct gp_plan *plan);
+};
+
+/* The registry: every built-in policy, NULL-terminated. */
+extern const struct gp_policy_ops *const gp_policies[];
+const struct gp_policy_ops *gp_policy_find(const char *name);
+
+/* ---- the view: what a policy may read ---------------------------------- */
+
+int64_t gp_view_now(const struct gp_view *v);
+const struct gp_cluster *gp_view_cluster(const struct gp_view *v);
+enum gp_place_model gp_view_model(const struct gp_view *v);
+size_t gp_view_npending(const struct gp_view *v);
+size_t gp_view_nrunning(const struct gp_view *v);
+uint64_t gp_view_free_gpus(const struct gp_view *v); /* after the plan so far */
+struct gp_arena *gp_view_scratch(const struct gp_view *v);
+
+/* Iterate pending jobs in rank order (lowest rank first), across shapes.
+ * gp_pending_iter_skip_shape() drops the rest of the current job's shape
+ * (use it when a job does not fit: no job of its shape fits either). */
+struct gp_pending_iter {
+    const struct gp_view *view;
+    void *state;
+    const struct gp_job *cur;
+};
+int gp_pending_iter_init(struct gp_pending_iter *it, const struct gp_view *v);
+const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it);
+void gp_pending_iter_skip_shape(struct gp_pending_iter *it);
+
+/* Iterate running jobs from the highest rank (the best victim) down. */
+struct gp_running_iter {
+    const struct gp_view *view;
+    void *state;
+};
+int gp_running_iter_init(struct gp_running_iter *it, const struct gp_view *v);
+const struct gp_job *gp_running_iter_next(struct gp_running_iter *it);
+
+/* Where would this job fit now, given the plan so far? GP_ENOFIT if nowhere.
+ * `gpus` overrides the job's size when non-zero (elastic jobs). */
+int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
+                uint32_t gpus, struct gp_placement *where);
+
+/* ---- the plan: what a policy may do ------------------------------------ */
+
+/* Start a pending job at a placement found by gp_view_fit. */
+int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
+                  const struct gp_placement *where);
+/* Preempt a running job (its GPUs become free for the rest of the plan). */
+int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job);
+/* Has this plan already touched the job? */
+bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job);
+/* Savepoints: undo every action after a mark (e.g. a failed victim search). */
+size_t gp_plan_mark(const struct gp_plan *p);
+void gp_plan_rollback(struct gp_plan *p, size_t mark);
+size_t gp_plan_nactions(const struct gp_plan *p);
+
+/* ---- backends: how decisions take effect ------------------------------- */
+
+struct gp_backend_ops {
+    const char *name;
+    /* The job starts on `where` now (its accounting is already updated). */
+    int (*start)(void *priv, const struct gp_job *job, int64_t now_us);
+    /* The job is preempted now; its GPUs are free again. */
+    int (*preempt)(void *priv, const struct gp_job *job, int64_t now_us);
+};
+
+/* Observers see every change (metrics, logs, the daemon's store). All
+ * hooks are optional. */
+struct gp_observer_ops {
+    void (*submitted)(void *priv, const struct gp_core *core,
+                      const struct gp_job *job, int64_t now_us);
+    void (*started)(void *priv, const struct gp_core *core,
+                    const struct gp_job *job, int64_t now_us);
+    void (*preempted)(void *priv, const struct gp_core *core,
+                      const struct gp_job *job, int64_t now_us);
+    void (*ended)(void *priv, const struct gp_core *core,
+                  const struct gp_job *job, int64_t now_us);
+    void (*rejected)(void *priv, const struct gp_core *core,
+                     const struct gp_job *job, const char *why,
+                     int64_t now_us);
+    /* called once at the end of each round that changed anything */
+    void (*round)(void *priv, const struct gp_core *core, int64_t now_us);
+};
+
+/* ---- the core ---------------------------------------------------------- */
+
+struct gp_core_config {
+    const struct gp_policy_ops *policy;
+    const struct gp_kv *policy_opts;
+    size_t npolicy_opts;
+    enum gp_place_model model;
+    int64_t restart_cost_us; /* paid by a job each time it resumes */
+    int64_t round_period_us; /* 0 = rounds on events only */
+    const struct gp_backend_ops *backend;
+    void *backend_priv;
+    const struct gp_observer_ops *observer;
+    void *observer_priv;
+    const struct gp_env *env;
+};
+
+/* The core takes ownership of the cluster. */
+int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
+                const struct gp_core_config *cfg, struct gp_diag *diag);
+void gp_core_free(struct gp_core *core);
+
+/* A job arrives. A job that can never fit is kept as GP_JOB_REJECTED (and
+ * observers told why); that is not an error. GP_EINVAL for a bad spec. */
+int gp_core_submit(struct gp_core *core, const struct gp_job_spec *spec,
+                   int64_t now_us, uint32_t *job_id, struct gp_diag *diag);
+/* The backend reports that a running job finished (or failed). */
+int gp_core_job_ended(struct gp_core *core, uint32_t job_id,
+                      enum gp_job_state how, int64_t now_us);
+/* Cancel a pending or running job. */
+int gp_core_cancel(struct gp_core *core, uint32_t job_id, int64_t now_us);
+
+/* The earliest time the core wants to be woken (periodic round, a rank
+ * change); GP_TIME_NONE when it has no wish. */
+int64_t gp_core_next_wakeup(const struct gp_core *core);
+/* Run a round at now if anything changed or a wake-up is due. Returns the
+ * number of actions applied (>= 0) or an error. */
+int gp_core_round(struct gp_core *core, int64_t now_us);
+
+const struct gp_cluster *gp_core_cluster(const struct gp_core *core);
+const struct gp_job *gp_core_job(const struct gp_core *core, uint32_t id);
+size_t gp_core_njobs(const struct gp_core *core);
+size_t gp_core_npending(const struct gp_core *core);
+size_t gp_core_nrunning(const struct gp_core *core);
+uint64_t gp_core_busy_gpus(const struct gp_core *core);
+size_t gp_core_ntenants(const struct gp_core *core);
+const char *gp_core_tenant_name(const struct gp_core *core, uint32_t tenant);
+uint64_t gp_core_tenant_busy_gpus(const struct gp_core *core, uint32_t tenant);
+const char *gp_core_str(const struct gp_core *core, uint32_t strid);
+const struct gp_policy_ops *gp_core_policy(const struct gp_core *core);
+enum gp_place_model gp_core_model(const struct gp_core *core);
+int64_t gp_core_restart_cost_us(const struct gp_core *core);
+/* Count of rounds run and of actions applied, for benchmarks. */
+uint64_t gp_core_nrounds(const struct gp_core *core);
+
+#endif

@@ -1,0 +1,98 @@
+/* job.h - what a job is: the spec a trace or client gives, and the record
+ * the core keeps (state, accounting, placement).
+ */
+#ifndef GPUPOOL_JOB_H
+#define GPUPOOL_JOB_H
+
+#include "gpupool/cluster.h"
+
+/* A job as described by its submitter. Strings are borrowed: the core copies
+ * what it keeps. Durations are the true run time on a reference GPU where
+ * the world knows it (the simulator does); 0 = unknown. */
+struct gp_job_spec {
+    const char *id;       /* external id; NULL = assigned */
+    const char *tenant;   /* NULL = "default" */
+    const char *user;
+    const char *name;
+    const char *gpu_type; /* NULL or "" = any */
+    int64_t submit_us;
+    int64_t duration_us;
+    int64_t time_limit_us; /* 0 = none */
+    uint32_t gpus;
+    uint32_t min_gpus, max_gpus; /* elastic range; 0 = gpus */
+    uint32_t cpus;               /* for the whole job; 0 = none */
+    uint64_t mem_mib;            /* for the whole job; 0 = none */
+    int32_t priority;            /* larger = more important; 0 = normal */
+    bool checkpointable;
+};
+
+enum gp_job_state {
+    GP_JOB_PENDING,
+    GP_JOB_RUNNING,
+    GP_JOB_PREEMPTING,
+    GP_JOB_COMPLETED,
+    GP_JOB_FAILED,
+    GP_JOB_CANCELLED,
+    GP_JOB_REJECTED, /* can never fit the cluster */
+};
+const char *gp_job_state_name(enum gp_job_state s);
+
+/* The core's record of a job. Policies read it; only the core writes it. */
+struct gp_job {
+    uint32_t id;        /* dense index in the core, from 0 */
+    uint32_t ext_id;    /* strtab id of the external id */
+    uint32_t tenant;    /* tenant index (see gp_core_tenant_name) */
+    uint32_t user;      /* strtab id */
+    uint32_t name;      /* strtab id */
+    enum gp_job_state state;
+    struct gp_demand demand;
+    uint32_t min_gpus, max_gpus;
+    int32_t priority;
+    bool checkpointable;
+
+    int64_t submit_us;
+    int64_t duration_us;   /* true work on a reference GPU; 0 = unknown */
+    int64_t time_limit_us;
+
+    /* accounting */
+    int64_t first_start_us;  /* GP_TIME_NONE until started */
+    int64_t run_start_us;    /* start of the current run */
+    int64_t overhead_us;     /* restart cost paid at the head of this run */
+    int64_t work_done_us;    /* work finished in earlier runs */
+    int64_t end_us;          /* GP_TIME_NONE until ended */
+    int64_t gpu_us;          /* GPU-microseconds held so far (ended runs) */
+    int64_t attained_gpu_us; /* useful GPU-microseconds done (ended runs) */
+    uint32_t preemptions;
+    uint32_t starts;
+
+    /* placement while running */
+    struct gp_placement where;
+
+    /* core-private bookkeeping (queues, plan marks) */
+    uint32_t heap_pos;  /* position in its pending or running heap */
+    uint32_t qclass;    /* pending shape class */
+    uint32_t plan_mark; /* round in which the plan touched it */
+    uint8_t plan_op;
+    int64_t rank[2];    /* the policy's rank, lower runs first */
+};
+
+static inline bool gp_job_is_running(const struct gp_job *j)
+{
+    return j->state == GP_JOB_RUNNING || j->state == GP_JOB_PREEMPTING;
+}
+static inline bool gp_job_is_pending(const struct gp_job *j)
+{
+    return j->state == GP_JOB_PENDING;
+}
+static inline bool gp_job_is_done(const struct gp_job *j)
+{
+    return j->state >= GP_JOB_COMPLETED;
+}
+/* Useful work done by now, restart overhead excluded (microseconds). */
+int64_t gp_job_work_at(const struct gp_job *j, int64_t now_us);
+/* True remaining work (duration - work done); 0 if the duration is unknown. */
+int64_t gp_job_remaining_at(const struct gp_job *j, int64_t now_us);
+/* Attained service in GPU-microseconds by now. */
+int64_t gp_job_attained_at(const struct gp_job *j, int64_t now_us);
+
+#endif

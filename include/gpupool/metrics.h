@@ -1,0 +1,83 @@
+/* metrics.h - what a simulation measured: per job, per tenant, overall, and
+ * over time. A gp_metrics is an observer of one core (see core.h): it
+ * integrates busy GPUs and queue length between events, keeps time series
+ * in a fixed number of buckets (bucket width doubles as the run grows, so
+ * memory stays constant), and at the end computes the summary.
+ */
+#ifndef GPUPOOL_METRICS_H
+#define GPUPOOL_METRICS_H
+
+#include "gpupool/core.h"
+
+#define GP_SERIES_BUCKETS 512
+
+struct gp_tenant_summary {
+    const char *name;
+    uint64_t jobs, completed;
+    double avg_jct_s, avg_wait_s, p99_wait_s;
+    double gpu_hours;       /* GPU time held */
+    double share_of_gpu_time; /* its part of all GPU time held */
+    uint64_t preemptions;
+};
+
+struct gp_summary {
+    const char *policy;
+    const char *placement;
+    uint64_t cluster_gpus;
+    uint64_t jobs;      /* submitted (rejected included) */
+    uint64_t completed;
+    uint64_t rejected;  /* could never fit the cluster */
+    uint64_t unfinished; /* still pending or running at the end */
+    double avg_jct_s, p50_jct_s, p95_jct_s, p99_jct_s;
+    double avg_wait_s, p50_wait_s, p95_wait_s, p99_wait_s;
+    double makespan_s;       /* last end - first submit */
+    double gpu_utilization;  /* allocated GPU-s / (GPUs x makespan) */
+    double avg_queue_len;    /* time-average pending jobs over the makespan */
+    uint64_t preemptions;
+    double lost_gpu_s;       /* GPU-seconds spent on restart overhead */
+    /* lower bounds, so every result shows its distance from the limit */
+    double lb_avg_jct_s;     /* mean duration: no job finishes faster */
+    double lb_makespan_s;    /* work conservation with arrivals */
+    double avg_jct_ratio;    /* avg JCT / lb_avg_jct_s */
+    double makespan_ratio;   /* makespan / lb_makespan_s */
+    uint64_t rounds;
+    uint64_t events;
+    double wall_s;
+    struct gp_tenant_summary *tenants; /* sorted by name */
+    size_t ntenants;
+};
+
+/* A time series of bucket averages: bucket i covers
+ * [t0 + i*width, t0 + (i+1)*width). */
+struct gp_series {
+    int64_t t0_us;
+    int64_t width_us;
+    size_t n;                 /* buckets in use */
+    double v[GP_SERIES_BUCKETS];
+};
+
+struct gp_metrics;
+
+int gp_metrics_new(struct gp_metrics **out);
+void gp_metrics_free(struct gp_metrics *m);
+/* The observer ops to hand to the core, with the metrics as priv. */
+extern const struct gp_observer_ops gp_metrics_observer;
+/* Count one simulator event (for events per second). */
+void gp_metrics_count_event(struct gp_metrics *m);
+/* Close the books at end_us: summary, percentiles, series. The metrics copy
+ * what they need of every job (id, tenant, user, name, times, counts), so
+ * the core may be freed afterwards. */
+int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
+                      int64_t end_us, double wall_s);
+
+const struct gp_summary *gp_metrics_summary(const struct gp_metrics *m);
+/* Sorted JCTs (seconds) of completed jobs, for CDFs. */
+const double *gp_metrics_jcts(const struct gp_metrics *m, size_t *n);
+/* Over time: busy GPUs (average per bucket), pending jobs, and per tenant
+ * busy GPUs (index as in gp_summary.tenants). */
+const struct gp_series *gp_metrics_util_series(const struct gp_metrics *m);
+const struct gp_series *gp_metrics_queue_series(const struct gp_metrics *m);
+const struct gp_series *gp_metrics_tenant_series(const struct gp_metrics *m,
+                                                 size_t tenant);
+
+#endif

@@ -1,0 +1,37 @@
+/* report.h - presenting simulation results: a side-by-side table for a
+ * terminal, JSON for programs, a per-job CSV, and a self-contained HTML
+ * report with SVG charts. Output is deterministic: the same runs give
+ * byte-identical text (wall-clock figures aside, which callers may omit).
+ */
+#ifndef GPUPOOL_REPORT_H
+#define GPUPOOL_REPORT_H
+
+#include <stdio.h>
+
+#include "gpupool/metrics.h"
+
+/* One JSON object for one run, or a JSON array when n > 1 or `array`.
+ * Keys: see docs/metrics.md. `with_wall` false omits wall_s (for golden
+ * tests that must be byte-identical). */
+int gp_output_json(FILE *out, struct gp_metrics *const *runs, size_t n,
+                   bool array, bool with_wall);
+/* A table with one column per run. */
+void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
+                     bool with_wall);
+/* One CSV row per job: id,tenant,user,name,gpus,submit_s,first_start_s,
+ * end_s,wait_s,jct_s,duration_s,preemptions,starts,gpu_s,state. */
+int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out);
+
+struct gp_report_info {
+    const char *title;
+    const char *trace;   /* path or name of the trace */
+    const char *cluster; /* the cluster spec */
+    const char *command; /* the command line that produced it */
+};
+/* Write DIR/index.html (created if missing): summary table, GPU utilization
+ * and queue length over time, JCT CDF per run, per-tenant GPU usage over
+ * time. Charts are inline SVG; the file needs nothing else. */
+int gp_report_write(const char *dir, struct gp_metrics *const *runs, size_t n,
+                    const struct gp_report_info *info, struct gp_diag *diag);
+
+#endif

@@ -1,0 +1,73 @@
+/* trace.h - reading job traces as published: gpupool CSV, Philly, Microsoft
+ * ITP, Alibaba openb and PAI, Gavel, Helios, Tiresias. Files may be plain,
+ * .gz, .xz or .tar.gz (every member of a tarball that the format reads is
+ * read, in name order). Rows stream: a trace is never held as text.
+ *
+ * Errors name the place: "philly.csv:1042: field 'duration': ...".
+ */
+#ifndef GPUPOOL_TRACE_H
+#define GPUPOOL_TRACE_H
+
+#include <stdio.h>
+
+#include "gpupool/job.h"
+
+struct gp_trace_opts {
+    const char *format;   /* NULL or "auto" = detect */
+    const char *aux_path; /* a second table some formats need (PAI tasks) */
+    bool skip_bad;        /* skip malformed rows, count them, go on */
+};
+
+struct gp_trace;
+
+/* Open a trace. GP_EIO (cannot open, bad compression), GP_EPARSE (no
+ * known format / bad header), GP_EINVAL (unknown --format). */
+int gp_trace_open(struct gp_trace **out, const char *path,
+                  const struct gp_trace_opts *opts, struct gp_diag *diag);
+/* The same from bytes in memory (fuzzing, tests); `name` names the place in
+ * errors and its suffix (.gz, .xz, .tar.gz) is only a hint: compression is
+ * detected from the bytes. The buffer must outlive the trace. */
+int gp_trace_open_mem(struct gp_trace **out, const void *buf, size_t len,
+                      const char *name, const struct gp_trace_opts *opts,
+                      struct gp_diag *diag);
+/* The next job: 1 = *out filled (strings valid until the next call),
+ * 0 = end of trace, < 0 = error with diag. With skip_bad, malformed rows are
+ * skipped and counted instead of returned as GP_EPARSE. */
+int gp_trace_next(struct gp_trace *t, struct gp_job_spec *out,
+                  struct gp_diag *diag);
+void gp_trace_close(struct gp_trace *t);
+
+/* The format in use ("philly-csv"), and the cluster preset that matches the
+ * trace ("philly"), or NULL. */
+const char *gp_trace_format(const struct gp_trace *t);
+const char *gp_trace_preset(const struct gp_trace *t);
+/* Rows read, and rows skipped as malformed or not a GPU job. */
+uint64_t gp_trace_rows(const struct gp_trace *t);
+uint64_t gp_trace_skipped(const struct gp_trace *t);
+/* Print one line per skip reason with its count and first place. */
+void gp_trace_print_skips(const struct gp_trace *t, FILE *out);
+
+/* Every known format: name and one-line summary, NULL-terminated. */
+struct gp_trace_format_info {
+    const char *name;
+    const char *summary;
+};
+extern const struct gp_trace_format_info gp_trace_formats[];
+
+/* ---- clusters ---------------------------------------------------------- */
+
+/* Build a cluster from a spec: "NxG" or "NxG:TYPE" (N nodes of G GPUs),
+ * optionally "NxG/S" with S nodes per switch; a preset name ("philly",
+ * "openb", "itp", "itp01".."itp10", "tiresias-n32g4", ...); a JSON file
+ * (heterogeneous nodes, GPU types, switches; see docs/cluster.md); an openb
+ * node-list CSV; a Tiresias cluster-spec CSV. */
+int gp_cluster_from_spec(const char *spec, struct gp_cluster **out,
+                         struct gp_diag *diag);
+
+struct gp_cluster_preset_info {
+    const char *name;
+    const char *summary;
+};
+extern const struct gp_cluster_preset_info gp_cluster_presets[];
+
+#endif

@@ -1,0 +1,54 @@
+/* io.h - byte streams for trace files: plain, gzip, xz, and tar archives
+ * (plain or compressed), read line by line with a cap on line length.
+ *
+ * Compression is detected from the leading bytes, never from the name. A
+ * truncated or corrupt compressed stream is GP_EIO with a diag naming the
+ * file; a line longer than GP_INPUT_MAX_LINE is GP_EPARSE naming file:line.
+ * CRLF endings and a missing final newline are accepted.
+ */
+#ifndef GPUPOOL_TRACE_IO_H
+#define GPUPOOL_TRACE_IO_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "gpupool/err.h"
+
+#define GP_INPUT_MAX_LINE (1u << 20)
+
+struct gp_input;
+
+int gp_input_open_path(struct gp_input **out, const char *path,
+                       struct gp_diag *diag);
+/* `buf` must outlive the input; `name` is used in error places. */
+int gp_input_open_mem(struct gp_input **out, const void *buf, size_t len,
+                      const char *name, struct gp_diag *diag);
+void gp_input_close(struct gp_input *in);
+
+/* Step to the next member. For a tar archive: the next regular file, in
+ * archive order (name = the member's path). For anything else: the stream
+ * itself, once (name = the file's base name). 1 = positioned at a member,
+ * 0 = no more members, < 0 = error. Must be called once before reading. */
+int gp_input_next_member(struct gp_input *in, const char **name,
+                         struct gp_diag *diag);
+/* Is the stream a tar archive? Valid after the first next_member. */
+int gp_input_is_tar(const struct gp_input *in);
+
+/* The next line of the current member, without its end-of-line bytes.
+ * *line stays valid until the next call and is NUL-terminated.
+ * 1 = a line, 0 = end of member, < 0 = error. */
+int gp_input_getline(struct gp_input *in, char **line, size_t *len,
+                     struct gp_diag *diag);
+/* Read the same line again at the next getline (one line of look-back). */
+void gp_input_ungetline(struct gp_input *in);
+/* Raw bytes of the current member: *got = 0 at its end. */
+int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
+                  struct gp_diag *diag);
+
+/* "file:line" of the last line read ("raw-traces.tar.gz:cluster04.csv:17"
+ * inside archives). Valid until the next call. */
+const char *gp_input_where(struct gp_input *in);
+uint64_t gp_input_lineno(const struct gp_input *in);
+const char *gp_input_name(const struct gp_input *in); /* the file */
+
+#endif

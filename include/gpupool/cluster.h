@@ -64,6 +64,10 @@ int gp_cluster_add_uniform(struct gp_cluster *c, uint32_t n, uint32_t g,
                            const char *type, uint32_t per_switch,
                            struct gp_diag *diag);
 
+/* Build the free-GPU indexes; after this no node may be added. The core
+ * seals the cluster it is given. GP_EINVAL for a cluster without nodes. */
+int gp_cluster_seal(struct gp_cluster *c);
+
 uint32_t gp_cluster_nnodes(const struct gp_cluster *c);
 uint32_t gp_cluster_nswitches(const struct gp_cluster *c);
 uint32_t gp_cluster_ntypes(const struct gp_cluster *c);

@@ -58,6 +58,7 @@ struct gp_job {
     int64_t first_start_us;  /* GP_TIME_NONE until started */
     int64_t run_start_us;    /* start of the current run */
     int64_t overhead_us;     /* restart cost paid at the head of this run */
+    double speed;            /* work per second on this run's GPU type */
     int64_t work_done_us;    /* work finished in earlier runs */
     int64_t end_us;          /* GP_TIME_NONE until ended */
     int64_t gpu_us;          /* GPU-microseconds held so far (ended runs) */

@@ -48,10 +48,13 @@ struct gp_summary {
 };
 
 /* A time series of bucket averages: bucket i covers
- * [t0 + i*width, t0 + (i+1)*width). */
+ * [t0 + i*width, t0 + (i+1)*width), cut at end_us: the last bucket may be
+ * covered only in part, and then holds the average over that part. The
+ * buckets start at the first event, 1 s wide; width doubles as needed. */
 struct gp_series {
     int64_t t0_us;
     int64_t width_us;
+    int64_t end_us;           /* the series covers [t0_us, end_us) */
     size_t n;                 /* buckets in use */
     double v[GP_SERIES_BUCKETS];
 };

@@ -1,1 +1,93 @@
-int main(void){return 0;}
+/* main.c - the gpupool command: a table of subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "gpupool/core.h"
+#include "gpupool/trace.h"
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const struct gp_cmd commands[] = {
+    {"demo", "replay the bundled Philly trace under several policies",
+     gp_cmd_demo},
+    {"sim", "replay a trace through a policy on a simulated cluster",
+     gp_cmd_sim},
+    {"policies", "list the scheduling policies", gp_cmd_policies},
+    {"formats", "list the trace formats gpupool reads", gp_cmd_formats},
+    {"presets", "list the named cluster presets", gp_cmd_presets},
+    {"version", "print the version", cmd_version},
+    {"help", "show this help", cmd_help},
+};
+
+#define NCMDS (sizeof(commands) / sizeof(commands[0]))
+
+static int cmd_help(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("usage: gpupool <command> [options]\n\n"
+           "gpupool allocates the GPUs of shared clusters to ML training "
+           "jobs.\n\ncommands:\n");
+    for (size_t i = 0; i < NCMDS; i++)
+        printf("  %-10s %s\n", commands[i].name, commands[i].summary);
+    printf("\n'gpupool <command> --help' tells more about a command.\n");
+    return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("gpupool 0.1.0\n");
+    return 0;
+}
+
+int gp_cmd_policies(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    for (size_t i = 0; gp_policies[i]; i++)
+        printf("%-14s %s%s\n", gp_policies[i]->name, gp_policies[i]->summary,
+               gp_policies[i]->preemptive ? " [preemptive]" : "");
+    return 0;
+}
+
+int gp_cmd_formats(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    for (size_t i = 0; gp_trace_formats[i].name; i++)
+        printf("%-14s %s\n", gp_trace_formats[i].name,
+               gp_trace_formats[i].summary);
+    return 0;
+}
+
+int gp_cmd_presets(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    for (size_t i = 0; gp_cluster_presets[i].name; i++)
+        printf("%-16s %s\n", gp_cluster_presets[i].name,
+               gp_cluster_presets[i].summary);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cmd_help(0, NULL);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cmd_help(0, NULL);
+    if (strcmp(argv[1], "--version") == 0)
+        return cmd_version(0, NULL);
+    for (size_t i = 0; i < NCMDS; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "gpupool: unknown command '%s'; see 'gpupool help'\n",
+            argv[1]);
+    return 2;
+}

@@ -1,1 +1,1225 @@
-/* placeholder */
+/* core.c - jobs, queues, timers and the scheduling round.
+ *
+ * Key decisions:
+ *  - Jobs live in fixed-size chunks, so a job's address never changes and a
+ *    million jobs cost no reallocation copies.
+ *  - Pending jobs sit in one min-heap per shape (GPUs, type, CPUs and memory
+ *    per GPU) ordered by the policy's rank; running jobs in one max-heap, so
+ *    the best victim is on top. Iterators walk these heaps in order without
+ *    popping them, through a small auxiliary heap of frontier positions.
+ *  - A plan reserves GPUs as the policy adds actions (gp_cluster_take), so
+ *    every later gp_view_fit sees the plan so far; a rejected plan is undone
+ *    action by action in reverse.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpupool/core.h"
+
+#define CHUNK_BITS 12
+#define CHUNK (1u << CHUNK_BITS)
+#define NONE UINT32_MAX
+
+enum { OP_START = 1, OP_PREEMPT = 2 };
+
+struct shape {
+    struct gp_demand d;
+    uint32_t *heap;
+    uint32_t n, cap;
+    uint32_t hnext; /* hash chain */
+};
+
+struct timer {
+    int64_t at_us;
+    uint32_t job;
+    uint32_t gen;
+};
+
+struct action {
+    uint8_t op;
+    uint32_t job;
+    struct gp_placement where;
+};
+
+struct pit_entry {
+    uint32_t shape;
+    uint32_t idx;
+};
+
+struct gp_view {
+    struct gp_core *core;
+};
+
+struct gp_plan {
+    struct gp_core *core;
+};
+
+struct gp_core {
+    struct gp_cluster *cluster;
+    struct gp_core_config cfg;
+    const struct gp_env *env;
+    void *ppriv;
+
+    struct gp_strtab strs;
+    struct gp_strtab tenant_names;
+    uint64_t *tenant_busy;
+    uint32_t tenant_cap;
+
+    struct gp_job **chunks;
+    size_t nchunks, njobs;
+
+    struct shape *shapes;
+    uint32_t nshapes, capshapes;
+    uint32_t *shape_hash;
+    uint32_t shape_hash_n; /* power of two */
+
+    uint32_t *running; /* max-heap of job ids */
+    uint32_t nrunning, caprunning;
+
+    struct timer *timers; /* min-heap */
+    uint32_t ntimers, captimers;
+    int64_t next_periodic_us;
+
+    size_t npending;
+    uint64_t busy;
+    bool dirty;
+    uint64_t nrounds;
+    uint32_t round_id;
+    int64_t now_us;
+
+    struct gp_arena scratch;
+    struct action *actions;
+    size_t nactions, capactions;
+    struct gp_view view;
+    struct gp_plan plan;
+
+    /* iterator state, reused round after round */
+    struct pit_entry *pit;
+    uint32_t npit, cappit;
+    uint8_t *pit_skip;
+    uint32_t pit_cur_shape;
+    uint32_t *rit;
+    uint32_t nrit, caprit;
+};
+
+static inline struct gp_job *J(const struct gp_core *c, uint32_t id)
+{
+    return &c->chunks[id >> CHUNK_BITS][id & (CHUNK - 1)];
+}
+
+static int grow(void **p, uint32_t *cap, size_t elem, uint32_t need)
+{
+    uint32_t n;
+    void *q;
+
+    if (need <= *cap)
+        return GP_OK;
+    n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > UINT32_MAX / 2)
+            return GP_ENOMEM;
+        n *= 2;
+    }
+    if (!(q = realloc(*p, (size_t)n * elem)))
+        return GP_ENOMEM;
+    *p = q;
+    *cap = n;
+    return GP_OK;
+}
+
+/* ---- rank order --------------------------------------------------------- */
+
+static inline int rank_cmp(const struct gp_job *a, const struct gp_job *b)
+{
+    if (a->rank[0] != b->rank[0])
+        return a->rank[0] < b->rank[0] ? -1 : 1;
+    if (a->rank[1] != b->rank[1])
+        return a->rank[1] < b->rank[1] ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* dir = 1: min-heap (pending); dir = -1: max-heap (running). */
+static inline bool above(const struct gp_core *c, uint32_t a, uint32_t b,
+                         int dir)
+{
+    return rank_cmp(J(c, a), J(c, b)) * dir < 0;
+}
+
+static void heap_up(struct gp_core *c, uint32_t *h, uint32_t i, int dir)
+{
+    uint32_t x = h[i];
+
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!above(c, x, h[p], dir))
+            break;
+        h[i] = h[p];
+        J(c, h[i])->heap_pos = i;
+        i = p;
+    }
+    h[i] = x;
+    J(c, x)->heap_pos = i;
+}
+
+static void heap_down(struct gp_core *c, uint32_t *h, uint32_t n, uint32_t i,
+                      int dir)
+{
+    uint32_t x = h[i];
+
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = l;
+        if (l >= n)
+            break;
+        if (r < n && above(c, h[r], h[l], dir))
+            m = r;
+        if (!above(c, h[m], x, dir))
+            break;
+        h[i] = h[m];
+        J(c, h[i])->heap_pos = i;
+        i = m;
+    }
+    h[i] = x;
+    J(c, x)->heap_pos = i;
+}
+
+static void heap_remove(struct gp_core *c, uint32_t *h, uint32_t *n,
+                        uint32_t i, int dir)
+{
+    uint32_t last = --*n;
+
+    if (i == last)
+        return;
+    h[i] = h[last];
+    J(c, h[i])->heap_pos = i;
+    heap_down(c, h, *n, i, dir);
+    heap_up(c, h, J(c, h[i])->heap_pos, dir);
+}
+
+/* ---- shapes ------------------------------------------------------------- */
+
+static uint32_t shape_hashval(const struct gp_demand *d)
+{
+    uint64_t h = d->gpus * UINT64_C(0x9e3779b97f4a7c15);
+
+    h ^= (h >> 29) + d->type * UINT64_C(0xbf58476d1ce4e5b9);
+    h ^= (h >> 31) + d->cpus_per_gpu * UINT64_C(0x94d049bb133111eb);
+    h ^= (h >> 27) + d->mem_mib_per_gpu * UINT64_C(0x9e3779b97f4a7c15);
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool demand_eq(const struct gp_demand *a, const struct gp_demand *b)
+{
+    return a->gpus == b->gpus && a->type == b->type &&
+           a->cpus_per_gpu == b->cpus_per_gpu &&
+           a->mem_mib_per_gpu == b->mem_mib_per_gpu;
+}
+
+static int rehash_shapes(struct gp_core *c)
+{
+    uint32_t n = c->shape_hash_n ? c->shape_hash_n * 2 : 64;
+    uint32_t *h = malloc(n * sizeof(*h));
+
+    if (!h)
+        return GP_ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        h[i] = NONE;
+    for (uint32_t s = 0; s < c->nshapes; s++) {
+        uint32_t b = shape_hashval(&c->shapes[s].d) & (n - 1);
+        c->shapes[s].hnext = h[b];
+        h[b] = s;
+    }
+    free(c->shape_hash);
+    c->shape_hash = h;
+    c->shape_hash_n = n;
+    return GP_OK;
+}
+
+static int shape_of(struct gp_core *c, const struct gp_demand *d,
+                    uint32_t *out)
+{
+    uint32_t b, s;
+    int rc;
+
+    if (c->shape_hash_n) {
+        b = shape_hashval(d) & (c->shape_hash_n - 1);
+        for (s = c->shape_hash[b]; s != NONE; s = c->shapes[s].hnext) {
+            if (demand_eq(&c->shapes[s].d, d)) {
+                *out = s;
+                return GP_OK;
+            }
+        }
+    }
+    if ((c->nshapes + 1) * 2 > c->shape_hash_n &&
+        (rc = rehash_shapes(c)) != GP_OK)
+        return rc;
+    if ((rc = grow((void **)&c->shapes, &c->capshapes, sizeof(*c->shapes),
+                   c->nshapes + 1)) != GP_OK)
+        return rc;
+    s = c->nshapes++;
+    memset(&c->shapes[s], 0, sizeof(c->shapes[s]));
+    c->shapes[s].d = *d;
+    b = shape_hashval(d) & (c->shape_hash_n - 1);
+    c->shapes[s].hnext = c->shape_hash[b];
+    c->shape_hash[b] = s;
+    /* the iterator's skip flags grow with the shapes */
+    {
+        uint8_t *p = realloc(c->pit_skip, c->capshapes);
+        if (!p)
+            return GP_ENOMEM;
+        c->pit_skip = p;
+    }
+    *out = s;
+    return GP_OK;
+}
+
+/* ---- queue moves -------------------------------------------------------- */
+
+static void set_rank(struct gp_core *c, struct gp_job *j)
+{
+    c->cfg.policy->rank(c->ppriv, j, c->now_us, j->rank);
+}
+
+static int pending_push(struct gp_core *c, struct gp_job *j)
+{
+    struct shape *s = &c->shapes[j->qclass];
+    int rc;
+
+    if ((rc = grow((void **)&s->heap, &s->cap, sizeof(*s->heap), s->n + 1)))
+        return rc;
+    set_rank(c, j);
+    s->heap[s->n] = j->id;
+    heap_up(c, s->heap, s->n++, 1);
+    c->npending++;
+    return GP_OK;
+}
+
+static void pending_remove(struct gp_core *c, struct gp_job *j)
+{
+    struct shape *s = &c->shapes[j->qclass];
+
+    heap_remove(c, s->heap, &s->n, j->heap_pos, 1);
+    c->npending--;
+}
+
+static int running_push(struct gp_core *c, struct gp_job *j)
+{
+    int rc;
+
+    if ((rc = grow((void **)&c->running, &c->caprunning, sizeof(uint32_t),
+                   c->nrunning + 1)))
+        return rc;
+    set_rank(c, j);
+    c->running[c->nrunning] = j->id;
+    heap_up(c, c->running, c->nrunning++, -1);
+    return GP_OK;
+}
+
+static void running_remove(struct gp_core *c, struct gp_job *j)
+{
+    heap_remove(c, c->running, &c->nrunning, j->heap_pos, -1);
+}
+
+/* ---- timers ------------------------------------------------------------- */
+
+static bool timer_before(const struct timer *a, const struct timer *b)
+{
+    if (a->at_us != b->at_us)
+        return a->at_us < b->at_us;
+    return a->job < b->job;
+}
+
+static int timer_push(struct gp_core *c, int64_t at, uint32_t job,
+                      uint32_t gen)
+{
+    uint32_t i;
+    int rc;
+
+    if ((rc = grow((void **)&c->timers, &c->captimers, sizeof(*c->timers),
+                   c->ntimers + 1)))
+        return rc;
+    i = c->ntimers++;
+    c->timers[i] = (struct timer){at, job, gen};
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        struct timer t;
+        if (!timer_before(&c->timers[i], &c->timers[p]))
+            break;
+        t = c->timers[i];
+        c->timers[i] = c->timers[p];
+        c->timers[p] = t;
+        i = p;
+    }
+    return GP_OK;
+}
+
+static struct timer timer_pop(struct gp_core *c)
+{
+    struct timer top = c->timers[0];
+    uint32_t i = 0, n = --c->ntimers;
+
+    c->timers[0] = c->timers[n];
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        struct timer t;
+        if (l < n && timer_before(&c->timers[l], &c->timers[m]))
+            m = l;
+        if (r < n && timer_before(&c->timers[r], &c->timers[m]))
+            m = r;
+        if (m == i)
+            break;
+        t = c->timers[i];
+        c->timers[i] = c->timers[m];
+        c->timers[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+static int arm_rank_timer(struct gp_core *c, struct gp_job *j)
+{
+    int64_t at;
+
+    if (!c->cfg.policy->rank_expires)
+        return GP_OK;
+    at = c->cfg.policy->rank_expires(c->ppriv, j, c->now_us);
+    if (at == GP_TIME_NONE)
+        return GP_OK;
+    if (at <= c->now_us)
+        at = c->now_us + 1;
+    return timer_push(c, at, j->id, j->starts);
+}
+
+/* ---- life cycle --------------------------------------------------------- */
+
+int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
+                const struct gp_core_config *cfg, struct gp_diag *diag)
+{
+    struct gp_core *c;
+    struct gp_policy_args args;
+    int rc;
+
+    if (!cluster || !cfg || !cfg->policy || !cfg->policy->schedule ||
+        !cfg->policy->rank)
+        return gp_diag_set(diag, GP_EINVAL, "core",
+                           "a cluster and a complete policy are required");
+    if (cfg->restart_cost_us < 0 || cfg->round_period_us < 0)
+        return gp_diag_set(diag, GP_EINVAL, "core",
+                           "restart cost and round period must be >= 0");
+    if ((rc = gp_cluster_seal(cluster)) != GP_OK)
+        return gp_diag_set(diag, rc, "cluster", "the cluster has no nodes");
+    if (!(c = calloc(1, sizeof(*c))))
+        return gp_diag_set(diag, GP_ENOMEM, "core", "out of memory");
+    c->cluster = cluster;
+    c->cfg = *cfg;
+    c->env = cfg->env;
+    c->view.core = c;
+    c->plan.core = c;
+    c->next_periodic_us = GP_TIME_NONE;
+    gp_strtab_init(&c->strs);
+    gp_strtab_init(&c->tenant_names);
+    gp_arena_init(&c->scratch, 0);
+    args = (struct gp_policy_args){cfg->policy_opts, cfg->npolicy_opts,
+                                   cfg->env};
+    if (cfg->policy->init) {
+        rc = cfg->policy->init(&c->ppriv, &args, diag);
+        if (rc != GP_OK) {
+            c->cfg.policy = NULL; /* nothing to fini */
+            c->cluster = NULL;    /* the caller keeps it on failure */
+            gp_core_free(c);
+            return rc;
+        }
+    } else if (cfg->npolicy_opts > 0) {
+        rc = gp_diag_set(diag, GP_EINVAL, cfg->policy_opts[0].key,
+                         "policy '%s' takes no options", cfg->policy->name);
+        c->cfg.policy = NULL;
+        c->cluster = NULL;
+        gp_core_free(c);
+        return rc;
+    }
+    *out = c;
+    return GP_OK;
+}
+
+void gp_core_free(struct gp_core *c)
+{
+    if (!c)
+        return;
+    if (c->cfg.policy && c->cfg.policy->fini)
+        c->cfg.policy->fini(c->ppriv);
+    for (size_t i = 0; i < c->njobs; i++)
+        gp_placement_fini(&J(c, (uint32_t)i)->where);
+    for (size_t i = 0; i < c->nchunks; i++)
+        free(c->chunks[i]);
+    free(c->chunks);
+    for (uint32_t s = 0; s < c->nshapes; s++)
+        free(c->shapes[s].heap);
+    free(c->shapes);
+    free(c->shape_hash);
+    free(c->running);
+    free(c->timers);
+    free(c->actions);
+    free(c->pit);
+    free(c->pit_skip);
+    free(c->rit);
+    free(c->tenant_busy);
+    gp_arena_fini(&c->scratch);
+    gp_strtab_fini(&c->strs);
+    gp_strtab_fini(&c->tenant_names);
+    gp_cluster_free(c->cluster);
+    free(c);
+}
+
+static int new_job(struct gp_core *c, struct gp_job **out)
+{
+    size_t chunk = c->njobs >> CHUNK_BITS;
+
+    if (c->njobs >= UINT32_MAX - 1)
+        return GP_ERANGE;
+    if (chunk == c->nchunks) {
+        struct gp_job **p = realloc(c->chunks, (chunk + 1) * sizeof(*p));
+        if (!p)
+            return GP_ENOMEM;
+        c->chunks = p;
+        if (!(c->chunks[chunk] = calloc(CHUNK, sizeof(struct gp_job))))
+            return GP_ENOMEM;
+        c->nchunks++;
+    }
+    *out = J(c, (uint32_t)c->njobs);
+    memset(*out, 0, sizeof(**out));
+    (*out)->id = (uint32_t)c->njobs++;
+    return GP_OK;
+}
+
+static int tenant_of(struct gp_core *c, const char *name, uint32_t *out)
+{
+    uint32_t id;
+    int rc;
+
+    if ((rc = gp_strtab_intern(&c->tenant_names,
+                               name && *name ? name : "default", (size_t)-1,
+                               &id)) != GP_OK)
+        return rc;
+    if (id >= c->tenant_cap) {
+        uint32_t cap = c->tenant_cap;
+        if ((rc = grow((void **)&c->tenant_busy, &cap, sizeof(uint64_t),
+                       id + 1)))
+            return rc;
+        memset(c->tenant_busy + c->tenant_cap, 0,
+               (cap - c->tenant_cap) * sizeof(uint64_t));
+        c->tenant_cap = cap;
+    }
+    *out = id - 1;
+    return GP_OK;
+}
+
+static uint32_t ceil_div(uint64_t a, uint32_t b)
+{
+    uint64_t q = (a + b - 1) / b;
+    return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
+}
+
+int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
+                   int64_t now_us, uint32_t *job_id, struct gp_diag *diag)
+{
+    const char *where = spec->id && *spec->id ? spec->id : "job";
+    struct gp_diag why = {{0}, {0}};
+    struct gp_job *j;
+    uint8_t type = GP_TYPE_ANY;
+    bool unknown_type = false;
+    int rc;
+
+    if (spec->gpus < 1)
+        return gp_diag_set(diag, GP_EINVAL, where, "gpus must be >= 1");
+    if (spec->duration_us < 0 || spec->time_limit_us < 0)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "duration and time limit must be >= 0");
+    if ((spec->min_gpus && spec->min_gpus > spec->gpus) ||
+        (spec->max_gpus && spec->max_gpus < spec->gpus))
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "min_gpus <= gpus <= max_gpus must hold");
+    if (spec->gpu_type && *spec->gpu_type &&
+        gp_cluster_find_type(c->cluster, spec->gpu_type, &type) != GP_OK)
+        unknown_type = true;
+    c->now_us = now_us;
+    if ((rc = new_job(c, &j)) != GP_OK)
+        return gp_diag_set(diag, rc, where, "cannot store another job");
+    if (spec->id && *spec->id) {
+        if ((rc = gp_strtab_intern(&c->strs, spec->id, (size_t)-1,
+                                   &j->ext_id)))
+            goto nomem;
+    }
+    if ((spec->user && *spec->user &&
+         (rc = gp_strtab_intern(&c->strs, spec->user, (size_t)-1, &j->user))) ||
+        (spec->name && *spec->name &&
+         (rc = gp_strtab_intern(&c->strs, spec->name, (size_t)-1, &j->name))) ||
+        (rc = tenant_of(c, spec->tenant, &j->tenant)))
+        goto nomem;
+    j->demand.gpus = spec->gpus;
+    j->demand.type = type;
+    j->demand.cpus_per_gpu = spec->cpus ? ceil_div(spec->cpus, spec->gpus) : 0;
+    j->demand.mem_mib_per_gpu =
+        spec->mem_mib ? (spec->mem_mib + spec->gpus - 1) / spec->gpus : 0;
+    j->min_gpus = spec->min_gpus ? spec->min_gpus : spec->gpus;
+    j->max_gpus = spec->max_gpus ? spec->max_gpus : spec->gpus;
+    j->priority = spec->priority;
+    j->checkpointable = spec->checkpointable;
+    j->submit_us = spec->submit_us;
+    j->duration_us = spec->duration_us;
+    j->time_limit_us = spec->time_limit_us;
+    j->first_start_us = GP_TIME_NONE;
+    j->run_start_us = GP_TIME_NONE;
+    j->end_us = GP_TIME_NONE;
+    j->speed = 1.0;
+    if (job_id)
+        *job_id = j->id;
+
+    if (unknown_type || gp_cluster_can_ever_fit(c->cluster, c->cfg.model,
+                                                &j->demand, &why) != GP_OK) {
+        char msg[400];
+
+        if (unknown_type)
+            snprintf(msg, sizeof(msg), "the cluster has no GPU type '%s'",
+                     spec->gpu_type);
+        else
+            snprintf(msg, sizeof(msg), "%s", why.msg);
+        j->state = GP_JOB_REJECTED;
+        j->end_us = now_us;
+        if (c->cfg.observer && c->cfg.observer->submitted)
+            c->cfg.observer->submitted(c->cfg.observer_priv, c, j, now_us);
+        if (c->cfg.observer && c->cfg.observer->rejected)
+            c->cfg.observer->rejected(c->cfg.observer_priv, c, j, msg, now_us);
+        gp_logf(c->env, GP_LOG_DEBUG, "job %s rejected: %s", where, msg);
+        return GP_OK;
+    }
+    if ((rc = shape_of(c, &j->demand, &j->qclass)) ||
+        (rc = pending_push(c, j)))
+        goto nomem;
+    j->state = GP_JOB_PENDING;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->submitted)
+        c->cfg.observer->submitted(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+nomem:
+    /* keep the record consistent: a job we could not queue is rejected */
+    j->state = GP_JOB_REJECTED;
+    j->end_us = now_us;
+    return gp_diag_set(diag, rc, where, "out of memory");
+}
+
+/* Close the books on the current run of a job that leaves its GPUs.
+ * `give` is false when a plan already gave the GPUs back (a preemption). */
+static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
+                      bool give)
+{
+    int64_t elapsed = now_us - j->run_start_us;
+    int64_t useful = elapsed - j->overhead_us;
+
+    if (elapsed < 0)
+        elapsed = 0;
+    if (useful < 0)
+        useful = 0;
+    j->gpu_us += elapsed * (int64_t)j->where.gpus;
+    j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
+    if (j->duration_us > 0 && j->work_done_us > j->duration_us)
+        j->work_done_us = j->duration_us;
+    j->attained_gpu_us += useful * (int64_t)j->where.gpus;
+    c->busy -= j->where.gpus;
+    c->tenant_busy[j->tenant + 1] -= j->where.gpus;
+    if (give)
+        gp_cluster_give(c->cluster, &j->where, &j->demand);
+    gp_placement_fini(&j->where);
+}
+
+int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
+                      int64_t now_us)
+{
+    struct gp_job *j;
+
+    if (id >= c->njobs)
+        return GP_ENOENT;
+    j = J(c, id);
+    if (!gp_job_is_running(j))
+        return GP_ESTATE;
+    if (how != GP_JOB_COMPLETED && how != GP_JOB_FAILED &&
+        how != GP_JOB_CANCELLED)
+        return GP_EINVAL;
+    c->now_us = now_us;
+    running_remove(c, j);
+    close_run(c, j, now_us, true);
+    if (how == GP_JOB_COMPLETED && j->duration_us > 0)
+        j->work_done_us = j->duration_us;
+    j->state = how;
+    j->end_us = now_us;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->ended)
+        c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+int gp_core_cancel(struct gp_core *c, uint32_t id, int64_t now_us)
+{
+    struct gp_job *j;
+    int rc;
+
+    if (id >= c->njobs)
+        return GP_ENOENT;
+    j = J(c, id);
+    c->now_us = now_us;
+    if (gp_job_is_running(j)) {
+        if (c->cfg.backend && c->cfg.backend->preempt &&
+            (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now_us)))
+            return rc;
+        return gp_core_job_ended(c, id, GP_JOB_CANCELLED, now_us);
+    }
+    if (j->state != GP_JOB_PENDING)
+        return GP_ESTATE;
+    pending_remove(c, j);
+    j->state = GP_JOB_CANCELLED;
+    j->end_us = now_us;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->ended)
+        c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+/* ---- the view ----------------------------------------------------------- */
+
+int64_t gp_view_now(const struct gp_view *v) { return v->core->now_us; }
+
+const struct gp_cluster *gp_view_cluster(const struct gp_view *v)
+{
+    return v->core->cluster;
+}
+
+enum gp_place_model gp_view_model(const struct gp_view *v)
+{
+    return v->core->cfg.model;
+}
+
+size_t gp_view_npending(const struct gp_view *v) { return v->core->npending; }
+size_t gp_view_nrunning(const struct gp_view *v) { return v->core->nrunning; }
+
+uint64_t gp_view_free_gpus(const struct gp_view *v)
+{
+    return gp_cluster_free_gpus(v->core->cluster);
+}
+
+struct gp_arena *gp_view_scratch(const struct gp_view *v)
+{
+    return &v->core->scratch;
+}
+
+int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
+                uint32_t gpus, struct gp_placement *where)
+{
+    struct gp_demand d = job->demand;
+
+    if (gpus)
+        d.gpus = gpus;
+    return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
+                          &v->core->scratch, where);
+}
+
+/* Pending iterator: a min-heap of frontier positions (shape, heap index). */
+
+static bool pit_before(const struct gp_core *c, const struct pit_entry *a,
+                       const struct pit_entry *b)
+{
+    return rank_cmp(J(c, c->shapes[a->shape].heap[a->idx]),
+                    J(c, c->shapes[b->shape].heap[b->idx])) < 0;
+}
+
+static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
+{
+    uint32_t i;
+    int rc;
+
+    if (idx >= c->shapes[shape].n)
+        return GP_OK;
+    if ((rc = grow((void **)&c->pit, &c->cappit, sizeof(*c->pit),
+                   c->npit + 1)))
+        return rc;
+    i = c->npit++;
+    c->pit[i] = (struct pit_entry){shape, idx};
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        struct pit_entry t;
+        if (!pit_before(c, &c->pit[i], &c->pit[p]))
+            break;
+        t = c->pit[i];
+        c->pit[i] = c->pit[p];
+        c->pit[p] = t;
+        i = p;
+    }
+    return GP_OK;
+}
+
+static struct pit_entry pit_pop(struct gp_core *c)
+{
+    struct pit_entry top = c->pit[0];
+    uint32_t i = 0, n = --c->npit;
+
+    c->pit[0] = c->pit[n];
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        struct pit_entry t;
+        if (l < n && pit_before(c, &c->pit[l], &c->pit[m]))
+            m = l;
+        if (r < n && pit_before(c, &c->pit[r], &c->pit[m]))
+            m = r;
+        if (m == i)
+            break;
+        t = c->pit[i];
+        c->pit[i] = c->pit[m];
+        c->pit[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+int gp_pending_iter_init(struct gp_pending_iter *it, const struct gp_view *v)
+{
+    struct gp_core *c = v->core;
+    int rc;
+
+    it->view = v;
+    it->state = c;
+    it->cur = NULL;
+    c->npit = 0;
+    c->pit_cur_shape = NONE;
+    if (c->nshapes)
+        memset(c->pit_skip, 0, c->nshapes);
+    for (uint32_t s = 0; s < c->nshapes; s++)
+        if ((rc = pit_push(c, s, 0)) != GP_OK)
+            return rc;
+    return GP_OK;
+}
+
+const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
+{
+    struct gp_core *c = it->state;
+
+    while (c->npit > 0) {
+        struct pit_entry e = pit_pop(c);
+
+        if (c->pit_skip[e.shape])
+            continue;
+        /* a failed push only shortens the walk; the round stays valid */
+        (void)pit_push(c, e.shape, 2 * e.idx + 1);
+        (void)pit_push(c, e.shape, 2 * e.idx + 2);
+        c->pit_cur_shape = e.shape;
+        it->cur = J(c, c->shapes[e.shape].heap[e.idx]);
+        return it->cur;
+    }
+    it->cur = NULL;
+    return NULL;
+}
+
+void gp_pending_iter_skip_shape(struct gp_pending_iter *it)
+{
+    struct gp_core *c = it->state;
+
+    if (c->pit_cur_shape != NONE)
+        c->pit_skip[c->pit_cur_shape] = 1;
+}
+
+/* Running iterator: a max-heap of positions in the running heap. */
+
+static void rit_push(struct gp_core *c, uint32_t idx)
+{
+    uint32_t i;
+
+    if (idx >= c->nrunning ||
+        grow((void **)&c->rit, &c->caprit, sizeof(*c->rit), c->nrit + 1))
+        return;
+    i = c->nrit++;
+    c->rit[i] = idx;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2, t;
+        if (!above(c, c->running[c->rit[i]], c->running[c->rit[p]], -1))
+            break;
+        t = c->rit[i];
+        c->rit[i] = c->rit[p];
+        c->rit[p] = t;
+        i = p;
+    }
+}
+
+int gp_running_iter_init(struct gp_running_iter *it, const struct gp_view *v)
+{
+    struct gp_core *c = v->core;
+
+    it->view = v;
+    it->state = c;
+    c->nrit = 0;
+    rit_push(c, 0);
+    return GP_OK;
+}
+
+const struct gp_job *gp_running_iter_next(struct gp_running_iter *it)
+{
+    struct gp_core *c = it->state;
+    uint32_t top, i = 0, n;
+
+    if (c->nrit == 0)
+        return NULL;
+    top = c->rit[0];
+    n = --c->nrit;
+    c->rit[0] = c->rit[n];
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i, t;
+        if (l < n && above(c, c->running[c->rit[l]], c->running[c->rit[m]],
+                           -1))
+            m = l;
+        if (r < n && above(c, c->running[c->rit[r]], c->running[c->rit[m]],
+                           -1))
+            m = r;
+        if (m == i)
+            break;
+        t = c->rit[i];
+        c->rit[i] = c->rit[m];
+        c->rit[m] = t;
+        i = m;
+    }
+    rit_push(c, 2 * top + 1);
+    rit_push(c, 2 * top + 2);
+    return J(c, c->running[top]);
+}
+
+/* ---- the plan ----------------------------------------------------------- */
+
+static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
+                      const struct gp_placement *where)
+{
+    struct action *a;
+    uint32_t cap = (uint32_t)c->capactions;
+    int rc;
+
+    if ((rc = grow((void **)&c->actions, &cap, sizeof(*c->actions),
+                   (uint32_t)c->nactions + 1)))
+        return rc;
+    c->capactions = cap;
+    a = &c->actions[c->nactions++];
+    a->op = op;
+    a->job = j->id;
+    a->where = *where;
+    if (where->nslots == 1)
+        a->where.slots = &a->where.inline_slot;
+    j->plan_mark = c->round_id;
+    j->plan_op = op;
+    return GP_OK;
+}
+
+bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job)
+{
+    return job->plan_mark == p->core->round_id && job->plan_op != 0;
+}
+
+int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
+                  const struct gp_placement *where)
+{
+    struct gp_core *c = p->core;
+    struct gp_job *j;
+    struct gp_demand d;
+    struct gp_placement copy;
+    int rc;
+
+    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+        return GP_EPLAN;
+    j = J(c, job->id);
+    if (j->state != GP_JOB_PENDING || gp_plan_has(p, j))
+        return GP_EPLAN;
+    if (where->gpus < j->min_gpus || where->gpus > j->max_gpus ||
+        (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type))
+        return GP_EPLAN;
+    if ((c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0))
+        return GP_EPLAN;
+    /* the slots may live in the caller's memory: keep our own copy */
+    copy = *where;
+    if (where->nslots > 1) {
+        copy.slots = gp_arena_alloc(&c->scratch,
+                                    where->nslots * sizeof(*copy.slots));
+        if (!copy.slots)
+            return GP_ENOMEM;
+        memcpy(copy.slots, where->slots, where->nslots * sizeof(*copy.slots));
+    } else if (where->nslots == 1) {
+        copy.inline_slot = where->slots[0];
+        copy.slots = &copy.inline_slot;
+    }
+    d = j->demand;
+    d.gpus = where->gpus;
+    if ((rc = gp_cluster_take(c->cluster, &copy, &d)) != GP_OK)
+        return rc;
+    if ((rc = add_action(c, OP_START, j, &copy)) != GP_OK) {
+        gp_cluster_give(c->cluster, &copy, &d);
+        return rc;
+    }
+    return GP_OK;
+}
+
+int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job)
+{
+    struct gp_core *c = p->core;
+    struct gp_job *j;
+    int rc;
+
+    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+        return GP_EPLAN;
+    j = J(c, job->id);
+    if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j))
+        return GP_EPLAN;
+    if ((rc = add_action(c, OP_PREEMPT, j, &j->where)) != GP_OK)
+        return rc;
+    gp_cluster_give(c->cluster, &j->where, &j->demand);
+    return GP_OK;
+}
+
+size_t gp_plan_mark(const struct gp_plan *p) { return p->core->nactions; }
+size_t gp_plan_nactions(const struct gp_plan *p) { return p->core->nactions; }
+
+void gp_plan_rollback(struct gp_plan *p, size_t mark)
+{
+    struct gp_core *c = p->core;
+
+    while (c->nactions > mark) {
+        struct action *a = &c->actions[--c->nactions];
+        struct gp_job *j = J(c, a->job);
+        struct gp_demand d = j->demand;
+
+        d.gpus = a->where.gpus;
+        if (a->where.nslots == 1)
+            a->where.slots = &a->where.inline_slot;
+        if (a->op == OP_START) {
+            gp_cluster_give(c->cluster, &a->where, &d);
+        } else {
+            /* cannot fail: every later action was undone first */
+            int rc = gp_cluster_take(c->cluster, &a->where, &d);
+            (void)rc;
+        }
+        j->plan_op = 0;
+        j->plan_mark = 0;
+    }
+}
+
+/* ---- applying a plan ---------------------------------------------------- */
+
+static int apply_preempt(struct gp_core *c, struct gp_job *j, int64_t now)
+{
+    int rc;
+
+    running_remove(c, j);
+    close_run(c, j, now, false); /* the plan gave its GPUs back already */
+    j->preemptions++;
+    j->state = GP_JOB_PENDING;
+    if ((rc = pending_push(c, j)) != GP_OK)
+        return rc;
+    if (c->cfg.backend && c->cfg.backend->preempt &&
+        (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now)))
+        return rc;
+    if (c->cfg.observer && c->cfg.observer->preempted)
+        c->cfg.observer->preempted(c->cfg.observer_priv, c, j, now);
+    return GP_OK;
+}
+
+static int apply_start(struct gp_core *c, struct gp_job *j,
+                       const struct gp_placement *where, int64_t now)
+{
+    int rc;
+
+    pending_remove(c, j);
+    if ((rc = gp_placement_copy(&j->where, where)) != GP_OK)
+        return rc;
+    j->state = GP_JOB_RUNNING;
+    j->run_start_us = now;
+    j->overhead_us = j->starts > 0 ? c->cfg.restart_cost_us : 0;
+    j->speed = gp_cluster_type_speed(c->cluster, where->type);
+    if (j->first_start_us == GP_TIME_NONE)
+        j->first_start_us = now;
+    j->starts++;
+    c->busy += where->gpus;
+    c->tenant_busy[j->tenant + 1] += where->gpus;
+    if ((rc = running_push(c, j)) != GP_OK || (rc = arm_rank_timer(c, j)))
+        return rc;
+    if (c->cfg.backend && c->cfg.backend->start &&
+        (rc = c->cfg.backend->start(c->cfg.backend_priv, j, now)))
+        return rc;
+    if (c->cfg.observer && c->cfg.observer->started)
+        c->cfg.observer->started(c->cfg.observer_priv, c, j, now);
+    return GP_OK;
+}
+
+/* A last look at the whole plan before anything takes effect. */
+static int validate(struct gp_core *c, struct gp_diag *diag)
+{
+    /* the action array may have moved since the inline slots were pointed */
+    for (size_t i = 0; i < c->nactions; i++)
+        if (c->actions[i].where.nslots == 1)
+            c->actions[i].where.slots = &c->actions[i].where.inline_slot;
+    for (size_t i = 0; i < c->nactions; i++) {
+        const struct action *a = &c->actions[i];
+        const struct gp_job *j = J(c, a->job);
+        uint32_t sum = 0;
+
+        if (j->plan_mark != c->round_id)
+            return gp_diag_set(diag, GP_EPLAN, "plan",
+                               "action %zu names a job twice", i);
+        if (a->op == OP_START) {
+            if (j->state != GP_JOB_PENDING)
+                return gp_diag_set(diag, GP_EPLAN, "plan",
+                                   "starts job %u which is not pending", j->id);
+            for (uint32_t s = 0; s < a->where.nslots; s++)
+                sum += a->where.slots[s].gpus;
+            if (a->where.nslots && sum != a->where.gpus)
+                return gp_diag_set(diag, GP_EPLAN, "plan",
+                                   "breaks the gang of job %u", j->id);
+        } else if (j->state != GP_JOB_RUNNING) {
+            return gp_diag_set(diag, GP_EPLAN, "plan",
+                               "preempts job %u which is not running", j->id);
+        }
+    }
+    return GP_OK;
+}
+
+static void fire_timers(struct gp_core *c, int64_t now_us)
+{
+    while (c->ntimers > 0 && c->timers[0].at_us <= now_us) {
+        struct timer t = timer_pop(c);
+        struct gp_job *j = J(c, t.job);
+
+        if (j->state != GP_JOB_RUNNING || j->starts != t.gen)
+            continue; /* stale: the job left or restarted since */
+        set_rank(c, j);
+        heap_down(c, c->running, c->nrunning, j->heap_pos, -1);
+        heap_up(c, c->running, j->heap_pos, -1);
+        (void)arm_rank_timer(c, j);
+        c->dirty = true;
+    }
+}
+
+int64_t gp_core_next_wakeup(const struct gp_core *c)
+{
+    int64_t t = GP_TIME_NONE;
+
+    if (c->ntimers > 0)
+        t = c->timers[0].at_us;
+    if (c->cfg.round_period_us > 0 && (c->npending > 0 || c->nrunning > 0) &&
+        c->next_periodic_us != GP_TIME_NONE &&
+        (t == GP_TIME_NONE || c->next_periodic_us < t))
+        t = c->next_periodic_us;
+    return t;
+}
+
+int gp_core_round(struct gp_core *c, int64_t now_us)
+{
+    struct gp_diag diag = {{0}, {0}};
+    size_t n;
+    int rc;
+
+    c->now_us = now_us;
+    fire_timers(c, now_us);
+    if (c->cfg.round_period_us > 0) {
+        if (c->next_periodic_us == GP_TIME_NONE ||
+            now_us >= c->next_periodic_us) {
+            if (c->next_periodic_us != GP_TIME_NONE)
+                c->dirty = true;
+            c->next_periodic_us =
+                (now_us / c->cfg.round_period_us + 1) * c->cfg.round_period_us;
+        }
+    }
+    if (!c->dirty)
+        return 0;
+    c->dirty = false;
+    if (c->npending == 0)
+        return 0; /* nothing could start, so nothing is worth preempting */
+    c->nrounds++;
+    if (++c->round_id == 0)
+        c->round_id = 1;
+    gp_arena_reset(&c->scratch);
+    c->nactions = 0;
+    rc = c->cfg.policy->schedule(c->ppriv, &c->view, &c->plan);
+    if (rc == GP_OK)
+        rc = validate(c, &diag);
+    if (rc != GP_OK) {
+        gp_plan_rollback(&c->plan, 0);
+        gp_logf(c->env, GP_LOG_ERROR, "policy %s: plan rejected: %s%s%s",
+                c->cfg.policy->name, gp_err_str(rc), diag.msg[0] ? ": " : "",
+                diag.msg);
+        return rc;
+    }
+    /* preemptions first, so the books show the GPUs free before reuse */
+    for (size_t i = 0; i < c->nactions; i++) {
+        struct action *a = &c->actions[i];
+        if (a->op == OP_PREEMPT &&
+            (rc = apply_preempt(c, J(c, a->job), now_us)) != GP_OK)
+            return rc;
+    }
+    for (size_t i = 0; i < c->nactions; i++) {
+        struct action *a = &c->actions[i];
+        if (a->op == OP_START &&
+            (rc = apply_start(c, J(c, a->job), &a->where, now_us)) != GP_OK)
+            return rc;
+        J(c, a->job)->plan_op = 0;
+    }
+    for (size_t i = 0; i < c->nactions; i++)
+        J(c, c->actions[i].job)->plan_op = 0;
+    n = c->nactions;
+    c->nactions = 0;
+    if (n > 0 && c->cfg.observer && c->cfg.observer->round)
+        c->cfg.observer->round(c->cfg.observer_priv, c, now_us);
+    return (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
+/* ---- queries ------------------------------------------------------------ */
+
+const struct gp_cluster *gp_core_cluster(const struct gp_core *c)
+{
+    return c->cluster;
+}
+
+const struct gp_job *gp_core_job(const struct gp_core *c, uint32_t id)
+{
+    return id < c->njobs ? J(c, id) : NULL;
+}
+
+size_t gp_core_njobs(const struct gp_core *c) { return c->njobs; }
+size_t gp_core_npending(const struct gp_core *c) { return c->npending; }
+size_t gp_core_nrunning(const struct gp_core *c) { return c->nrunning; }
+uint64_t gp_core_busy_gpus(const struct gp_core *c) { return c->busy; }
+
+size_t gp_core_ntenants(const struct gp_core *c)
+{
+    return c->tenant_names.nstrs ? c->tenant_names.nstrs - 1 : 0;
+}
+
+const char *gp_core_tenant_name(const struct gp_core *c, uint32_t tenant)
+{
+    return gp_strtab_get(&c->tenant_names, tenant + 1);
+}
+
+uint64_t gp_core_tenant_busy_gpus(const struct gp_core *c, uint32_t tenant)
+{
+    return tenant + 1 < c->tenant_cap ? c->tenant_busy[tenant + 1] : 0;
+}
+
+const char *gp_core_str(const struct gp_core *c, uint32_t strid)
+{
+    return gp_strtab_get(&c->strs, strid);
+}
+
+const struct gp_policy_ops *gp_core_policy(const struct gp_core *c)
+{
+    return c->cfg.policy;
+}
+
+enum gp_place_model gp_core_model(const struct gp_core *c)
+{
+    return c->cfg.model;
+}
+
+int64_t gp_core_restart_cost_us(const struct gp_core *c)
+{
+    return c->cfg.restart_cost_us;
+}
+
+uint64_t gp_core_nrounds(const struct gp_core *c) { return c->nrounds; }

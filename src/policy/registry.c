@@ -1,1 +1,172 @@
-/* placeholder */
+/* registry.c - every built-in policy, from one list, and the helpers they
+ * share: starting what fits and the victim search for preemptive policies.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+
+#define GP_POLICY_LIST(X)                                                      \
+    X(fifo)                                                                    \
+    X(fifo_backfill)                                                           \
+    X(sjf)                                                                     \
+    X(srtf)                                                                    \
+    X(las)
+
+#define X(name) extern const struct gp_policy_ops gp_policy_##name;
+GP_POLICY_LIST(X)
+#undef X
+
+const struct gp_policy_ops *const gp_policies[] = {
+#define X(name) &gp_policy_##name,
+    GP_POLICY_LIST(X)
+#undef X
+    NULL,
+};
+
+const struct gp_policy_ops *gp_policy_find(const char *name)
+{
+    for (size_t i = 0; gp_policies[i]; i++)
+        if (strcmp(gp_policies[i]->name, name) == 0)
+            return gp_policies[i];
+    return NULL;
+}
+
+int gp__start_if_fits(const struct gp_view *v, struct gp_plan *p,
+                      const struct gp_job *job)
+{
+    struct gp_placement where;
+    int rc = gp_view_fit(v, job, 0, &where);
+
+    if (rc != GP_OK)
+        return rc;
+    return gp_plan_start(p, job, &where);
+}
+
+/* Would the job fit with these victims gone? Counting first is cheap. */
+static bool enough_gpus(const struct gp_view *v, const struct gp_job *job)
+{
+    const struct gp_cluster *c = gp_view_cluster(v);
+    uint64_t free = job->demand.type == GP_TYPE_ANY
+                        ? gp_cluster_free_gpus(c)
+                        : gp_cluster_type_free(c, job->demand.type);
+
+    return free >= job->demand.gpus;
+}
+
+int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
+                            const struct gp_job *job, gp__victim_fn eligible,
+                            void *ctx)
+{
+    struct gp_arena *scratch = gp_view_scratch(v);
+    struct gp_running_iter it;
+    const struct gp_job *victim, **victims = NULL;
+    size_t nv = 0, cap = 0, mark = gp_plan_mark(p);
+    struct gp_placement where;
+    bool fits = false;
+    int rc;
+
+    if ((rc = gp_running_iter_init(&it, v)) != GP_OK)
+        return rc;
+    while ((victim = gp_running_iter_next(&it))) {
+        if (gp_plan_has(p, victim))
+            continue;
+        if (!eligible(ctx, v, victim, job))
+            break;
+        if (nv == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            const struct gp_job **nvv =
+                gp_arena_alloc(scratch, ncap * sizeof(*nvv));
+            if (!nvv) {
+                gp_plan_rollback(p, mark);
+                return GP_ENOMEM;
+            }
+            if (nv)
+                memcpy(nvv, victims, nv * sizeof(*nvv));
+            victims = nvv;
+            cap = ncap;
+        }
+        if ((rc = gp_plan_preempt(p, victim)) != GP_OK) {
+            gp_plan_rollback(p, mark);
+            return rc;
+        }
+        victims[nv++] = victim;
+        if (enough_gpus(v, job) &&
+            gp_view_fit(v, job, 0, &where) == GP_OK) {
+            fits = true;
+            break;
+        }
+    }
+    if (!fits) {
+        gp_plan_rollback(p, mark);
+        return GP_ENOFIT;
+    }
+    /* Keep running every victim the job can do without: try dropping each,
+     * worst first, and see whether the job still fits. */
+    for (size_t i = 0; i < nv && nv > 1; i++) {
+        const struct gp_job *keep = victims[i];
+        size_t k;
+
+        gp_plan_rollback(p, mark);
+        rc = GP_OK;
+        for (k = 0; k < nv; k++) {
+            if (k == i || !victims[k])
+                continue;
+            if ((rc = gp_plan_preempt(p, victims[k])) != GP_OK)
+                break;
+        }
+        if (rc == GP_OK && enough_gpus(v, job) &&
+            gp_view_fit(v, job, 0, &where) == GP_OK)
+            victims[i] = NULL; /* not needed */
+        else
+            victims[i] = keep;
+    }
+    gp_plan_rollback(p, mark);
+    for (size_t k = 0; k < nv; k++) {
+        if (victims[k] && (rc = gp_plan_preempt(p, victims[k])) != GP_OK) {
+            gp_plan_rollback(p, mark);
+            return rc;
+        }
+    }
+    if ((rc = gp_view_fit(v, job, 0, &where)) != GP_OK ||
+        (rc = gp_plan_start(p, job, &where)) != GP_OK) {
+        gp_plan_rollback(p, mark);
+        return rc == GP_ENOFIT ? GP_ENOFIT : rc;
+    }
+    return GP_OK;
+}
+
+int gp__parse_levels(const char *key, const char *s, double *out, size_t max,
+                     size_t *n, struct gp_diag *diag)
+{
+    size_t k = 0;
+    const char *q = s;
+
+    while (*q) {
+        char *end;
+        double x;
+
+        errno = 0;
+        x = strtod(q, &end);
+        if (end == q || errno || !isfinite(x) || x <= 0 ||
+            (*end && *end != ','))
+            return gp_diag_set(diag, GP_EINVAL, key,
+                               "expected positive numbers separated by "
+                               "commas, got \"%s\"",
+                               s);
+        if (k > 0 && x <= out[k - 1])
+            return gp_diag_set(diag, GP_EINVAL, key,
+                               "levels must increase, got \"%s\"", s);
+        if (k == max)
+            return gp_diag_set(diag, GP_EINVAL, key, "at most %zu levels",
+                               max);
+        out[k++] = x;
+        q = *end ? end + 1 : end;
+    }
+    if (k == 0)
+        return gp_diag_set(diag, GP_EINVAL, key, "no levels given");
+    *n = k;
+    return GP_OK;
+}

@@ -1,1 +1,353 @@
-/* placeholder */
+/* sim.c - the simulator world: the event loop on a virtual clock and the
+ * "sim" backend whose jobs run by arithmetic.
+ *
+ * Key decision: completions are a heap of (time, job, run number); a
+ * preempted job's pending completion is not removed but recognized as stale
+ * when it surfaces (its run number no longer matches). At one instant the
+ * loop takes every completion first (GPUs come free), then every arrival,
+ * then runs one round - so simultaneous events cost one round, and the
+ * order never depends on anything but the input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpupool/sim.h"
+
+/* ---- workload ----------------------------------------------------------- */
+
+void gp_workload_init(struct gp_workload *w)
+{
+    memset(w, 0, sizeof(*w));
+    gp_strtab_init(&w->strs);
+}
+
+void gp_workload_fini(struct gp_workload *w)
+{
+    free(w->jobs);
+    gp_strtab_fini(&w->strs);
+    memset(w, 0, sizeof(*w));
+}
+
+static int keep_str(struct gp_workload *w, const char **s)
+{
+    uint32_t id;
+    int rc;
+
+    if (!*s || !**s) {
+        *s = NULL;
+        return GP_OK;
+    }
+    if ((rc = gp_strtab_intern(&w->strs, *s, (size_t)-1, &id)) != GP_OK)
+        return rc;
+    *s = gp_strtab_get(&w->strs, id); /* arena memory: never moves */
+    return GP_OK;
+}
+
+int gp_workload_add(struct gp_workload *w, const struct gp_job_spec *spec)
+{
+    struct gp_job_spec *j;
+    int rc;
+
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 1024;
+        struct gp_job_spec *p = realloc(w->jobs, cap * sizeof(*p));
+        if (!p)
+            return GP_ENOMEM;
+        w->jobs = p;
+        w->cap = cap;
+    }
+    j = &w->jobs[w->n];
+    *j = *spec;
+    if ((rc = keep_str(w, &j->id)) || (rc = keep_str(w, &j->tenant)) ||
+        (rc = keep_str(w, &j->user)) || (rc = keep_str(w, &j->name)) ||
+        (rc = keep_str(w, &j->gpu_type)))
+        return rc;
+    w->n++;
+    return GP_OK;
+}
+
+/* Stable merge sort by submit time: equal times keep trace order. */
+static void sort_jobs(struct gp_job_spec *a, struct gp_job_spec *tmp, size_t n)
+{
+    size_t mid, i, j, k;
+
+    if (n < 2)
+        return;
+    mid = n / 2;
+    sort_jobs(a, tmp, mid);
+    sort_jobs(a + mid, tmp, n - mid);
+    if (a[mid - 1].submit_us <= a[mid].submit_us)
+        return; /* already in order: traces usually are */
+    memcpy(tmp, a, n * sizeof(*a));
+    for (i = 0, j = mid, k = 0; i < mid && j < n;)
+        a[k++] = tmp[j].submit_us < tmp[i].submit_us ? tmp[j++] : tmp[i++];
+    while (i < mid)
+        a[k++] = tmp[i++];
+    while (j < n)
+        a[k++] = tmp[j++];
+}
+
+void gp_workload_seal(struct gp_workload *w)
+{
+    struct gp_job_spec *tmp;
+
+    if (w->n == 0)
+        return;
+    tmp = malloc(w->n * sizeof(*tmp));
+    if (tmp) {
+        sort_jobs(w->jobs, tmp, w->n);
+        free(tmp);
+    } else {
+        /* insertion sort keeps it correct, if slow, without memory */
+        for (size_t i = 1; i < w->n; i++) {
+            struct gp_job_spec x = w->jobs[i];
+            size_t k = i;
+            while (k > 0 && w->jobs[k - 1].submit_us > x.submit_us) {
+                w->jobs[k] = w->jobs[k - 1];
+                k--;
+            }
+            w->jobs[k] = x;
+        }
+    }
+    w->t0_us = w->jobs[0].submit_us;
+    for (size_t i = 0; i < w->n; i++)
+        w->jobs[i].submit_us -= w->t0_us;
+}
+
+int gp_workload_load(struct gp_workload *w, struct gp_trace *t, FILE *skips,
+                     struct gp_diag *diag)
+{
+    struct gp_job_spec spec;
+    int rc;
+
+    while ((rc = gp_trace_next(t, &spec, diag)) == 1) {
+        if ((rc = gp_workload_add(w, &spec)) != GP_OK)
+            return gp_diag_set(diag, rc, "workload", "out of memory");
+    }
+    if (rc < 0)
+        return rc;
+    snprintf(w->format, sizeof(w->format), "%s", gp_trace_format(t));
+    snprintf(w->preset, sizeof(w->preset), "%s",
+             gp_trace_preset(t) ? gp_trace_preset(t) : "");
+    w->rows = gp_trace_rows(t);
+    w->skipped = gp_trace_skipped(t);
+    if (skips && w->skipped)
+        gp_trace_print_skips(t, skips);
+    gp_workload_seal(w);
+    return GP_OK;
+}
+
+/* ---- the sim backend ---------------------------------------------------- */
+
+struct completion {
+    int64_t at_us;
+    uint32_t job;
+    uint32_t run;      /* the job's start count when it was scheduled */
+    uint8_t how;       /* GP_JOB_COMPLETED or GP_JOB_FAILED (time limit) */
+};
+
+struct world {
+    struct completion *heap;
+    size_t n, cap;
+    int err;
+};
+
+static bool comp_before(const struct completion *a, const struct completion *b)
+{
+    if (a->at_us != b->at_us)
+        return a->at_us < b->at_us;
+    return a->job < b->job;
+}
+
+static int comp_push(struct world *w, struct completion e)
+{
+    size_t i;
+
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 1024;
+        struct completion *p = realloc(w->heap, cap * sizeof(*p));
+        if (!p)
+            return GP_ENOMEM;
+        w->heap = p;
+        w->cap = cap;
+    }
+    i = w->n++;
+    w->heap[i] = e;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        struct completion t;
+        if (!comp_before(&w->heap[i], &w->heap[p]))
+            break;
+        t = w->heap[i];
+        w->heap[i] = w->heap[p];
+        w->heap[p] = t;
+        i = p;
+    }
+    return GP_OK;
+}
+
+static struct completion comp_pop(struct world *w)
+{
+    struct completion top = w->heap[0];
+    size_t i = 0, n = --w->n;
+
+    w->heap[0] = w->heap[n];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        struct completion t;
+        if (l < n && comp_before(&w->heap[l], &w->heap[m]))
+            m = l;
+        if (r < n && comp_before(&w->heap[r], &w->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        t = w->heap[i];
+        w->heap[i] = w->heap[m];
+        w->heap[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* A started job ends when its remaining work is done at its GPU type's
+ * speed, after the restart overhead - or at its time limit, if sooner. */
+static int sim_start(void *priv, const struct gp_job *job, int64_t now_us)
+{
+    struct world *w = priv;
+    int64_t left = job->duration_us - job->work_done_us;
+    int64_t run_us = left > 0 ? (int64_t)((double)left / job->speed + 0.999999)
+                              : 0;
+    struct completion e = {now_us + job->overhead_us + run_us, job->id,
+                           job->starts, GP_JOB_COMPLETED};
+
+    if (job->time_limit_us > 0) {
+        /* wall time already used in earlier runs, overhead included */
+        int64_t used = job->gpu_us / (int64_t)job->demand.gpus;
+        int64_t limit_at = now_us + (job->time_limit_us - used);
+        if (limit_at < e.at_us) {
+            e.at_us = limit_at > now_us ? limit_at : now_us;
+            e.how = GP_JOB_FAILED;
+        }
+    }
+    return comp_push(w, e);
+}
+
+static int sim_preempt(void *priv, const struct gp_job *job, int64_t now_us)
+{
+    (void)priv;
+    (void)job;
+    (void)now_us;
+    return GP_OK; /* its completion goes stale: the run number moves on */
+}
+
+static const struct gp_backend_ops sim_backend = {
+    .name = "sim",
+    .start = sim_start,
+    .preempt = sim_preempt,
+};
+
+/* ---- the loop ----------------------------------------------------------- */
+
+static void show_progress(const struct gp_sim_config *cfg, size_t done,
+                          size_t n, int64_t now_us, bool final)
+{
+    fprintf(stderr, "\r%-14s %5.1f%%  %zu/%zu jobs arrived  day %.1f%s",
+            cfg->label ? cfg->label : cfg->policy->name,
+            n ? 100.0 * (double)done / (double)n : 100.0, done, n,
+            (double)now_us / 86400e6, final ? "\n" : "");
+    fflush(stderr);
+}
+
+int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
+               const struct gp_sim_config *cfg, struct gp_metrics *metrics,
+               double (*clock_s)(void), struct gp_diag *diag)
+{
+    struct world w = {0};
+    struct gp_core *core = NULL;
+    struct gp_core_config cc = {
+        .policy = cfg->policy,
+        .policy_opts = cfg->policy_opts,
+        .npolicy_opts = cfg->npolicy_opts,
+        .model = cfg->model,
+        .restart_cost_us = cfg->restart_cost_us,
+        .round_period_us = cfg->round_period_us,
+        .backend = &sim_backend,
+        .backend_priv = &w,
+        .observer = &gp_metrics_observer,
+        .observer_priv = metrics,
+        .env = cfg->env,
+    };
+    double t_start = clock_s ? clock_s() : 0, last_shown = t_start;
+    bool progress = cfg->progress;
+    size_t next = 0;
+    uint64_t events = 0;
+    int64_t now = 0;
+    int rc;
+
+    if ((rc = gp_core_new(&core, cluster, &cc, diag)) != GP_OK) {
+        gp_cluster_free(cluster);
+        return rc;
+    }
+    for (;;) {
+        int64_t t = GP_TIME_MAX, wake = gp_core_next_wakeup(core);
+
+        if (next < wl->n)
+            t = wl->jobs[next].submit_us;
+        if (w.n > 0 && w.heap[0].at_us < t)
+            t = w.heap[0].at_us;
+        if (wake != GP_TIME_NONE && wake < t)
+            t = wake;
+        if (t == GP_TIME_MAX)
+            break;
+        if (t < now)
+            t = now; /* a wake-up the core asked for in the past */
+        now = t;
+        while (w.n > 0 && w.heap[0].at_us == now) {
+            struct completion e = comp_pop(&w);
+            const struct gp_job *j = gp_core_job(core, e.job);
+
+            if (j->starts != e.run || !gp_job_is_running(j))
+                continue; /* stale: preempted since */
+            events++;
+            gp_metrics_count_event(metrics);
+            if ((rc = gp_core_job_ended(core, e.job, e.how, now)) != GP_OK) {
+                gp_diag_set(diag, rc, "sim", "job %u could not end", e.job);
+                goto out;
+            }
+        }
+        while (next < wl->n && wl->jobs[next].submit_us == now) {
+            events++;
+            gp_metrics_count_event(metrics);
+            rc = gp_core_submit(core, &wl->jobs[next], now, NULL, diag);
+            if (rc != GP_OK)
+                goto out;
+            next++;
+        }
+        if ((rc = gp_core_round(core, now)) < 0) {
+            gp_diag_set(diag, rc, "sim", "round at t=%.3f s failed",
+                        gp_us_to_s(now));
+            goto out;
+        }
+        if (w.err) {
+            rc = w.err;
+            goto out;
+        }
+        if (progress && clock_s && (events & 0xfff) == 0) {
+            double c = clock_s();
+            if (c - last_shown > 0.25) {
+                show_progress(cfg, next, wl->n, now, false);
+                last_shown = c;
+            }
+        }
+    }
+    if (progress && clock_s && last_shown != t_start)
+        show_progress(cfg, next, wl->n, now, true);
+    rc = gp_metrics_finish(metrics, core, now,
+                           clock_s ? clock_s() - t_start : 0);
+out:
+    free(w.heap);
+    gp_core_free(core);
+    return rc;
+}

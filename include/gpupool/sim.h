@@ -1,0 +1,55 @@
+/* sim.h - the simulator world: replay a workload through the core on a
+ * virtual clock. Events (arrivals, completions, the core's wake-ups) are
+ * taken in time order; time jumps from event to event, never in fixed
+ * steps. The same workload, cluster and options give byte-identical
+ * results.
+ */
+#ifndef GPUPOOL_SIM_H
+#define GPUPOOL_SIM_H
+
+#include "gpupool/metrics.h"
+#include "gpupool/trace.h"
+
+/* A trace read into memory once, sorted by submit time (stable), with time
+ * shifted so the first submission is at 0. Strings live in `strs`. */
+struct gp_workload {
+    struct gp_job_spec *jobs;
+    size_t n, cap;
+    struct gp_strtab strs;
+    char format[32];
+    char preset[32];
+    uint64_t rows, skipped;
+    int64_t t0_us; /* the original time of the first submission */
+};
+
+void gp_workload_init(struct gp_workload *w);
+void gp_workload_fini(struct gp_workload *w);
+/* Append one job (strings copied). */
+int gp_workload_add(struct gp_workload *w, const struct gp_job_spec *spec);
+/* Sort by submit time and shift time to start at 0. */
+void gp_workload_seal(struct gp_workload *w);
+/* Read a whole trace. Skips are reported on `skips` (may be NULL). */
+int gp_workload_load(struct gp_workload *w, struct gp_trace *t, FILE *skips,
+                     struct gp_diag *diag);
+
+struct gp_sim_config {
+    const struct gp_policy_ops *policy;
+    const struct gp_kv *policy_opts;
+    size_t npolicy_opts;
+    enum gp_place_model model;
+    int64_t restart_cost_us;
+    int64_t round_period_us;
+    uint64_t seed;
+    bool progress;       /* show progress on stderr */
+    const char *label;   /* for progress lines */
+    const struct gp_env *env;
+};
+
+/* Run the workload on a cluster (which the run consumes) and fill metrics.
+ * wall_s is measured by the caller's clock through `clock_s` (NULL = 0), so
+ * this file stays testable. */
+int gp_sim_run(const struct gp_workload *w, struct gp_cluster *cluster,
+               const struct gp_sim_config *cfg, struct gp_metrics *metrics,
+               double (*clock_s)(void), struct gp_diag *diag);
+
+#endif

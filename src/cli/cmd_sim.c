@@ -1,0 +1,472 @@
+/* cmd_sim.c - `gpupool sim` and `gpupool demo`: read a trace once, replay
+ * it under each requested policy on a fresh copy of the cluster, print a
+ * table or JSON, and optionally write an HTML report and per-job CSVs.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "gpupool/report.h"
+#include "gpupool/sim.h"
+
+extern const unsigned char gp_demo_trace[];
+extern const size_t gp_demo_trace_len;
+
+#define MAX_POLICIES 16
+#define MAX_OPTS 32
+
+struct sim_args {
+    const char *trace;
+    const char *format;
+    const char *trace_aux;
+    const char *cluster;
+    const char *placement;
+    char *policies;
+    struct gp_kv opts[MAX_OPTS];
+    char *opt_policy[MAX_OPTS]; /* NULL = every policy */
+    size_t nopts;
+    double restart_cost_s;
+    double round_s;
+    uint64_t seed;
+    bool json, skip_bad, progress, with_wall, quiet, demo;
+    const char *report;
+    const char *jobs_csv;
+    int verbose;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void log_stderr(void *priv, enum gp_log_level level, const char *msg)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+
+    (void)priv;
+    fprintf(stderr, "gpupool: %s: %s\n", names[level], msg);
+}
+
+static void sim_usage(FILE *out, bool demo)
+{
+    if (demo)
+        fprintf(out,
+                "usage: gpupool demo [--policy LIST] [--placement MODEL] "
+                "[--cluster SPEC]\n"
+                "                    [--report DIR] [--json] [--no-progress]"
+                "\n\n"
+                "Replays the bundled Microsoft Philly trace (82,247 jobs) on a "
+                "512-GPU cluster\n(64 nodes x 8 GPUs) under fifo, "
+                "fifo-backfill, sjf, srtf and las, prints\nthem side by side "
+                "and writes an HTML report to ./gpupool-report/.\n");
+    else
+        fprintf(out,
+                "usage: gpupool sim --trace FILE [options]\n\n"
+                "  -t, --trace FILE        the trace (.csv, .json, .trace; "
+                "plain, .gz, .xz, .tar.gz)\n"
+                "      --format NAME       its format (default: detected; "
+                "see 'gpupool formats')\n"
+                "      --trace-aux FILE    a second table (PAI task table)\n"
+                "  -c, --cluster SPEC      NxG, NxG:TYPE, a preset, a JSON or "
+                "node-list file\n"
+                "                          (default: the trace's preset; see "
+                "docs/cluster.md)\n"
+                "      --placement MODEL   count | pack | topo (default "
+                "pack)\n"
+                "  -p, --policy LIST       comma-separated policies (default "
+                "fifo)\n"
+                "      --opt [POLICY.]KEY=VALUE   a policy option "
+                "(repeatable)\n"
+                "      --restart-cost S    seconds a job pays to resume after "
+                "preemption (default 30)\n"
+                "      --round S           also run a round every S seconds "
+                "(default 0: on events)\n"
+                "      --seed N            random seed (default 1)\n"
+                "      --json              print JSON (an array for several "
+                "policies)\n"
+                "      --report DIR        write DIR/index.html with charts\n"
+                "      --jobs-csv FILE     write one row per job "
+                "(FILE.<policy>.csv for several)\n"
+                "      --skip-bad          skip malformed rows and report "
+                "them\n"
+                "      --no-wall           leave wall-clock figures out (for "
+                "byte-identical output)\n"
+                "      --no-progress       no progress line on a terminal\n"
+                "  -q, --quiet             no table (with --report or "
+                "--jobs-csv)\n");
+}
+
+static int parse_seconds(const char *opt, const char *s, double *out)
+{
+    char *end;
+    double x;
+
+    errno = 0;
+    x = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(x) || x < 0 || x > 3.15e9) {
+        fprintf(stderr,
+                "gpupool: %s: expected seconds (a number >= 0), got '%s'\n",
+                opt, s);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int add_opt(struct sim_args *a, char *arg)
+{
+    char *eq = strchr(arg, '='), *dot;
+
+    if (!eq || eq == arg) {
+        fprintf(stderr, "gpupool: --opt: expected [POLICY.]KEY=VALUE, got "
+                        "'%s'\n",
+                arg);
+        return -1;
+    }
+    if (a->nopts == MAX_OPTS) {
+        fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
+        return -1;
+    }
+    *eq = '\0';
+    dot = strchr(arg, '.');
+    if (dot && dot < eq) {
+        *dot = '\0';
+        a->opt_policy[a->nopts] = arg;
+        a->opts[a->nopts].key = dot + 1;
+    } else {
+        a->opt_policy[a->nopts] = NULL;
+        a->opts[a->nopts].key = arg;
+    }
+    a->opts[a->nopts].value = eq + 1;
+    a->nopts++;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct sim_args *a)
+{
+    enum { O_FORMAT = 256, O_AUX, O_PLACEMENT, O_OPT, O_RESTART, O_ROUND,
+           O_SEED, O_JSON, O_REPORT, O_JOBS, O_SKIP, O_NOWALL, O_NOPROG };
+    static const struct option longopts[] = {
+        {"trace", required_argument, NULL, 't'},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"trace-aux", required_argument, NULL, O_AUX},
+        {"cluster", required_argument, NULL, 'c'},
+        {"placement", required_argument, NULL, O_PLACEMENT},
+        {"policy", required_argument, NULL, 'p'},
+        {"opt", required_argument, NULL, O_OPT},
+        {"restart-cost", required_argument, NULL, O_RESTART},
+        {"round", required_argument, NULL, O_ROUND},
+        {"seed", required_argument, NULL, O_SEED},
+        {"json", no_argument, NULL, O_JSON},
+        {"report", required_argument, NULL, O_REPORT},
+        {"jobs-csv", required_argument, NULL, O_JOBS},
+        {"skip-bad", no_argument, NULL, O_SKIP},
+        {"no-wall", no_argument, NULL, O_NOWALL},
+        {"no-progress", no_argument, NULL, O_NOPROG},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "t:c:p:qvh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 't': a->trace = optarg; break;
+        case O_FORMAT: a->format = optarg; break;
+        case O_AUX: a->trace_aux = optarg; break;
+        case 'c': a->cluster = optarg; break;
+        case O_PLACEMENT: a->placement = optarg; break;
+        case 'p': a->policies = optarg; break;
+        case O_OPT:
+            if (add_opt(a, optarg) != 0)
+                return 2;
+            break;
+        case O_RESTART:
+            if (parse_seconds("--restart-cost", optarg, &a->restart_cost_s))
+                return 2;
+            break;
+        case O_ROUND:
+            if (parse_seconds("--round", optarg, &a->round_s))
+                return 2;
+            break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            a->seed = strtoull(optarg, &end, 10);
+            if (end == optarg || *end || errno || optarg[0] == '-') {
+                fprintf(stderr, "gpupool: --seed: expected a non-negative "
+                                "integer, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        }
+        case O_JSON: a->json = true; break;
+        case O_REPORT: a->report = optarg; break;
+        case O_JOBS: a->jobs_csv = optarg; break;
+        case O_SKIP: a->skip_bad = true; break;
+        case O_NOWALL: a->with_wall = false; break;
+        case O_NOPROG: a->progress = false; break;
+        case 'q': a->quiet = true; break;
+        case 'v': a->verbose++; break;
+        case 'h': sim_usage(stdout, a->demo); return 1;
+        default: sim_usage(stderr, a->demo); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gpupool: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!a->trace && !a->demo) {
+        fprintf(stderr, "gpupool sim: --trace FILE is required (or try "
+                        "'gpupool demo')\n");
+        return 2;
+    }
+    return 0;
+}
+
+static int write_jobs_csv(const char *base, const char *policy, bool several,
+                          struct gp_metrics *m)
+{
+    char path[4096];
+    FILE *f;
+    int rc;
+
+    if (several)
+        snprintf(path, sizeof(path), "%s.%s.csv", base, policy);
+    else
+        snprintf(path, sizeof(path), "%s", base);
+    if (!(f = fopen(path, "w"))) {
+        fprintf(stderr, "gpupool: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    rc = gp_metrics_write_jobs_csv(m, f);
+    if (fclose(f) != 0 || rc != GP_OK) {
+        fprintf(stderr, "gpupool: %s: write failed\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_sim(struct sim_args *a, int argc, char **argv)
+{
+    const struct gp_policy_ops *pols[MAX_POLICIES];
+    struct gp_metrics *runs[MAX_POLICIES] = {0};
+    size_t npol = 0, nrun = 0;
+    struct gp_trace_opts topts = {a->format, a->trace_aux, a->skip_bad};
+    struct gp_env env = {log_stderr, NULL, a->verbose ? GP_LOG_DEBUG
+                                                      : GP_LOG_WARN, a->seed};
+    struct gp_workload wl;
+    struct gp_trace *trace = NULL;
+    struct gp_diag diag = {{0}, {0}};
+    enum gp_place_model model = GP_PLACE_PACK;
+    const char *cluster_spec = a->cluster;
+    char buf[600], cmdline[2048] = "";
+    int rc, status = 1;
+    double t0 = now_s();
+
+    gp_workload_init(&wl);
+    if (a->placement && gp_place_model_parse(a->placement, &model) != GP_OK) {
+        fprintf(stderr, "gpupool: --placement: expected count, pack or topo, "
+                        "got '%s'\n",
+                a->placement);
+        status = 2;
+        goto out;
+    }
+    for (char *save = NULL, *name = strtok_r(a->policies, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        if (npol == MAX_POLICIES) {
+            fprintf(stderr, "gpupool: --policy: at most %d policies\n",
+                    MAX_POLICIES);
+            status = 2;
+            goto out;
+        }
+        if (!(pols[npol] = gp_policy_find(name))) {
+            fprintf(stderr, "gpupool: --policy: unknown policy '%s'; known:",
+                    name);
+            for (size_t i = 0; gp_policies[i]; i++)
+                fprintf(stderr, " %s", gp_policies[i]->name);
+            fprintf(stderr, "\n");
+            status = 2;
+            goto out;
+        }
+        npol++;
+    }
+    if (npol == 0) {
+        fprintf(stderr, "gpupool: --policy: no policy given\n");
+        status = 2;
+        goto out;
+    }
+    for (size_t k = 0; k < a->nopts; k++) {
+        bool found = !a->opt_policy[k];
+        for (size_t i = 0; i < npol && !found; i++)
+            found = strcmp(pols[i]->name, a->opt_policy[k]) == 0;
+        if (!found) {
+            fprintf(stderr, "gpupool: --opt %s.%s: policy '%s' is not in "
+                            "--policy\n",
+                    a->opt_policy[k], a->opts[k].key, a->opt_policy[k]);
+            status = 2;
+            goto out;
+        }
+    }
+
+    if (a->trace)
+        rc = gp_trace_open(&trace, a->trace, &topts, &diag);
+    else
+        rc = gp_trace_open_mem(&trace, gp_demo_trace, gp_demo_trace_len,
+                               "philly.csv.xz", &topts, &diag);
+    if (rc == GP_OK)
+        rc = gp_workload_load(&wl, trace, stderr, &diag);
+    if (rc != GP_OK) {
+        fprintf(stderr, "gpupool: %s\n",
+                gp_diag_format(&diag, rc, buf, sizeof(buf)));
+        goto out;
+    }
+    if (wl.skipped)
+        fprintf(stderr, "gpupool: skipped %llu of %llu rows (see above)\n",
+                (unsigned long long)wl.skipped, (unsigned long long)wl.rows);
+    if (!cluster_spec) {
+        if (!wl.preset[0]) {
+            fprintf(stderr, "gpupool: the %s format implies no cluster; give "
+                            "one with --cluster (e.g. 64x8)\n",
+                    wl.format);
+            status = 2;
+            goto out;
+        }
+        cluster_spec = wl.preset;
+    }
+    for (int i = 0, n = 0; i < argc && n < (int)sizeof(cmdline) - 2; i++)
+        n += snprintf(cmdline + n, sizeof(cmdline) - (size_t)n, "%s%s",
+                      i ? " " : "gpupool ", argv[i]);
+
+    for (size_t i = 0; i < npol; i++) {
+        struct gp_kv opts[MAX_OPTS];
+        size_t nopts = 0;
+        struct gp_cluster *cluster = NULL;
+        struct gp_sim_config cfg = {
+            .policy = pols[i],
+            .model = model,
+            .restart_cost_us = (int64_t)llround(a->restart_cost_s * 1e6),
+            .round_period_us = (int64_t)llround(a->round_s * 1e6),
+            .seed = a->seed,
+            .progress = a->progress && isatty(2),
+            .env = &env,
+        };
+
+        for (size_t k = 0; k < a->nopts; k++)
+            if (!a->opt_policy[k] ||
+                strcmp(a->opt_policy[k], pols[i]->name) == 0)
+                opts[nopts++] = a->opts[k];
+        cfg.policy_opts = opts;
+        cfg.npolicy_opts = nopts;
+        if ((rc = gp_cluster_from_spec(cluster_spec, &cluster, &diag))) {
+            fprintf(stderr, "gpupool: --cluster: %s\n",
+                    gp_diag_format(&diag, rc, buf, sizeof(buf)));
+            status = 2;
+            goto out;
+        }
+        if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {
+            gp_cluster_free(cluster);
+            fprintf(stderr, "gpupool: out of memory\n");
+            goto out;
+        }
+        nrun++;
+        rc = gp_sim_run(&wl, cluster, &cfg, runs[nrun - 1], now_s, &diag);
+        if (rc != GP_OK) {
+            fprintf(stderr, "gpupool: %s: %s\n", pols[i]->name,
+                    gp_diag_format(&diag, rc, buf, sizeof(buf)));
+            goto out;
+        }
+        if (a->jobs_csv &&
+            write_jobs_csv(a->jobs_csv, pols[i]->name, npol > 1,
+                           runs[nrun - 1]) != 0)
+            goto out;
+    }
+    if (a->json) {
+        if (gp_output_json(stdout, runs, nrun, nrun > 1, a->with_wall) != 0)
+            goto out;
+    } else if (!a->quiet) {
+        if (a->demo)
+            printf("gpupool demo: %zu Philly jobs (%s) on %s, placement %s, "
+                   "restart cost %.0f s\n\n",
+                   wl.n, "Sept.-Dec. 2017", cluster_spec,
+                   gp_place_model_name(model), a->restart_cost_s);
+        gp_output_table(stdout, runs, nrun, a->with_wall);
+    }
+    if (a->report) {
+        struct gp_report_info info = {
+            .title = a->demo ? "gpupool demo: the Philly trace" : "gpupool sim",
+            .trace = a->trace ? a->trace : "philly.csv.xz (bundled)",
+            .cluster = cluster_spec,
+            .command = cmdline,
+        };
+        if ((rc = gp_report_write(a->report, runs, nrun, &info, &diag))) {
+            fprintf(stderr, "gpupool: --report: %s\n",
+                    gp_diag_format(&diag, rc, buf, sizeof(buf)));
+            goto out;
+        }
+        if (!a->json)
+            printf("\nreport: %s/index.html\n", a->report);
+    }
+    if (a->with_wall && !a->json && !a->quiet)
+        printf("total wall time %.2f s\n", now_s() - t0);
+    status = 0;
+out:
+    for (size_t i = 0; i < nrun; i++)
+        gp_metrics_free(runs[i]);
+    gp_trace_close(trace);
+    gp_workload_fini(&wl);
+    if (fflush(stdout) != 0 && status == 0) {
+        fprintf(stderr, "gpupool: writing the output failed\n");
+        status = 1;
+    }
+    return status;
+}
+
+static void defaults(struct sim_args *a, char *policies)
+{
+    memset(a, 0, sizeof(*a));
+    a->policies = policies;
+    a->restart_cost_s = 30;
+    a->seed = 1;
+    a->progress = true;
+    a->with_wall = true;
+}
+
+int gp_cmd_sim(int argc, char **argv)
+{
+    char policies[] = "fifo";
+    struct sim_args a;
+    int rc;
+
+    defaults(&a, policies);
+    if ((rc = parse_args(argc, argv, &a)) != 0)
+        return rc == 1 ? 0 : rc;
+    return run_sim(&a, argc, argv);
+}
+
+int gp_cmd_demo(int argc, char **argv)
+{
+    char policies[] = "fifo,fifo-backfill,sjf,srtf,las";
+    struct sim_args a;
+    int rc;
+
+    defaults(&a, policies);
+    a.demo = true;
+    a.cluster = "64x8";
+    a.report = "gpupool-report";
+    if ((rc = parse_args(argc, argv, &a)) != 0)
+        return rc == 1 ? 0 : rc;
+    return run_sim(&a, argc, argv);
+}

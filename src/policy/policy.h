@@ -1,0 +1,30 @@
+/* policy.h - helpers shared by the built-in policies (internal). */
+#ifndef GPUPOOL_POLICY_INTERNAL_H
+#define GPUPOOL_POLICY_INTERNAL_H
+
+#include "gpupool/core.h"
+
+/* Start `job` now if it fits; GP_ENOFIT if not, other errors as they come. */
+int gp__start_if_fits(const struct gp_view *v, struct gp_plan *p,
+                      const struct gp_job *job);
+
+/* May `victim` be preempted to make room for `job`? */
+typedef bool (*gp__victim_fn)(void *ctx, const struct gp_view *v,
+                              const struct gp_job *victim,
+                              const struct gp_job *job);
+
+/* Make room for `job` by preempting running jobs, worst rank first, as long
+ * as `eligible` allows (the walk stops at the first job it refuses, since
+ * the running set is walked in rank order); victims whose GPUs turn out not
+ * to be needed keep running. GP_OK: the job is started in the plan.
+ * GP_ENOFIT: not possible; the plan is as it was. */
+int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
+                            const struct gp_job *job, gp__victim_fn eligible,
+                            void *ctx);
+
+/* Parse a comma-separated list of non-negative numbers (seconds or
+ * GPU-seconds) into out[0..*n), strictly increasing. */
+int gp__parse_levels(const char *key, const char *s, double *out, size_t max,
+                     size_t *n, struct gp_diag *diag);
+
+#endif

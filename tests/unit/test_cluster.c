@@ -1,0 +1,278 @@
+/* test_cluster.c - the free-GPU indexes and the three placement models. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpupool/cluster.h"
+
+static struct gp_cluster *uniform(uint32_t n, uint32_t g, uint32_t per_sw)
+{
+    struct gp_cluster *c;
+
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, n, g, "V100", per_sw, NULL),
+                     GP_OK);
+    assert_int_equal(gp_cluster_seal(c), GP_OK);
+    return c;
+}
+
+static struct gp_demand gang(uint32_t gpus)
+{
+    struct gp_demand d = {.gpus = gpus, .type = GP_TYPE_ANY};
+    return d;
+}
+
+static int take(struct gp_cluster *c, enum gp_place_model m, uint32_t gpus,
+                struct gp_arena *a, struct gp_placement *p)
+{
+    struct gp_demand d = gang(gpus);
+    int rc = gp_cluster_fit(c, m, &d, a, p);
+
+    if (rc != GP_OK)
+        return rc;
+    return gp_cluster_take(c, p, &d);
+}
+
+static void node_gpus_must_be_1_to_64(void **state)
+{
+    struct gp_cluster *c;
+    struct gp_diag diag = {{0}, {0}};
+    struct gp_node_spec spec = {.name = "big", .gpus = 65};
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &spec, &diag), GP_EINVAL);
+    assert_string_equal(diag.where, "big");
+    assert_non_null(strstr(diag.msg, "1..64"));
+    spec.gpus = 0;
+    assert_int_equal(gp_cluster_add_node(c, &spec, NULL), GP_EINVAL);
+    spec.gpus = 8;
+    assert_int_equal(gp_cluster_add_node(c, &spec, NULL), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &spec, &diag), GP_EEXIST);
+    gp_cluster_free(c);
+}
+
+static void empty_cluster_cannot_be_sealed(void **state)
+{
+    struct gp_cluster *c;
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_seal(c), GP_EINVAL);
+    gp_cluster_free(c);
+}
+
+static void pack_puts_a_gang_on_one_node_best_fit(void **state)
+{
+    struct gp_cluster *c = uniform(3, 8, 0);
+    struct gp_arena a;
+    struct gp_placement p;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(take(c, GP_PLACE_PACK, 6, &a, &p), GP_OK); /* node0: 2 */
+    assert_int_equal(p.nslots, 1);
+    assert_int_equal(p.slots[0].node, 0);
+    assert_int_equal(p.slots[0].mask, 0x3f);
+    assert_int_equal(take(c, GP_PLACE_PACK, 4, &a, &p), GP_OK); /* node1: 4 */
+    assert_int_equal(p.slots[0].node, 1);
+    /* 2 GPUs: best fit is node0 (exactly 2 free), not node1 (4) */
+    assert_int_equal(take(c, GP_PLACE_PACK, 2, &a, &p), GP_OK);
+    assert_int_equal(p.slots[0].node, 0);
+    assert_int_equal(p.slots[0].mask, 0xc0);
+    assert_int_equal(gp_cluster_node_free(c, 0), 0);
+    assert_int_equal(gp_cluster_free_gpus(c), 12);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void pack_spreads_a_large_gang_over_the_fewest_nodes(void **state)
+{
+    struct gp_cluster *c = uniform(4, 8, 0);
+    struct gp_arena a;
+    struct gp_placement p, q;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(take(c, GP_PLACE_PACK, 3, &a, &p), GP_OK); /* node0 */
+    /* 20 GPUs: two whole nodes and 4 on the best-fitting third */
+    assert_int_equal(take(c, GP_PLACE_PACK, 20, &a, &q), GP_OK);
+    assert_int_equal(q.nslots, 3);
+    assert_int_equal(q.slots[0].gpus + q.slots[1].gpus + q.slots[2].gpus, 20);
+    assert_int_equal(gp_cluster_free_gpus(c), 9);
+    gp_cluster_give(c, &q, &(struct gp_demand){.gpus = 20});
+    assert_int_equal(gp_cluster_free_gpus(c), 29);
+    for (uint32_t i = 1; i < 4; i++)
+        assert_int_equal(gp_cluster_node_free(c, i), 8);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void nothing_fits_when_too_few_gpus_are_free(void **state)
+{
+    struct gp_cluster *c = uniform(2, 4, 0);
+    struct gp_arena a;
+    struct gp_placement p;
+    struct gp_demand d = gang(9);
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    for (int m = GP_PLACE_COUNT; m <= GP_PLACE_TOPO; m++)
+        assert_int_equal(gp_cluster_fit(c, (enum gp_place_model)m, &d, &a, &p),
+                         GP_ENOFIT);
+    assert_int_equal(gp_cluster_can_ever_fit(c, GP_PLACE_PACK, &d, NULL),
+                     GP_ENOFIT);
+    d.gpus = 8;
+    assert_int_equal(gp_cluster_can_ever_fit(c, GP_PLACE_PACK, &d, NULL),
+                     GP_OK);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void count_model_ignores_nodes(void **state)
+{
+    struct gp_cluster *c = uniform(2, 4, 0);
+    struct gp_arena a;
+    struct gp_placement p;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(take(c, GP_PLACE_COUNT, 3, &a, &p), GP_OK);
+    assert_int_equal(p.nslots, 0);
+    assert_int_equal(take(c, GP_PLACE_COUNT, 5, &a, &p), GP_OK);
+    assert_int_equal(gp_cluster_free_gpus(c), 0);
+    assert_int_equal(take(c, GP_PLACE_COUNT, 1, &a, &p), GP_ENOFIT);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void topo_keeps_a_gang_inside_one_switch(void **state)
+{
+    /* 2 switches of 2 nodes x 4 GPUs */
+    struct gp_cluster *c = uniform(4, 4, 2);
+    struct gp_arena a;
+    struct gp_placement p, q;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    /* take 2 GPUs on node0 (switch 0) and 2 on node2 (switch 1) */
+    assert_int_equal(take(c, GP_PLACE_TOPO, 2, &a, &p), GP_OK);
+    assert_int_equal(take(c, GP_PLACE_TOPO, 4, &a, &p), GP_OK); /* node1 */
+    assert_int_equal(gp_cluster_node_switch(c, p.slots[0].node), 0);
+    assert_int_equal(take(c, GP_PLACE_TOPO, 1, &a, &p), GP_OK);
+    /* now switch0 has 2 free (node0), 1... 6 GPUs must stay in switch 1 */
+    assert_int_equal(take(c, GP_PLACE_TOPO, 6, &a, &q), GP_OK);
+    assert_int_equal(q.nswitches, 1);
+    for (uint32_t i = 0; i < q.nslots; i++)
+        assert_int_equal(gp_cluster_node_switch(c, q.slots[i].node), 1);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void topo_spans_switches_only_when_it_must(void **state)
+{
+    struct gp_cluster *c = uniform(4, 4, 2);
+    struct gp_arena a;
+    struct gp_placement p;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(take(c, GP_PLACE_TOPO, 12, &a, &p), GP_OK);
+    assert_int_equal(p.nswitches, 2);
+    assert_int_equal(p.nslots, 3);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void take_refuses_gpus_that_are_not_free(void **state)
+{
+    struct gp_cluster *c = uniform(1, 4, 0);
+    struct gp_arena a;
+    struct gp_placement p, twice;
+    struct gp_demand d = gang(2);
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(take(c, GP_PLACE_PACK, 2, &a, &p), GP_OK);
+    twice = p;
+    twice.slots = &twice.inline_slot;
+    assert_int_equal(gp_cluster_take(c, &twice, &d), GP_EPLAN);
+    assert_int_equal(gp_cluster_free_gpus(c), 2);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void gpu_types_are_kept_apart(void **state)
+{
+    struct gp_cluster *c;
+    struct gp_arena a;
+    struct gp_placement p;
+    struct gp_node_spec k80 = {.name = "k", .type = "K80", .gpus = 4};
+    struct gp_node_spec v100 = {.name = "v", .type = "V100", .gpus = 8};
+    struct gp_demand d = {.gpus = 6};
+    uint8_t t;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &k80, NULL), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &v100, NULL), GP_OK);
+    assert_int_equal(gp_cluster_seal(c), GP_OK);
+    assert_int_equal(gp_cluster_find_type(c, "K80", &t), GP_OK);
+    d.type = t;
+    assert_int_equal(gp_cluster_fit(c, GP_PLACE_PACK, &d, &a, &p), GP_ENOFIT);
+    assert_int_equal(gp_cluster_fit(c, GP_PLACE_COUNT, &d, &a, &p), GP_ENOFIT);
+    d.type = GP_TYPE_ANY;
+    assert_int_equal(gp_cluster_fit(c, GP_PLACE_PACK, &d, &a, &p), GP_OK);
+    assert_string_equal(gp_cluster_type_name(c, p.type), "V100");
+    assert_int_equal(gp_cluster_find_type(c, "A100", &t), GP_ENOENT);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+static void cpus_and_memory_limit_a_node(void **state)
+{
+    struct gp_cluster *c;
+    struct gp_arena a;
+    struct gp_placement p;
+    struct gp_node_spec small = {.name = "s", .gpus = 8, .cpus = 8};
+    struct gp_node_spec fat = {.name = "f", .gpus = 8, .cpus = 64};
+    struct gp_demand d = {.gpus = 4, .type = GP_TYPE_ANY, .cpus_per_gpu = 4};
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &small, NULL), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &fat, NULL), GP_OK);
+    assert_int_equal(gp_cluster_seal(c), GP_OK);
+    /* 4 GPUs x 4 CPUs = 16 CPUs: only the fat node has them */
+    assert_int_equal(gp_cluster_fit(c, GP_PLACE_PACK, &d, &a, &p), GP_OK);
+    assert_int_equal(p.slots[0].node, 1);
+    assert_int_equal(gp_cluster_take(c, &p, &d), GP_OK);
+    gp_cluster_give(c, &p, &d);
+    assert_int_equal(gp_cluster_free_gpus(c), 16);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(node_gpus_must_be_1_to_64),
+        cmocka_unit_test(empty_cluster_cannot_be_sealed),
+        cmocka_unit_test(pack_puts_a_gang_on_one_node_best_fit),
+        cmocka_unit_test(pack_spreads_a_large_gang_over_the_fewest_nodes),
+        cmocka_unit_test(nothing_fits_when_too_few_gpus_are_free),
+        cmocka_unit_test(count_model_ignores_nodes),
+        cmocka_unit_test(topo_keeps_a_gang_inside_one_switch),
+        cmocka_unit_test(topo_spans_switches_only_when_it_must),
+        cmocka_unit_test(take_refuses_gpus_that_are_not_free),
+        cmocka_unit_test(gpu_types_are_kept_apart),
+        cmocka_unit_test(cpus_and_memory_limit_a_node),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

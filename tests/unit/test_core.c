@@ -1,0 +1,268 @@
+/* test_core.c - the round's contract: plans are validated, bad plans are
+ * undone whole, queues iterate in rank order, jobs that can never fit are
+ * rejected, accounting adds up. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "core_harness.h"
+
+static void fifo_like_rank(void *priv, const struct gp_job *job, int64_t now,
+                           int64_t rank[2])
+{
+    (void)priv;
+    (void)now;
+    rank[0] = job->submit_us;
+    rank[1] = 0;
+}
+
+/* Starts the first pending job twice. */
+static int twice_schedule(void *priv, const struct gp_view *v,
+                          struct gp_plan *p)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *job;
+    struct gp_placement where;
+    int rc;
+
+    (void)priv;
+    gp_pending_iter_init(&it, v);
+    job = gp_pending_iter_next(&it);
+    if ((rc = gp_view_fit(v, job, 0, &where)) != GP_OK ||
+        (rc = gp_plan_start(p, job, &where)) != GP_OK)
+        return rc;
+    return gp_plan_start(p, job, &where);
+}
+
+/* Starts every pending job on the same (first) placement it found. */
+static int overlap_schedule(void *priv, const struct gp_view *v,
+                            struct gp_plan *p)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *job;
+    struct gp_placement where;
+    bool have = false;
+    int rc;
+
+    (void)priv;
+    gp_pending_iter_init(&it, v);
+    while ((job = gp_pending_iter_next(&it))) {
+        if (!have && (rc = gp_view_fit(v, job, 0, &where)) != GP_OK)
+            return rc;
+        have = true;
+        if ((rc = gp_plan_start(p, job, &where)) != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
+static const struct gp_policy_ops twice_policy = {
+    .name = "twice", .summary = "bad", .rank = fifo_like_rank,
+    .schedule = twice_schedule,
+};
+static const struct gp_policy_ops overlap_policy = {
+    .name = "overlap", .summary = "bad", .rank = fifo_like_rank,
+    .schedule = overlap_schedule,
+};
+
+static struct gp_core *core_with(const struct gp_policy_ops *ops,
+                                 uint32_t nodes, uint32_t gpus, struct rec *r)
+{
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_core_config cfg = {.policy = ops, .model = GP_PLACE_PACK,
+                                 .backend = &rec_backend, .backend_priv = r};
+
+    memset(r, 0, sizeof(*r));
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, nodes, gpus, NULL, 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    return core;
+}
+
+static void a_job_started_twice_is_refused_and_nothing_happens(void **state)
+{
+    struct rec r;
+    struct gp_core *core = core_with(&twice_policy, 1, 4, &r);
+    uint32_t a = submit(core, "a", 1, 10, 0);
+
+    (void)state;
+    assert_int_equal(gp_core_round(core, 0), GP_EPLAN);
+    assert_int_equal(state_of(core, a), GP_JOB_PENDING);
+    assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 4);
+    assert_int_equal(r.starts, 0);
+    gp_core_free(core);
+}
+
+static void gpus_given_twice_are_refused_and_the_plan_undone(void **state)
+{
+    struct rec r;
+    struct gp_core *core = core_with(&overlap_policy, 1, 4, &r);
+
+    (void)state;
+    submit(core, "a", 2, 10, 0);
+    submit(core, "b", 2, 10, 0);
+    assert_int_equal(gp_core_round(core, 0), GP_EPLAN);
+    assert_int_equal(gp_core_busy_gpus(core), 0);
+    assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 4);
+    assert_int_equal(gp_core_npending(core), 2);
+    assert_int_equal(r.starts, 0);
+    gp_core_free(core);
+}
+
+static void a_job_that_can_never_fit_is_rejected(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("fifo", 2, 4, &r);
+    struct gp_job_spec typed = {.id = "t", .gpus = 1, .gpu_type = "A100",
+                                .duration_us = 1};
+    uint32_t big, t;
+
+    (void)state;
+    big = submit(core, "big", 9, 10, 0);
+    assert_int_equal(state_of(core, big), GP_JOB_REJECTED);
+    assert_int_equal(gp_core_submit(core, &typed, 0, &t, NULL), GP_OK);
+    assert_int_equal(state_of(core, t), GP_JOB_REJECTED);
+    assert_int_equal(gp_core_npending(core), 0);
+    /* and a job that fits is not held up by them */
+    assert_int_equal(state_of(core, submit(core, "ok", 8, 10, 0)),
+                     GP_JOB_PENDING);
+    assert_int_equal(gp_core_round(core, 0), 1);
+    gp_core_free(core);
+}
+
+static void bad_specs_are_errors_that_name_the_job(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("fifo", 1, 4, &r);
+    struct gp_job_spec spec = {.id = "j7", .gpus = 0};
+    struct gp_diag diag = {{0}, {0}};
+
+    (void)state;
+    assert_int_equal(gp_core_submit(core, &spec, 0, NULL, &diag), GP_EINVAL);
+    assert_string_equal(diag.where, "j7");
+    spec.gpus = 2;
+    spec.min_gpus = 3;
+    assert_int_equal(gp_core_submit(core, &spec, 0, NULL, &diag), GP_EINVAL);
+    spec.min_gpus = 0;
+    spec.duration_us = -1;
+    assert_int_equal(gp_core_submit(core, &spec, 0, NULL, &diag), GP_EINVAL);
+    gp_core_free(core);
+}
+
+static void pending_jobs_iterate_in_rank_order_across_shapes(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("fifo", 1, 8, &r);
+
+    (void)state;
+    /* shapes 1, 2, 4 GPUs interleaved; fifo ranks by submit time */
+    submit(core, "a", 8, 10, 0);
+    gp_core_round(core, 0);
+    submit(core, "b", 2, 10, 3);
+    submit(core, "c", 1, 10, 1);
+    submit(core, "d", 4, 10, 2);
+    submit(core, "e", 1, 10, 4);
+    gp_core_job_ended(core, 0, GP_JOB_COMPLETED, S(10));
+    /* all four fit 8 GPUs: they start in submit order c, d, b, e */
+    assert_int_equal(gp_core_round(core, S(10)), 4);
+    assert_int_equal(r.last_started, 4); /* e last */
+    assert_int_equal(gp_core_job(core, 2)->first_start_us, S(10));
+    gp_core_free(core);
+}
+
+static void accounting_adds_up_over_preemption_and_completion(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore_opts("srtf", 1, 4, GP_PLACE_PACK, S(5), &r,
+                                       NULL, 0);
+    uint32_t l, s;
+    const struct gp_job *j;
+
+    (void)state;
+    l = submit(core, "long", 4, 100, 0);
+    gp_core_round(core, 0);
+    s = submit(core, "short", 4, 10, 20);
+    gp_core_round(core, S(20));
+    gp_core_job_ended(core, s, GP_JOB_COMPLETED, S(30));
+    gp_core_round(core, S(30));
+    /* long: 20 s, then 5 s restart + 80 s of work = ends at 115 */
+    gp_core_job_ended(core, l, GP_JOB_COMPLETED, S(115));
+    j = gp_core_job(core, l);
+    assert_int_equal(j->state, GP_JOB_COMPLETED);
+    assert_int_equal(j->starts, 2);
+    assert_int_equal(j->preemptions, 1);
+    assert_int_equal(j->first_start_us, 0);
+    assert_int_equal(j->end_us, S(115));
+    assert_int_equal(j->gpu_us, S(4 * (20 + 85)));
+    assert_int_equal(j->work_done_us, S(100));
+    assert_int_equal(gp_core_busy_gpus(core), 0);
+    assert_int_equal(gp_core_tenant_busy_gpus(core, 0), 0);
+    gp_core_free(core);
+}
+
+static void cancelling_frees_the_gpus(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("fifo", 1, 4, &r);
+    uint32_t a, b;
+
+    (void)state;
+    a = submit(core, "a", 4, 100, 0);
+    b = submit(core, "b", 4, 100, 0);
+    gp_core_round(core, 0);
+    assert_int_equal(gp_core_cancel(core, b, S(1)), GP_OK);
+    assert_int_equal(state_of(core, b), GP_JOB_CANCELLED);
+    assert_int_equal(gp_core_cancel(core, a, S(2)), GP_OK);
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 4);
+    assert_int_equal(gp_core_cancel(core, a, S(3)), GP_ESTATE);
+    assert_int_equal(gp_core_cancel(core, 99, S(3)), GP_ENOENT);
+    assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(3)),
+                     GP_ESTATE);
+    gp_core_free(core);
+}
+
+static void periodic_rounds_wake_only_while_there_is_work(void **state)
+{
+    struct rec r;
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_core_config cfg = {.policy = gp_policy_find("fifo"),
+                                 .round_period_us = S(60),
+                                 .backend = &rec_backend, .backend_priv = &r};
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 1, NULL, 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    gp_core_round(core, 0);
+    assert_int_equal(gp_core_next_wakeup(core), GP_TIME_NONE);
+    submit(core, "a", 1, 10, 5);
+    gp_core_round(core, S(5));
+    assert_int_equal(gp_core_next_wakeup(core), S(60));
+    gp_core_job_ended(core, 0, GP_JOB_COMPLETED, S(15));
+    gp_core_round(core, S(15));
+    assert_int_equal(gp_core_next_wakeup(core), GP_TIME_NONE);
+    gp_core_free(core);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_job_started_twice_is_refused_and_nothing_happens),
+        cmocka_unit_test(gpus_given_twice_are_refused_and_the_plan_undone),
+        cmocka_unit_test(a_job_that_can_never_fit_is_rejected),
+        cmocka_unit_test(bad_specs_are_errors_that_name_the_job),
+        cmocka_unit_test(pending_jobs_iterate_in_rank_order_across_shapes),
+        cmocka_unit_test(accounting_adds_up_over_preemption_and_completion),
+        cmocka_unit_test(cancelling_frees_the_gpus),
+        cmocka_unit_test(periodic_rounds_wake_only_while_there_is_work),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -26,7 +26,8 @@ int gp_input_open_mem(struct gp_input **out, const void *buf, size_t len,
 void gp_input_close(struct gp_input *in);
 
 /* Step to the next member. For a tar archive: the next regular file, in
- * archive order (name = the member's path). For anything else: the stream
+ * name order (bytewise; the order the archive was packed in does not change
+ * what a trace reads), name = the member's path. For anything else: the stream
  * itself, once (name = the file's base name). 1 = positioned at a member,
  * 0 = no more members, < 0 = error. Must be called once before reading. */
 int gp_input_next_member(struct gp_input *in, const char **name,
@@ -44,11 +45,23 @@ void gp_input_ungetline(struct gp_input *in);
 /* Raw bytes of the current member: *got = 0 at its end. */
 int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
                   struct gp_diag *diag);
+/* Look at the next bytes of the current member without consuming them:
+ * up to GP_INPUT_PEEK_MAX bytes (fewer only at the member's end). *buf stays
+ * valid until the next read. Used to probe formats. */
+#define GP_INPUT_PEEK_MAX (64u << 10)
+int gp_input_peek(struct gp_input *in, const char **buf, size_t *len,
+                  struct gp_diag *diag);
+/* Go back to before the first member (call next_member again). Files and
+ * memory can always be rewound; compressed streams are decoded again. */
+int gp_input_rewind(struct gp_input *in, struct gp_diag *diag);
 
 /* "file:line" of the last line read ("raw-traces.tar.gz:cluster04.csv:17"
  * inside archives). Valid until the next call. */
 const char *gp_input_where(struct gp_input *in);
 uint64_t gp_input_lineno(const struct gp_input *in);
 const char *gp_input_name(const struct gp_input *in); /* the file */
+/* The current member's name (as next_member gave it); NULL before the first
+ * member and after the last. */
+const char *gp_input_member(const struct gp_input *in);
 
 #endif

@@ -1,0 +1,841 @@
+/* metrics.c - what a simulation measured, gathered by observing the core.
+ *
+ * Busy GPUs, pending jobs and each tenant's busy GPUs are piecewise-constant
+ * functions of time: they change only at observer hooks. Every hook first
+ * integrates the state that held since the previous hook, then samples the
+ * new state from the core. Integrals and bucket sums are integers
+ * (value x microseconds), so the figures never depend on the order of
+ * floating-point additions; doubles appear only in the summary.
+ *
+ * Time series use GP_SERIES_BUCKETS buckets from the first hook on, 1 s wide
+ * at first. When time runs past the last bucket, neighbours merge pairwise
+ * and the width doubles: memory stays constant and the result depends only
+ * on the events. Tenants are integrated lazily - a tenant's busy count
+ * changes only at hooks about its own jobs, so only those hooks touch it,
+ * and merging is linear, so a late flush lands where an eager one would.
+ *
+ * At gp_metrics_finish the metrics copy a compact record of every job
+ * (strings into their own table), so the core may be freed afterwards.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpupool/metrics.h"
+#include "sim/metrics_priv.h"
+
+#define NB GP_SERIES_BUCKETS
+#define FIRST_WIDTH_US GP_US_PER_S
+#define IDS_CAP ((size_t)UINT32_MAX - 1) /* ext ids live at 32-bit offsets */
+
+__extension__ typedef unsigned __int128 u128;
+
+struct tenant_acc {
+    uint64_t busy;   /* GPUs held now */
+    int64_t last_us; /* integrated up to here */
+    uint64_t *sums;  /* NB buckets of GPU-us; NULL until first busy */
+    u128 total_gpu_us;
+};
+
+struct gp_metrics {
+    bool started, finished;
+    int err; /* first failure inside a hook, reported by finish */
+
+    int64_t t0_us, width_us, last_us;
+    uint64_t busy, pending; /* state since last_us */
+    uint64_t busy_sums[NB], queue_sums[NB];
+    u128 busy_total, queue_total; /* GPU-us, job-us */
+    u128 lost_gpu_us;
+    uint64_t events;
+
+    struct tenant_acc *tacc; /* by the core's tenant index */
+    size_t ntacc;
+
+    uint64_t *running; /* bitset by job id: a run is open */
+    size_t nrunning_words;
+
+    /* the books, after finish */
+    struct gp_summary sum;
+    struct gp__job_rec *jobs;
+    size_t njobs;
+    char *ids; /* external ids, NUL-terminated, back to back */
+    size_t ids_len, ids_cap;
+    struct gp_strtab strs;
+    double *jcts;
+    size_t njcts;
+    struct gp_series util, queue;
+    struct gp_series *tseries; /* by sorted tenant */
+};
+
+int gp_metrics_new(struct gp_metrics **out)
+{
+    struct gp_metrics *m = calloc(1, sizeof(*m));
+
+    if (!m)
+        return GP_ENOMEM;
+    gp_strtab_init(&m->strs);
+    m->width_us = FIRST_WIDTH_US;
+    m->util.width_us = m->queue.width_us = FIRST_WIDTH_US;
+    *out = m;
+    return GP_OK;
+}
+
+void gp_metrics_free(struct gp_metrics *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->ntacc; i++)
+        free(m->tacc[i].sums);
+    free(m->tacc);
+    free(m->running);
+    free(m->sum.tenants);
+    free(m->jobs);
+    free(m->ids);
+    free(m->jcts);
+    free(m->tseries);
+    gp_strtab_fini(&m->strs);
+    free(m);
+}
+
+void gp_metrics_count_event(struct gp_metrics *m)
+{
+    m->events++;
+}
+
+/* ---- integration -------------------------------------------------------- */
+
+static void merge_pairs(uint64_t *s)
+{
+    for (size_t i = 0; i < NB / 2; i++)
+        s[i] = s[2 * i] + s[2 * i + 1];
+    memset(s + NB / 2, 0, NB / 2 * sizeof(*s));
+}
+
+/* Make the buckets reach now: merge pairwise until they do. */
+static void widen_to(struct gp_metrics *m, int64_t now_us)
+{
+    while (now_us - m->t0_us > (int64_t)NB * m->width_us) {
+        merge_pairs(m->busy_sums);
+        merge_pairs(m->queue_sums);
+        for (size_t t = 0; t < m->ntacc; t++)
+            if (m->tacc[t].sums)
+                merge_pairs(m->tacc[t].sums);
+        m->width_us *= 2;
+    }
+}
+
+/* Add the constant v over [a, b) into the buckets (a < b <= the end). */
+static void add_piece(const struct gp_metrics *m, uint64_t *sums, uint64_t v,
+                      int64_t a, int64_t b)
+{
+    size_t i = (size_t)((a - m->t0_us) / m->width_us);
+
+    while (a < b) {
+        int64_t bucket_end = m->t0_us + (int64_t)(i + 1) * m->width_us;
+        int64_t e = b < bucket_end ? b : bucket_end;
+
+        sums[i++] += v * (uint64_t)(e - a);
+        a = e;
+    }
+}
+
+/* Integrate the global state up to now and sample the new one. */
+static void step(struct gp_metrics *m, const struct gp_core *core,
+                 int64_t now_us)
+{
+    if (!m->started) {
+        m->started = true;
+        m->t0_us = m->last_us = now_us;
+    }
+    if (now_us < m->last_us) /* hooks come in time order; be safe anyway */
+        now_us = m->last_us;
+    widen_to(m, now_us);
+    if (now_us > m->last_us) {
+        uint64_t dt = (uint64_t)(now_us - m->last_us);
+
+        if (m->busy)
+            add_piece(m, m->busy_sums, m->busy, m->last_us, now_us);
+        if (m->pending)
+            add_piece(m, m->queue_sums, m->pending, m->last_us, now_us);
+        m->busy_total += (u128)m->busy * dt;
+        m->queue_total += (u128)m->pending * dt;
+        m->last_us = now_us;
+    }
+    if (core) {
+        m->busy = gp_core_busy_gpus(core);
+        m->pending = gp_core_npending(core);
+    }
+}
+
+static struct tenant_acc *tenant_get(struct gp_metrics *m, uint32_t tenant)
+{
+    if (tenant >= m->ntacc) {
+        size_t n = m->ntacc ? m->ntacc : 8;
+        struct tenant_acc *t;
+
+        while (n <= tenant)
+            n *= 2;
+        if (!(t = realloc(m->tacc, n * sizeof(*t)))) {
+            m->err = GP_ENOMEM;
+            return NULL;
+        }
+        memset(t + m->ntacc, 0, (n - m->ntacc) * sizeof(*t));
+        for (size_t i = m->ntacc; i < n; i++)
+            t[i].last_us = m->last_us;
+        m->tacc = t;
+        m->ntacc = n;
+    }
+    return &m->tacc[tenant];
+}
+
+/* Integrate one tenant up to m->last_us (the global clock after step). */
+static void tenant_flush(struct gp_metrics *m, struct tenant_acc *t)
+{
+    int64_t now_us = m->last_us;
+
+    if (now_us <= t->last_us)
+        return;
+    if (t->busy) {
+        add_piece(m, t->sums, t->busy, t->last_us, now_us);
+        t->total_gpu_us += (u128)t->busy * (uint64_t)(now_us - t->last_us);
+    }
+    t->last_us = now_us;
+}
+
+static void tenant_step(struct gp_metrics *m, const struct gp_core *core,
+                        uint32_t tenant)
+{
+    struct tenant_acc *t = tenant_get(m, tenant);
+
+    if (!t)
+        return;
+    tenant_flush(m, t);
+    t->busy = gp_core_tenant_busy_gpus(core, tenant);
+    if (t->busy && !t->sums && !(t->sums = calloc(NB, sizeof(*t->sums)))) {
+        t->busy = 0;
+        m->err = GP_ENOMEM;
+    }
+}
+
+static bool run_bit(struct gp_metrics *m, uint32_t id, int set)
+{
+    size_t w = id / 64;
+    uint64_t bit = UINT64_C(1) << (id % 64);
+    bool was;
+
+    if (w >= m->nrunning_words) {
+        size_t n = m->nrunning_words ? m->nrunning_words : 64;
+        uint64_t *r;
+
+        if (set <= 0)
+            return false;
+        while (n <= w)
+            n *= 2;
+        if (!(r = realloc(m->running, n * sizeof(*r)))) {
+            m->err = GP_ENOMEM;
+            return false;
+        }
+        memset(r + m->nrunning_words, 0,
+               (n - m->nrunning_words) * sizeof(*r));
+        m->running = r;
+        m->nrunning_words = n;
+    }
+    was = m->running[w] & bit;
+    if (set > 0)
+        m->running[w] |= bit;
+    else if (set == 0)
+        m->running[w] &= ~bit;
+    return was;
+}
+
+/* A run closed now: it paid the job's restart overhead at its head, capped
+ * by the run's length, on every GPU it held. */
+static void close_run(struct gp_metrics *m, const struct gp_job *job,
+                      int64_t now_us)
+{
+    int64_t len = now_us - job->run_start_us;
+    int64_t oh = job->overhead_us < len ? job->overhead_us : len;
+    uint32_t gpus = job->where.gpus ? job->where.gpus : job->demand.gpus;
+
+    if (!run_bit(m, job->id, 0) || oh <= 0)
+        return;
+    m->lost_gpu_us += (u128)(uint64_t)oh * gpus;
+}
+
+/* ---- the observer hooks ------------------------------------------------- */
+
+static void on_submitted(void *priv, const struct gp_core *core,
+                         const struct gp_job *job, int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+
+    if (m->finished)
+        return;
+    step(m, core, now_us);
+    tenant_get(m, job->tenant);
+}
+
+static void on_started(void *priv, const struct gp_core *core,
+                       const struct gp_job *job, int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+
+    if (m->finished)
+        return;
+    step(m, core, now_us);
+    tenant_step(m, core, job->tenant);
+    run_bit(m, job->id, 1);
+}
+
+static void on_stopped(void *priv, const struct gp_core *core,
+                       const struct gp_job *job, int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+
+    if (m->finished)
+        return;
+    step(m, core, now_us);
+    tenant_step(m, core, job->tenant);
+    close_run(m, job, m->last_us);
+}
+
+static void on_rejected(void *priv, const struct gp_core *core,
+                        const struct gp_job *job, const char *why,
+                        int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+
+    (void)why;
+    if (m->finished)
+        return;
+    step(m, core, now_us);
+    tenant_get(m, job->tenant);
+}
+
+static void on_round(void *priv, const struct gp_core *core, int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+
+    if (!m->finished)
+        step(m, core, now_us);
+}
+
+const struct gp_observer_ops gp_metrics_observer = {
+    .submitted = on_submitted,
+    .started = on_started,
+    .preempted = on_stopped,
+    .ended = on_stopped,
+    .rejected = on_rejected,
+    .round = on_round,
+};
+
+/* ---- closing the books -------------------------------------------------- */
+
+static double us_to_s(u128 us)
+{
+    return (double)us / 1e6;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest value with at least p% of the values at or
+ * below it, i.e. sorted[ceil(p/100 * n) - 1]. 0 for an empty set. */
+static int64_t pct(const int64_t *sorted, size_t n, unsigned p)
+{
+    size_t rank;
+
+    if (n == 0)
+        return 0;
+    rank = (p * n + 99) / 100;
+    return sorted[rank ? rank - 1 : 0];
+}
+
+static void fill_series(const struct gp_metrics *m, struct gp_series *s,
+                        const uint64_t *sums, int64_t end_us)
+{
+    int64_t span = end_us - m->t0_us;
+
+    memset(s, 0, sizeof(*s));
+    s->t0_us = m->t0_us;
+    s->width_us = m->width_us;
+    s->end_us = end_us > m->t0_us ? end_us : m->t0_us;
+    s->n = span > 0 ? (size_t)((span + m->width_us - 1) / m->width_us) : 0;
+    if (!sums)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t covered = end_us - (m->t0_us + (int64_t)i * m->width_us);
+
+        if (covered > m->width_us)
+            covered = m->width_us;
+        s->v[i] = (double)sums[i] / (double)covered;
+    }
+}
+
+static int copy_ext_id(struct gp_metrics *m, const char *s, uint32_t *off)
+{
+    size_t len = strlen(s) + 1;
+
+    if (len == 1) {
+        *off = UINT32_MAX;
+        return GP_OK;
+    }
+    if (m->ids_len + len > m->ids_cap) {
+        size_t cap = m->ids_cap ? m->ids_cap : 4096;
+        char *p;
+
+        while (cap < m->ids_len + len)
+            cap *= 2;
+        if (cap > IDS_CAP)
+            cap = IDS_CAP;
+        if (m->ids_len + len > cap)
+            return GP_ERANGE;
+        if (!(p = realloc(m->ids, cap)))
+            return GP_ENOMEM;
+        m->ids = p;
+        m->ids_cap = cap;
+    }
+    memcpy(m->ids + m->ids_len, s, len);
+    *off = (uint32_t)m->ids_len;
+    m->ids_len += len;
+    return GP_OK;
+}
+
+/* Copy what the CSV and the summary need of every job. */
+static int copy_jobs(struct gp_metrics *m, const struct gp_core *core)
+{
+    size_t n = gp_core_njobs(core);
+    int rc;
+
+    if (n && !(m->jobs = calloc(n, sizeof(*m->jobs))))
+        return GP_ENOMEM;
+    m->njobs = n;
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_job *j = gp_core_job(core, (uint32_t)i);
+        struct gp__job_rec *r = &m->jobs[i];
+
+        r->submit_us = j->submit_us;
+        r->first_start_us = j->first_start_us;
+        r->end_us = j->end_us;
+        r->duration_us = j->duration_us;
+        r->gpu_us = j->gpu_us;
+        r->tenant = j->tenant; /* remapped to the sorted index later */
+        r->gpus = j->demand.gpus;
+        r->preemptions = j->preemptions;
+        r->starts = j->starts;
+        r->state = (uint8_t)j->state;
+        if ((rc = copy_ext_id(m, gp_core_str(core, j->ext_id),
+                              &r->ext_off)) != GP_OK)
+            return rc;
+        if ((rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->user),
+                                   (size_t)-1, &r->user)) != GP_OK ||
+            (rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->name),
+                                   (size_t)-1, &r->name)) != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
+struct tenant_sort {
+    uint32_t core_idx;
+    const char *name;
+};
+
+static int cmp_tenant(const void *a, const void *b)
+{
+    const struct tenant_sort *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    return c ? c : (x->core_idx > y->core_idx) - (x->core_idx < y->core_idx);
+}
+
+/* Tenants that had a job, sorted by name; remap the job records to them. */
+static int build_tenants(struct gp_metrics *m, const struct gp_core *core,
+                         int64_t end_us)
+{
+    size_t nt = gp_core_ntenants(core), k = 0;
+    uint32_t *map = NULL;
+    struct tenant_sort *order = NULL;
+    struct gp_summary *s = &m->sum;
+    u128 all_gpu_us = 0;
+    int rc = GP_ENOMEM;
+
+    for (size_t i = 0; i < m->njobs; i++)
+        if (m->jobs[i].tenant >= nt)
+            nt = m->jobs[i].tenant + 1;
+    if (nt == 0)
+        return GP_OK;
+    if (!(map = calloc(nt, sizeof(*map))) ||
+        !(order = calloc(nt, sizeof(*order))))
+        goto fail;
+    for (size_t i = 0; i < m->njobs; i++)
+        map[m->jobs[i].tenant] = 1;
+    for (size_t t = 0; t < nt; t++) {
+        uint32_t id;
+
+        if (!map[t])
+            continue;
+        if ((rc = gp_strtab_intern(&m->strs,
+                                   gp_core_tenant_name(core, (uint32_t)t),
+                                   (size_t)-1, &id)) != GP_OK)
+            goto fail;
+        order[k].core_idx = (uint32_t)t;
+        order[k++].name = gp_strtab_get(&m->strs, id);
+    }
+    qsort(order, k, sizeof(*order), cmp_tenant);
+    rc = GP_ENOMEM;
+    if (!(s->tenants = calloc(k ? k : 1, sizeof(*s->tenants))) ||
+        !(m->tseries = calloc(k ? k : 1, sizeof(*m->tseries))))
+        goto fail;
+    s->ntenants = k;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t t = order[i].core_idx;
+        const struct tenant_acc *acc = t < m->ntacc ? &m->tacc[t] : NULL;
+
+        map[t] = (uint32_t)i;
+        s->tenants[i].name = order[i].name;
+        fill_series(m, &m->tseries[i], acc ? acc->sums : NULL, end_us);
+        if (acc) {
+            s->tenants[i].gpu_hours = us_to_s(acc->total_gpu_us) / 3600.0;
+            all_gpu_us += acc->total_gpu_us;
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        uint32_t t = order[i].core_idx;
+
+        if (t < m->ntacc && all_gpu_us)
+            s->tenants[i].share_of_gpu_time =
+                (double)m->tacc[t].total_gpu_us / (double)all_gpu_us;
+    }
+    for (size_t i = 0; i < m->njobs; i++)
+        m->jobs[i].tenant = map[m->jobs[i].tenant];
+    rc = GP_OK;
+fail:
+    free(map);
+    free(order);
+    return rc;
+}
+
+struct tv {
+    uint32_t tenant;
+    int64_t v;
+};
+
+static int cmp_tv(const void *a, const void *b)
+{
+    const struct tv *x = a, *y = b;
+
+    if (x->tenant != y->tenant)
+        return x->tenant < y->tenant ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+/* Per-tenant job counts, averages and p99 wait. */
+static int tenant_figures(struct gp_metrics *m)
+{
+    struct gp_summary *s = &m->sum;
+    struct tv *waits = NULL;
+    u128 *jct_sum = NULL, *wait_sum = NULL;
+    size_t nw = 0;
+    int rc = GP_ENOMEM;
+
+    if (!s->ntenants)
+        return GP_OK;
+    if (!(jct_sum = calloc(s->ntenants, sizeof(*jct_sum))) ||
+        !(wait_sum = calloc(s->ntenants, sizeof(*wait_sum))) ||
+        !(waits = malloc((m->njobs ? m->njobs : 1) * sizeof(*waits))))
+        goto fail;
+    for (size_t i = 0; i < m->njobs; i++) {
+        const struct gp__job_rec *r = &m->jobs[i];
+        struct gp_tenant_summary *t = &s->tenants[r->tenant];
+
+        t->jobs++;
+        t->preemptions += r->preemptions;
+        if (r->state != GP_JOB_COMPLETED)
+            continue;
+        t->completed++;
+        jct_sum[r->tenant] += (uint64_t)(r->end_us - r->submit_us);
+        wait_sum[r->tenant] += (uint64_t)(r->first_start_us - r->submit_us);
+        waits[nw].tenant = r->tenant;
+        waits[nw++].v = r->first_start_us - r->submit_us;
+    }
+    qsort(waits, nw, sizeof(*waits), cmp_tv);
+    for (size_t i = 0, t = 0; t < s->ntenants; t++) {
+        struct gp_tenant_summary *ts = &s->tenants[t];
+        size_t start = i, rank;
+
+        while (i < nw && waits[i].tenant == t)
+            i++;
+        if (!ts->completed)
+            continue;
+        ts->avg_jct_s = us_to_s(jct_sum[t]) / (double)ts->completed;
+        ts->avg_wait_s = us_to_s(wait_sum[t]) / (double)ts->completed;
+        rank = (99 * ts->completed + 99) / 100;
+        ts->p99_wait_s = gp_us_to_s(waits[start + rank - 1].v);
+    }
+    rc = GP_OK;
+fail:
+    free(jct_sum);
+    free(wait_sum);
+    free(waits);
+    return rc;
+}
+
+struct sw {
+    int64_t submit_us;
+    u128 work; /* GPU-us */
+};
+
+static int cmp_sw(const void *a, const void *b)
+{
+    const struct sw *x = a, *y = b;
+
+    return (x->submit_us > y->submit_us) - (x->submit_us < y->submit_us);
+}
+
+/* Work conservation with arrivals: from any submit time t on, the jobs
+ * submitted at or after t need all their GPU-work done on the cluster's
+ * GPUs, and no job ends before submit + duration (reference GPU speed). */
+static int lb_makespan(struct gp_metrics *m, int64_t first_submit_us,
+                       double *out_s)
+{
+    struct gp_summary *s = &m->sum;
+    struct sw *v;
+    size_t n = 0;
+    double best = 0;
+    u128 suffix = 0;
+
+    if (!(v = malloc((m->njobs ? m->njobs : 1) * sizeof(*v))))
+        return GP_ENOMEM;
+    for (size_t i = 0; i < m->njobs; i++) {
+        const struct gp__job_rec *r = &m->jobs[i];
+        double reach;
+
+        if (r->state != GP_JOB_COMPLETED)
+            continue;
+        v[n].submit_us = r->submit_us;
+        v[n++].work = (u128)(uint64_t)r->duration_us * r->gpus;
+        reach = gp_us_to_s(r->submit_us + r->duration_us - first_submit_us);
+        if (reach > best)
+            best = reach;
+    }
+    qsort(v, n, sizeof(*v), cmp_sw);
+    for (size_t i = n; i-- > 0;) {
+        suffix += v[i].work;
+        /* only the first job of a submit time counts all of its peers */
+        if (s->cluster_gpus && (i == 0 || v[i - 1].submit_us != v[i].submit_us)) {
+            double b = gp_us_to_s(v[i].submit_us - first_submit_us) +
+                       us_to_s(suffix) / (double)s->cluster_gpus;
+
+            if (b > best)
+                best = b;
+        }
+    }
+    free(v);
+    *out_s = best;
+    return GP_OK;
+}
+
+static int overall_figures(struct gp_metrics *m, int64_t end_us,
+                           int64_t *first_submit_us)
+{
+    struct gp_summary *s = &m->sum;
+    int64_t *waits = NULL, *jcts = NULL;
+    int64_t first = GP_TIME_MAX, last_end = GP_TIME_NONE, window;
+    u128 jct_sum = 0, wait_sum = 0, dur_sum = 0;
+    size_t nc = 0;
+
+    if (m->njobs && (!(waits = malloc(m->njobs * sizeof(*waits))) ||
+                     !(jcts = malloc(m->njobs * sizeof(*jcts))))) {
+        free(waits);
+        return GP_ENOMEM;
+    }
+    s->jobs = m->njobs;
+    for (size_t i = 0; i < m->njobs; i++) {
+        const struct gp__job_rec *r = &m->jobs[i];
+
+        if (r->submit_us < first)
+            first = r->submit_us;
+        s->preemptions += r->preemptions;
+        if (r->state == GP_JOB_REJECTED) {
+            s->rejected++;
+            continue;
+        }
+        if (r->state < GP_JOB_COMPLETED) {
+            s->unfinished++;
+            continue;
+        }
+        if (r->end_us > last_end)
+            last_end = r->end_us;
+        if (r->state != GP_JOB_COMPLETED)
+            continue;
+        jcts[nc] = r->end_us - r->submit_us;
+        waits[nc] = r->first_start_us - r->submit_us;
+        jct_sum += (uint64_t)jcts[nc];
+        wait_sum += (uint64_t)waits[nc];
+        dur_sum += (uint64_t)r->duration_us;
+        nc++;
+    }
+    s->completed = nc;
+    if (first == GP_TIME_MAX)
+        first = m->started ? m->t0_us : end_us;
+    *first_submit_us = first;
+    if (nc) {
+        qsort(jcts, nc, sizeof(*jcts), cmp_i64);
+        qsort(waits, nc, sizeof(*waits), cmp_i64);
+        s->avg_jct_s = us_to_s(jct_sum) / (double)nc;
+        s->avg_wait_s = us_to_s(wait_sum) / (double)nc;
+        s->lb_avg_jct_s = us_to_s(dur_sum) / (double)nc;
+        s->p50_jct_s = gp_us_to_s(pct(jcts, nc, 50));
+        s->p95_jct_s = gp_us_to_s(pct(jcts, nc, 95));
+        s->p99_jct_s = gp_us_to_s(pct(jcts, nc, 99));
+        s->p50_wait_s = gp_us_to_s(pct(waits, nc, 50));
+        s->p95_wait_s = gp_us_to_s(pct(waits, nc, 95));
+        s->p99_wait_s = gp_us_to_s(pct(waits, nc, 99));
+    }
+    /* The run's window: up to the last end, or to end_us when jobs were
+     * still waiting or running there (the run was cut off). After the last
+     * end of a finished run nothing is busy or pending, so the integrals
+     * taken to end_us are the integrals over the window. */
+    window = (s->unfinished ? (end_us > last_end ? end_us : last_end)
+                            : last_end) -
+             first;
+    if (last_end == GP_TIME_NONE && !s->unfinished)
+        window = 0;
+    if (window > 0) {
+        s->makespan_s = gp_us_to_s(window);
+        if (s->cluster_gpus)
+            s->gpu_utilization = (double)m->busy_total /
+                                 ((double)s->cluster_gpus * (double)window);
+        s->avg_queue_len = (double)m->queue_total / (double)window;
+    }
+    s->lost_gpu_s = us_to_s(m->lost_gpu_us);
+    free(waits);
+    if (nc) {
+        if (!(m->jcts = malloc(nc * sizeof(*m->jcts)))) {
+            free(jcts);
+            return GP_ENOMEM;
+        }
+        for (size_t i = 0; i < nc; i++)
+            m->jcts[i] = gp_us_to_s(jcts[i]);
+    }
+    m->njcts = nc;
+    free(jcts);
+    return GP_OK;
+}
+
+int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
+                      int64_t end_us, double wall_s)
+{
+    struct gp_summary *s = &m->sum;
+    const struct gp_policy_ops *policy = gp_core_policy(core);
+    int64_t first_submit_us;
+    uint32_t id;
+    int rc;
+
+    if (m->finished)
+        return GP_ESTATE;
+    if (m->err)
+        return m->err;
+    m->finished = true;
+    if (!m->started) {
+        m->started = true;
+        m->t0_us = m->last_us = end_us;
+    }
+    step(m, NULL, end_us);
+    end_us = m->last_us;
+    for (size_t t = 0; t < m->ntacc; t++)
+        tenant_flush(m, &m->tacc[t]);
+    fill_series(m, &m->util, m->busy_sums, end_us);
+    fill_series(m, &m->queue, m->queue_sums, end_us);
+
+    if ((rc = gp_strtab_intern(&m->strs, policy ? policy->name : "",
+                               (size_t)-1, &id)) != GP_OK)
+        return rc;
+    s->policy = gp_strtab_get(&m->strs, id);
+    s->placement = gp_place_model_name(gp_core_model(core));
+    s->cluster_gpus = gp_cluster_gpus(gp_core_cluster(core));
+    s->rounds = gp_core_nrounds(core);
+    s->events = m->events;
+    s->wall_s = wall_s;
+
+    if ((rc = copy_jobs(m, core)) != GP_OK ||
+        (rc = build_tenants(m, core, end_us)) != GP_OK ||
+        (rc = tenant_figures(m)) != GP_OK ||
+        (rc = overall_figures(m, end_us, &first_submit_us)) != GP_OK ||
+        (rc = lb_makespan(m, first_submit_us, &s->lb_makespan_s)) != GP_OK)
+        return rc;
+    if (s->lb_avg_jct_s > 0)
+        s->avg_jct_ratio = s->avg_jct_s / s->lb_avg_jct_s;
+    if (s->lb_makespan_s > 0)
+        s->makespan_ratio = s->makespan_s / s->lb_makespan_s;
+    /* the integer bucket sums are folded into the series now */
+    for (size_t t = 0; t < m->ntacc; t++) {
+        free(m->tacc[t].sums);
+        m->tacc[t].sums = NULL;
+    }
+    return GP_OK;
+}
+
+/* ---- reading the results ------------------------------------------------ */
+
+const struct gp_summary *gp_metrics_summary(const struct gp_metrics *m)
+{
+    return &m->sum;
+}
+
+const double *gp_metrics_jcts(const struct gp_metrics *m, size_t *n)
+{
+    *n = m->njcts;
+    return m->jcts;
+}
+
+const struct gp_series *gp_metrics_util_series(const struct gp_metrics *m)
+{
+    return &m->util;
+}
+
+const struct gp_series *gp_metrics_queue_series(const struct gp_metrics *m)
+{
+    return &m->queue;
+}
+
+const struct gp_series *gp_metrics_tenant_series(const struct gp_metrics *m,
+                                                 size_t tenant)
+{
+    if (tenant >= m->sum.ntenants)
+        return NULL;
+    return &m->tseries[tenant];
+}
+
+/* ---- internal: the job records, for the CSV ----------------------------- */
+
+size_t gp__metrics_njobs(const struct gp_metrics *m)
+{
+    return m->njobs;
+}
+
+const struct gp__job_rec *gp__metrics_job(const struct gp_metrics *m,
+                                          size_t i)
+{
+    return &m->jobs[i];
+}
+
+const char *gp__metrics_ext_id(const struct gp_metrics *m,
+                               const struct gp__job_rec *r)
+{
+    return r->ext_off == UINT32_MAX ? "" : m->ids + r->ext_off;
+}
+
+const char *gp__metrics_str(const struct gp_metrics *m, uint32_t id)
+{
+    return gp_strtab_get(&m->strs, id);
+}
+
+bool gp__metrics_finished(const struct gp_metrics *m)
+{
+    return m->finished;
+}

@@ -1,0 +1,79 @@
+/* metrics_priv.h - what the presentation code (output.c, report.c) reads of
+ * a finished gp_metrics beyond the public summary: the per-job records, and
+ * the rows of the summary table, shared by the text table and the HTML
+ * report so both show the same figures under the same labels.
+ */
+#ifndef GPUPOOL_SIM_METRICS_PRIV_H
+#define GPUPOOL_SIM_METRICS_PRIV_H
+
+#include <stdio.h>
+
+#include "gpupool/metrics.h"
+
+/* A finished job, compactly: 72 bytes plus its external id's bytes (kept
+ * back to back in one buffer, not interned: ids are unique). */
+struct gp__job_rec {
+    int64_t submit_us, first_start_us, end_us, duration_us, gpu_us;
+    uint32_t ext_off; /* into the id buffer; UINT32_MAX = none */
+    uint32_t tenant;  /* index into gp_summary.tenants */
+    uint32_t user, name; /* the metrics' own string ids */
+    uint32_t gpus, preemptions, starts;
+    uint8_t state; /* enum gp_job_state */
+};
+_Static_assert(sizeof(struct gp__job_rec) <= 80, "job record stays compact");
+
+/* Records are indexed by the core's job id, 0..njobs-1, after finish. */
+size_t gp__metrics_njobs(const struct gp_metrics *m);
+const struct gp__job_rec *gp__metrics_job(const struct gp_metrics *m,
+                                          size_t i);
+const char *gp__metrics_ext_id(const struct gp_metrics *m,
+                               const struct gp__job_rec *r);
+const char *gp__metrics_str(const struct gp_metrics *m, uint32_t id);
+bool gp__metrics_finished(const struct gp_metrics *m);
+
+/* ---- the summary table ------------------------------------------------ */
+
+enum gp__row_kind {
+    GP__ROW_COUNT, /* uint64_t, printed as an integer */
+    GP__ROW_TIME,  /* seconds, shown in a unit chosen per row */
+    GP__ROW_PCT,   /* a fraction, shown as a percentage */
+    GP__ROW_NUM,   /* a plain number, 2 decimals */
+    GP__ROW_RATIO, /* a ratio to a lower bound, 3 decimals */
+    GP__ROW_GPUH,  /* GPU-seconds, shown as GPU-hours */
+};
+
+struct gp__row {
+    const char *label;
+    enum gp__row_kind kind;
+    size_t off; /* of the field in struct gp_summary */
+};
+
+extern const struct gp__row gp__rows[];
+extern const size_t gp__nrows;
+
+/* A time unit readable for values up to max_s: s, min, h or d. */
+struct gp__tunit {
+    const char *name;
+    double div_s;
+};
+struct gp__tunit gp__time_unit(double max_s);
+
+/* "avg JCT (h)" for a row over these runs; the unit for its cells. */
+void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
+                   size_t n, char *buf, size_t len, struct gp__tunit *unit);
+/* One cell of a row for one run. */
+void gp__row_cell(const struct gp__row *row, const struct gp_summary *s,
+                  struct gp__tunit unit, char *buf, size_t len);
+
+/* Column headers: policy names, with "/placement" added to every run when
+ * two runs would share a name. */
+void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i,
+                  char *buf, size_t len);
+
+/* The k tenants holding the most GPU time (ties by name), as indexes into
+ * s->tenants; returns how many were written (<= k). */
+size_t gp__top_tenants(const struct gp_summary *s, size_t k, size_t *idx);
+/* The index of a tenant by name in s->tenants, or (size_t)-1. */
+size_t gp__tenant_find(const struct gp_summary *s, const char *name);
+
+#endif

@@ -1,0 +1,754 @@
+/* report.c - a self-contained HTML report: one file, inline CSS, inline SVG
+ * charts drawn here, no scripts, no external URLs, so it opens anywhere and
+ * can be mailed or archived as is.
+ *
+ * Charts are plain SVG written line by line: axes with "nice" ticks (1, 2,
+ * 5 x 10^k), a time axis in minutes, hours or days by the span, a log axis
+ * for JCTs with ticks at 1s, 10s, 1m, 10m, 1h, ... Colours come from one
+ * fixed palette; a run keeps its colour in every chart, a tenant keeps its
+ * colour in every run's chart. Coordinates are printed with one decimal, so
+ * the same runs give the same bytes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "gpupool/report.h"
+#include "sim/metrics_priv.h"
+
+/* Tableau 10: distinct, readable on white, friendly to colour blindness. */
+static const char *const palette[] = {
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+};
+#define NPALETTE (sizeof(palette) / sizeof(palette[0]))
+#define OTHER_COLOUR "#bab0ac"
+#define TOP_TENANTS 8
+#define TABLE_TENANTS 10
+#define CDF_POINTS 500
+
+static const char *colour(size_t i)
+{
+    return palette[i % NPALETTE];
+}
+
+/* ---- HTML text ---------------------------------------------------------- */
+
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static const char css[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,"
+    "sans-serif;color:#222;margin:2em auto;max-width:960px;padding:0 1em;"
+    "line-height:1.4}\n"
+    "h1{font-size:1.6em;margin-bottom:.2em}\n"
+    "h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd;"
+    "padding-bottom:.2em}\n"
+    "h3{font-size:1em;margin:1.2em 0 .3em}\n"
+    "table{border-collapse:collapse;font-size:.9em}\n"
+    "th,td{padding:.25em .8em;border-bottom:1px solid #eee}\n"
+    "table.info th{text-align:left;color:#666;font-weight:normal}\n"
+    "table.info td{font-family:ui-monospace,Menlo,Consolas,monospace;"
+    "word-break:break-all}\n"
+    "table.sum th{text-align:right}\n"
+    "table.sum td{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "table.sum td.l,table.sum th.l{text-align:left}\n"
+    "table.sum tr.g td{font-weight:bold;text-align:left;padding-top:.8em;"
+    "border-bottom:1px solid #ccc}\n"
+    "table.sum td.t{padding-left:1.8em}\n"
+    "table.sum tbody tr:hover{background:#f6f8fa}\n"
+    ".legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;font-size:.85em;"
+    "margin:.3em 0 .6em}\n"
+    ".legend span{display:inline-block;width:1.6em;height:.7em;"
+    "margin-right:.4em;vertical-align:middle;border-radius:2px}\n"
+    "svg{max-width:100%;height:auto;display:block}\n"
+    "svg text{font-family:system-ui,-apple-system,Helvetica,Arial,"
+    "sans-serif;font-size:12px;fill:#444}\n"
+    ".note{color:#666;font-size:.85em}\n"
+    "footer{margin-top:3em;color:#999;font-size:.8em}\n";
+
+/* ---- charts ------------------------------------------------------------- */
+
+#define CW 900.0 /* chart size in SVG units */
+#define CH 300.0
+#define ML 64.0
+#define MR 16.0
+#define MT 12.0
+#define MB 44.0
+
+struct axis {
+    double lo, hi;
+    bool log;
+};
+
+struct chart {
+    FILE *f;
+    struct axis x, y;
+};
+
+static double ax_unit(const struct axis *a, double v)
+{
+    if (a->log) {
+        double l = log10(a->lo), h = log10(a->hi);
+
+        if (v < a->lo)
+            v = a->lo;
+        return h > l ? (log10(v) - l) / (h - l) : 0;
+    }
+    return a->hi > a->lo ? (v - a->lo) / (a->hi - a->lo) : 0;
+}
+
+static double px(const struct chart *c, double x)
+{
+    return ML + ax_unit(&c->x, x) * (CW - ML - MR);
+}
+
+static double py(const struct chart *c, double y)
+{
+    return CH - MB - ax_unit(&c->y, y) * (CH - MT - MB);
+}
+
+static double nice_step(double raw)
+{
+    double mag, f;
+
+    if (!(raw > 0))
+        return 1;
+    mag = pow(10, floor(log10(raw)));
+    f = raw / mag;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+/* A y range from 0 up to a nice value above max. */
+static struct axis y_axis(double max)
+{
+    double step = nice_step((max > 0 ? max : 1) / 5);
+
+    return (struct axis){0, ceil((max > 0 ? max : 1) / step - 1e-9) * step,
+                         false};
+}
+
+struct tick {
+    double v;
+    char label[24];
+};
+
+static size_t lin_ticks(const struct axis *a, struct tick *t, size_t max)
+{
+    double step = nice_step((a->hi - a->lo) / 6);
+    size_t n = 0;
+
+    for (double v = ceil(a->lo / step - 1e-9) * step;
+         v <= a->hi + step * 1e-9 && n < max; v += step) {
+        t[n].v = fabs(v) < step * 1e-9 ? 0 : v;
+        snprintf(t[n].label, sizeof(t[n].label), "%.10g", t[n].v);
+        n++;
+    }
+    return n;
+}
+
+static size_t log_ticks(const struct axis *a, struct tick *t, size_t max)
+{
+    static const struct {
+        double s;
+        const char *label;
+    } marks[] = {
+        {0.001, "1ms"}, {0.01, "10ms"}, {0.1, "0.1s"}, {1, "1s"},
+        {10, "10s"},    {60, "1m"},     {600, "10m"},  {3600, "1h"},
+        {36000, "10h"}, {86400, "1d"},  {864000, "10d"}, {8640000, "100d"},
+    };
+    size_t n = 0;
+
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]) && n < max; i++) {
+        if (marks[i].s < a->lo * (1 - 1e-9) || marks[i].s > a->hi * (1 + 1e-9))
+            continue;
+        t[n].v = marks[i].s;
+        snprintf(t[n].label, sizeof(t[n].label), "%s", marks[i].label);
+        n++;
+    }
+    return n;
+}
+
+static void chart_open(struct chart *c, const char *label)
+{
+    fprintf(c->f,
+            "<svg viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"",
+            CW, CH, CW, CH);
+    esc(c->f, label);
+    fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", c->f);
+    fprintf(c->f,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"#fcfcfc\" stroke=\"#ccc\"/>\n",
+            ML, MT, CW - ML - MR, CH - MT - MB);
+}
+
+/* Grid lines, ticks and titles. */
+static void chart_axes(struct chart *c, const char *xtitle, const char *ytitle)
+{
+    struct tick t[16];
+    size_t n;
+
+    n = c->x.log ? log_ticks(&c->x, t, 16) : lin_ticks(&c->x, t, 16);
+    for (size_t i = 0; i < n; i++) {
+        double x = px(c, t[i].v);
+
+        fprintf(c->f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#e4e4e4\"/>\n",
+                x, MT, x, CH - MB);
+        fprintf(c->f,
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x,
+                CH - MB + 16);
+        esc(c->f, t[i].label);
+        fputs("</text>\n", c->f);
+    }
+    n = lin_ticks(&c->y, t, 16);
+    for (size_t i = 0; i < n; i++) {
+        double y = py(c, t[i].v);
+
+        fprintf(c->f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#e4e4e4\"/>\n",
+                ML, y, CW - MR, y);
+        fprintf(c->f,
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", ML - 6,
+                y + 4);
+        esc(c->f, t[i].label);
+        fputs("</text>\n", c->f);
+    }
+    fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+            ML + (CW - ML - MR) / 2, CH - 8);
+    esc(c->f, xtitle);
+    fputs("</text>\n", c->f);
+    fprintf(c->f,
+            "<text transform=\"translate(14 %.1f) rotate(-90)\" "
+            "text-anchor=\"middle\">",
+            MT + (CH - MT - MB) / 2);
+    esc(c->f, ytitle);
+    fputs("</text>\n", c->f);
+}
+
+static void chart_close(struct chart *c)
+{
+    fputs("</svg>\n", c->f);
+}
+
+static void legend_item(FILE *f, const char *col, const char *label)
+{
+    fprintf(f, "<div><span style=\"background:%s\"></span>", col);
+    esc(f, label);
+    fputs("</div>", f);
+}
+
+static void run_legend(FILE *f, struct gp_metrics *const *runs, size_t n)
+{
+    char name[128];
+
+    fputs("<div class=\"legend\">", f);
+    for (size_t i = 0; i < n; i++) {
+        gp__run_name(runs, n, i, name, sizeof(name));
+        legend_item(f, colour(i), name);
+    }
+    fputs("</div>\n", f);
+}
+
+/* The time axis: minutes, hours or days by the longest span. */
+struct tscale {
+    const char *title;
+    double div_s;
+};
+
+static struct tscale time_scale(double span_s)
+{
+    if (span_s <= 3 * 3600)
+        return (struct tscale){"time since first submit (minutes)", 60};
+    if (span_s <= 4 * 86400)
+        return (struct tscale){"time since first submit (hours)", 3600};
+    return (struct tscale){"time since first submit (days)", 86400};
+}
+
+/* The middle of bucket i's covered part, in seconds from t0. */
+static double bucket_mid_s(const struct gp_series *s, size_t i)
+{
+    int64_t a = (int64_t)i * s->width_us;
+    int64_t b = a + s->width_us;
+
+    if (b > s->end_us - s->t0_us)
+        b = s->end_us - s->t0_us;
+    return gp_us_to_s(a + b) / 2;
+}
+
+static double series_span_s(const struct gp_series *s)
+{
+    return gp_us_to_s(s->end_us - s->t0_us);
+}
+
+/* One line per run over time; scale turns a bucket value into a y value. */
+static void time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
+                       const struct gp_series *(*get)(const struct gp_metrics *),
+                       bool as_pct, const char *ytitle, const char *label)
+{
+    struct chart c = {.f = f};
+    double span = 0, ymax = 0;
+    struct tscale ts;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_series *s = get(runs[i]);
+        uint64_t g = gp_metrics_summary(runs[i])->cluster_gpus;
+
+        if (series_span_s(s) > span)
+            span = series_span_s(s);
+        for (size_t k = 0; k < s->n; k++) {
+            double v = as_pct ? (g ? s->v[k] * 100 / (double)g : 0) : s->v[k];
+
+            if (v > ymax)
+                ymax = v;
+        }
+    }
+    ts = time_scale(span);
+    c.x = (struct axis){0, span > 0 ? span / ts.div_s : 1, false};
+    c.y = as_pct ? (struct axis){0, 100, false} : y_axis(ymax);
+    run_legend(f, runs, n);
+    chart_open(&c, label);
+    chart_axes(&c, ts.title, ytitle);
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_series *s = get(runs[i]);
+        uint64_t g = gp_metrics_summary(runs[i])->cluster_gpus;
+
+        if (s->n == 0)
+            continue;
+        fprintf(f,
+                "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
+                "stroke-linejoin=\"round\" points=\"",
+                colour(i));
+        for (size_t k = 0; k < s->n; k++) {
+            double v = as_pct ? (g ? s->v[k] * 100 / (double)g : 0) : s->v[k];
+
+            fprintf(f, "%s%.1f,%.1f", k ? " " : "",
+                    px(&c, bucket_mid_s(s, k) / ts.div_s), py(&c, v));
+        }
+        fputs("\"/>\n", f);
+    }
+    chart_close(&c);
+}
+
+static const struct gp_series *util_of(const struct gp_metrics *m)
+{
+    return gp_metrics_util_series(m);
+}
+
+static const struct gp_series *queue_of(const struct gp_metrics *m)
+{
+    return gp_metrics_queue_series(m);
+}
+
+/* Empirical CDF of JCTs, log x; at most CDF_POINTS steps per run. */
+static void cdf_chart(FILE *f, struct gp_metrics *const *runs, size_t n)
+{
+    struct chart c = {.f = f};
+    double lo = 0, hi = 0;
+    bool any = false;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t nj;
+        const double *j = gp_metrics_jcts(runs[i], &nj);
+
+        for (size_t k = 0; k < nj; k++) {
+            if (j[k] <= 0)
+                continue;
+            if (!any || j[k] < lo)
+                lo = j[k];
+            if (!any || j[k] > hi)
+                hi = j[k];
+            any = true;
+        }
+    }
+    if (!any) {
+        fputs("<p class=\"note\">No job completed.</p>\n", f);
+        return;
+    }
+    /* whole decades around the data, and never less than one */
+    lo = pow(10, floor(log10(lo)));
+    hi = pow(10, ceil(log10(hi)));
+    if (hi <= lo)
+        hi = lo * 10;
+    c.x = (struct axis){lo, hi, true};
+    c.y = (struct axis){0, 1, false};
+    run_legend(f, runs, n);
+    chart_open(&c, "JCT CDF");
+    chart_axes(&c, "job completion time (log scale)", "fraction of jobs");
+    for (size_t i = 0; i < n; i++) {
+        size_t nj, k;
+        const double *j = gp_metrics_jcts(runs[i], &nj);
+        double prev = 0;
+
+        if (nj == 0)
+            continue;
+        k = nj < CDF_POINTS ? nj : CDF_POINTS;
+        fprintf(f,
+                "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
+                "points=\"%.1f,%.1f",
+                colour(i), px(&c, j[0]), py(&c, 0));
+        for (size_t p = 0; p < k; p++) {
+            size_t idx = ((p + 1) * nj + k - 1) / k - 1;
+            double y = (double)(idx + 1) / (double)nj;
+            double x = px(&c, j[idx]);
+
+            fprintf(f, " %.1f,%.1f %.1f,%.1f", x, py(&c, prev), x, py(&c, y));
+            prev = y;
+        }
+        fputs("\"/>\n", f);
+    }
+    chart_close(&c);
+}
+
+/* The tenants that get their own colour: the first run's top by GPU time. */
+struct tenant_set {
+    const char *names[TOP_TENANTS];
+    size_t n;
+};
+
+static void top_set(const struct gp_summary *s, struct tenant_set *ts)
+{
+    size_t idx[TOP_TENANTS];
+
+    ts->n = gp__top_tenants(s, TOP_TENANTS, idx);
+    for (size_t i = 0; i < ts->n; i++)
+        ts->names[i] = s->tenants[idx[i]].name;
+}
+
+/* Stacked areas of busy GPUs per tenant for one run; "other" on top. */
+static int tenant_chart(FILE *f, const struct gp_metrics *m,
+                        const struct tenant_set *set, const char *label)
+{
+    const struct gp_summary *s = gp_metrics_summary(m);
+    const struct gp_series *util = gp_metrics_util_series(m);
+    struct chart c = {.f = f};
+    struct tscale ts = time_scale(series_span_s(util));
+    double *lower, *upper;
+    size_t nb = util->n;
+
+    if (nb == 0) {
+        fputs("<p class=\"note\">No data.</p>\n", f);
+        return GP_OK;
+    }
+    if (!(lower = calloc(nb, sizeof(*lower))) ||
+        !(upper = calloc(nb, sizeof(*upper)))) {
+        free(lower);
+        return GP_ENOMEM;
+    }
+    c.x = (struct axis){0, series_span_s(util) / ts.div_s, false};
+    c.y = y_axis((double)s->cluster_gpus);
+    chart_open(&c, label);
+    chart_axes(&c, ts.title, "busy GPUs");
+    for (size_t layer = 0; layer <= set->n; layer++) {
+        const struct gp_series *t = NULL;
+        const char *col = layer < set->n ? colour(layer) : OTHER_COLOUR;
+
+        if (layer < set->n) {
+            size_t k = gp__tenant_find(s, set->names[layer]);
+
+            if (k == (size_t)-1)
+                continue;
+            t = gp_metrics_tenant_series(m, k);
+        }
+        for (size_t b = 0; b < nb; b++) {
+            /* "other": whatever the named tenants leave of the total */
+            double v = t ? t->v[b] : util->v[b] - lower[b];
+
+            upper[b] = lower[b] + (v > 0 ? v : 0);
+        }
+        fprintf(f, "<polygon fill=\"%s\" fill-opacity=\"0.85\" points=\"",
+                col);
+        /* the upper edge left to right, from the axis start to the end */
+        fprintf(f, "%.1f,%.1f", px(&c, 0), py(&c, upper[0]));
+        for (size_t b = 0; b < nb; b++)
+            fprintf(f, " %.1f,%.1f", px(&c, bucket_mid_s(util, b) / ts.div_s),
+                    py(&c, upper[b]));
+        fprintf(f, " %.1f,%.1f", px(&c, c.x.hi), py(&c, upper[nb - 1]));
+        /* the lower edge back */
+        fprintf(f, " %.1f,%.1f", px(&c, c.x.hi), py(&c, lower[nb - 1]));
+        for (size_t b = nb; b-- > 0;)
+            fprintf(f, " %.1f,%.1f", px(&c, bucket_mid_s(util, b) / ts.div_s),
+                    py(&c, lower[b]));
+        fprintf(f, " %.1f,%.1f\"/>\n", px(&c, 0), py(&c, lower[0]));
+        memcpy(lower, upper, nb * sizeof(*lower));
+    }
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            "stroke=\"#222\" stroke-dasharray=\"4 3\"/>\n",
+            ML, py(&c, (double)s->cluster_gpus), CW - MR,
+            py(&c, (double)s->cluster_gpus));
+    chart_close(&c);
+    free(lower);
+    free(upper);
+    return GP_OK;
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+static void td(FILE *f, const char *cls, const char *text)
+{
+    if (cls)
+        fprintf(f, "<td class=\"%s\">", cls);
+    else
+        fputs("<td>", f);
+    esc(f, text);
+    fputs("</td>", f);
+}
+
+static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
+{
+    const struct gp_summary *first = gp_metrics_summary(runs[0]);
+    size_t top[TABLE_TENANTS], ntop;
+    char buf[128];
+    struct gp__tunit unit;
+
+    fputs("<table class=\"sum\">\n<thead><tr><th class=\"l\"></th>", f);
+    for (size_t i = 0; i < n; i++) {
+        gp__run_name(runs, n, i, buf, sizeof(buf));
+        fprintf(f, "<th style=\"color:%s\">", colour(i));
+        esc(f, buf);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    for (size_t r = 0; r < gp__nrows; r++) {
+        gp__row_label(&gp__rows[r], runs, n, buf, sizeof(buf), &unit);
+        fputs("<tr>", f);
+        td(f, "l", buf);
+        for (size_t i = 0; i < n; i++) {
+            gp__row_cell(&gp__rows[r], gp_metrics_summary(runs[i]), unit, buf,
+                         sizeof(buf));
+            td(f, NULL, buf);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("<tr><td class=\"l\">placement</td>", f);
+    for (size_t i = 0; i < n; i++)
+        td(f, NULL, gp_metrics_summary(runs[i])->placement);
+    fputs("</tr>\n<tr><td class=\"l\">cluster GPUs</td>", f);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(buf, sizeof(buf), "%llu",
+                 (unsigned long long)gp_metrics_summary(runs[i])->cluster_gpus);
+        td(f, NULL, buf);
+    }
+    fputs("</tr>\n", f);
+
+    ntop = gp__top_tenants(first, TABLE_TENANTS, top);
+    for (size_t w = 0; w < 4 && ntop; w++) {
+        static const char *const what[] = {"avg JCT", "avg wait", "p99 wait",
+                                           "share of GPU time (%)"};
+        double max_s = 0;
+
+        for (size_t i = 0; i < n && w < 3; i++) {
+            const struct gp_summary *s = gp_metrics_summary(runs[i]);
+
+            for (size_t t = 0; t < s->ntenants; t++) {
+                const struct gp_tenant_summary *ts = &s->tenants[t];
+                double v = w == 0 ? ts->avg_jct_s
+                           : w == 1 ? ts->avg_wait_s : ts->p99_wait_s;
+
+                if (v > max_s)
+                    max_s = v;
+            }
+        }
+        unit = gp__time_unit(max_s);
+        if (w < 3)
+            snprintf(buf, sizeof(buf), "per tenant: %s (%s)", what[w],
+                     unit.name);
+        else
+            snprintf(buf, sizeof(buf), "per tenant: %s", what[w]);
+        fprintf(f, "<tr class=\"g\"><td colspan=\"%zu\">", n + 1);
+        esc(f, buf);
+        fputs("</td></tr>\n", f);
+        for (size_t t = 0; t < ntop; t++) {
+            const char *name = first->tenants[top[t]].name;
+
+            fputs("<tr>", f);
+            td(f, "l t", name);
+            for (size_t i = 0; i < n; i++) {
+                const struct gp_summary *s = gp_metrics_summary(runs[i]);
+                size_t k = gp__tenant_find(s, name);
+                const struct gp_tenant_summary *ts =
+                    k == (size_t)-1 ? NULL : &s->tenants[k];
+
+                if (!ts)
+                    snprintf(buf, sizeof(buf), "-");
+                else if (w == 3)
+                    snprintf(buf, sizeof(buf), "%.1f",
+                             ts->share_of_gpu_time * 100);
+                else
+                    snprintf(buf, sizeof(buf), "%.2f",
+                             (w == 0   ? ts->avg_jct_s
+                              : w == 1 ? ts->avg_wait_s
+                                       : ts->p99_wait_s) /
+                                 unit.div_s);
+                td(f, NULL, buf);
+            }
+            fputs("</tr>\n", f);
+        }
+    }
+    fputs("</tbody></table>\n", f);
+    if (ntop < first->ntenants)
+        fprintf(f,
+                "<p class=\"note\">Tenants: the %zu holding the most GPU time "
+                "in the first run, of %zu.</p>\n",
+                ntop, first->ntenants);
+}
+
+static void info_row(FILE *f, const char *key, const char *value)
+{
+    if (!value || !*value)
+        return;
+    fputs("<tr><th>", f);
+    esc(f, key);
+    fputs("</th><td>", f);
+    esc(f, value);
+    fputs("</td></tr>\n", f);
+}
+
+static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
+                      const struct gp_report_info *info)
+{
+    const char *title = info && info->title && *info->title
+                            ? info->title
+                            : "gpupool simulation report";
+    struct tenant_set set;
+    int rc;
+
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, "
+          "initial-scale=1\">\n<title>",
+          f);
+    esc(f, title);
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
+    esc(f, title);
+    fputs("</h1>\n<table class=\"info\">\n", f);
+    if (info) {
+        info_row(f, "trace", info->trace);
+        info_row(f, "cluster", info->cluster);
+        info_row(f, "command", info->command);
+    }
+    fputs("</table>\n", f);
+    if (n == 0) {
+        fputs("<p class=\"note\">No runs.</p>\n</body>\n</html>\n", f);
+        return GP_OK;
+    }
+
+    fputs("<h2>Summary</h2>\n", f);
+    summary_table(f, runs, n);
+
+    fputs("<h2>GPU utilization over time</h2>\n", f);
+    time_chart(f, runs, n, util_of, true, "busy GPUs (% of cluster)",
+               "GPU utilization over time");
+    fputs("<h2>Queue length over time</h2>\n", f);
+    time_chart(f, runs, n, queue_of, false, "pending jobs",
+               "queue length over time");
+    fputs("<h2>Job completion time CDF</h2>\n", f);
+    cdf_chart(f, runs, n);
+
+    fputs("<h2>GPU usage per tenant</h2>\n", f);
+    top_set(gp_metrics_summary(runs[0]), &set);
+    fputs("<div class=\"legend\">", f);
+    for (size_t i = 0; i < set.n; i++)
+        legend_item(f, colour(i), set.names[i]);
+    legend_item(f, OTHER_COLOUR, "other");
+    fputs("<div><span style=\"background:none;border-top:2px dashed #222;"
+          "height:0\"></span>cluster GPUs</div></div>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        char name[128];
+
+        gp__run_name(runs, n, i, name, sizeof(name));
+        fputs("<h3>", f);
+        esc(f, name);
+        fputs("</h3>\n", f);
+        if ((rc = tenant_chart(f, runs[i], &set, name)) != GP_OK)
+            return rc;
+    }
+    fputs("<footer>Generated by gpupool. Times are simulated; averages are "
+          "over the buckets of each series.</footer>\n</body>\n</html>\n",
+          f);
+    return GP_OK;
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+/* mkdir -p: every missing component, each must end up a directory. */
+static int make_dirs(const char *dir, struct gp_diag *diag)
+{
+    size_t len = strlen(dir);
+    char *p = malloc(len + 1);
+    struct stat st;
+    int rc = GP_OK;
+
+    if (!p)
+        return GP_ENOMEM;
+    memcpy(p, dir, len + 1);
+    for (size_t i = 1; i <= len && rc == GP_OK; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            rc = gp_diag_set(diag, GP_EIO, p, "cannot create directory: %s",
+                             strerror(errno));
+        else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+            rc = gp_diag_set(diag, GP_EIO, p, "not a directory");
+        if (i < len)
+            p[i] = '/';
+    }
+    free(p);
+    return rc;
+}
+
+int gp_report_write(const char *dir, struct gp_metrics *const *runs, size_t n,
+                    const struct gp_report_info *info, struct gp_diag *diag)
+{
+    char *path;
+    FILE *f;
+    int rc;
+
+    if (!dir || !*dir)
+        return gp_diag_set(diag, GP_EINVAL, "report", "no directory given");
+    for (size_t i = 0; i < n; i++)
+        if (!gp__metrics_finished(runs[i]))
+            return gp_diag_set(diag, GP_ESTATE, "report",
+                               "run %zu has not finished", i);
+    if ((rc = make_dirs(dir, diag)) != GP_OK)
+        return rc;
+    if (!(path = malloc(strlen(dir) + sizeof("/index.html"))))
+        return GP_ENOMEM;
+    strcpy(path, dir);
+    strcat(path, "/index.html");
+    if (!(f = fopen(path, "w"))) {
+        rc = gp_diag_set(diag, GP_EIO, path, "cannot create: %s",
+                         strerror(errno));
+        free(path);
+        return rc;
+    }
+    rc = write_html(f, runs, n, info);
+    if (ferror(f) && rc == GP_OK)
+        rc = gp_diag_set(diag, GP_EIO, path, "write failed");
+    if (fclose(f) != 0 && rc == GP_OK)
+        rc = gp_diag_set(diag, GP_EIO, path, "cannot close: %s",
+                         strerror(errno));
+    if (rc == GP_ENOMEM)
+        gp_diag_set(diag, rc, path, "out of memory");
+    free(path);
+    return rc;
+}

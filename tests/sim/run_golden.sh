@@ -1,0 +1,53 @@
+#!/bin/sh
+# run_golden.sh GPUPOOL CASE_DIR - replay CASE_DIR/../trace.csv with the
+# options in CASE_DIR/args; check the per-job results against
+# expected-jobs.csv (id, first start, end, preemptions), the summary against
+# expected-summary.json, the invariants (no GPU over-allocated, every job
+# ended), and that a second run prints byte-identical output.
+set -eu
+exe=$1
+case_dir=$2
+trace="$case_dir/../trace.csv"
+[ -f "$case_dir/trace.csv" ] && trace="$case_dir/trace.csv"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck disable=SC2046
+"$exe" sim --trace "$trace" $(cat "$case_dir/args") --json --no-wall \
+    --no-progress --jobs-csv "$tmp/jobs1.csv" >"$tmp/out1.json"
+# shellcheck disable=SC2046
+"$exe" sim --trace "$trace" $(cat "$case_dir/args") --json --no-wall \
+    --no-progress --jobs-csv "$tmp/jobs2.csv" >"$tmp/out2.json"
+cmp -s "$tmp/out1.json" "$tmp/out2.json" ||
+    { echo "FAIL: two runs printed different JSON"; exit 1; }
+cmp -s "$tmp/jobs1.csv" "$tmp/jobs2.csv" ||
+    { echo "FAIL: two runs wrote different job CSVs"; exit 1; }
+python3 - "$case_dir" "$tmp" <<'PY'
+import csv, json, sys
+case, tmp = sys.argv[1], sys.argv[2]
+out = json.load(open(tmp + "/out1.json"))
+jobs = {r["id"]: r for r in csv.DictReader(open(tmp + "/jobs1.csv"))}
+bad = []
+for want in csv.DictReader(open(case + "/expected-jobs.csv")):
+    got = jobs.get(want["id"])
+    if got is None:
+        bad.append(f"job {want['id']}: missing from the output")
+        continue
+    for k, v in want.items():
+        if k == "id":
+            continue
+        if abs(float(got[k]) - float(v)) > 1e-6:
+            bad.append(f"job {want['id']}: {k} = {got[k]}, expected {v}")
+for k, v in json.load(open(case + "/expected-summary.json")).items():
+    if k not in out:
+        bad.append(f"summary: no key {k}")
+    elif abs(float(out[k]) - float(v)) > 1e-6 * max(1.0, abs(float(v))):
+        bad.append(f"summary: {k} = {out[k]}, expected {v}")
+if out.get("unfinished", 0) != 0:
+    bad.append(f"invariant: {out['unfinished']} jobs never ended")
+if not 0 <= float(out["gpu_utilization"]) <= 1 + 1e-9:
+    bad.append("invariant: GPU utilization above 1 (a GPU given twice)")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+echo "ok: $(basename "$case_dir")"

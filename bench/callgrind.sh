@@ -4,8 +4,9 @@
 # moves with the machine's load, instruction counts do not.
 #
 # The case is bench_sim's callgrind-fixed: 20,000 synthetic jobs on 2,000
-# GPUs (250x8) under las, placement pack, seed 1. It prints no clock
-# readings, so the same binary gives the same count on every run.
+# GPUs (250x8) under las, placement pack, seed 1, offered load 2.0 (so las
+# queues and preempts). It prints no clock readings, so the same binary
+# gives the same count on every run.
 #
 # usage: bench/callgrind.sh [BUILD_DIR]      (default: build-release)
 #        BENCH_SIM=path/to/bench_sim bench/callgrind.sh

@@ -66,6 +66,7 @@ struct gp_strtab {
     uint32_t *slots; /* open addressing: id or 0 */
     uint32_t nslots; /* power of two */
     struct gp_arena mem;
+    char empty[1];   /* the string of id 0 */
 };
 void gp_strtab_init(struct gp_strtab *t);
 void gp_strtab_fini(struct gp_strtab *t);

@@ -19,10 +19,12 @@
 #define GPUPOOL_CORE_H
 
 #include "gpupool/job.h"
+#include "gpupool/predict.h"
 
 struct gp_core;
 struct gp_view;
 struct gp_plan;
+struct gp_tenant_info;
 
 /* ---- policies ---------------------------------------------------------- */
 
@@ -42,6 +44,14 @@ struct gp_policy_ops {
     const char *name;
     const char *summary;
     bool preemptive;
+    /* Keep a pending queue per tenant (and shape), so the policy can walk
+     * one tenant's jobs (gp_pending_iter_init_tenant) and skip a tenant. */
+    bool queues_by_tenant;
+    /* grace period and protections used when the world does not set them
+     * (see gp_core_config) */
+    int64_t default_grace_us;
+    int64_t default_min_run_us[GP_NPRIO];
+    uint32_t default_max_preemptions[GP_NPRIO];
     /* optional; parse options, allocate private state. Unknown keys are
      * GP_EINVAL with a diag naming the key. */
     int (*init)(void **priv, const struct gp_policy_args *args,
@@ -86,6 +96,11 @@ struct gp_pending_iter {
 int gp_pending_iter_init(struct gp_pending_iter *it, const struct gp_view *v);
 const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it);
 void gp_pending_iter_skip_shape(struct gp_pending_iter *it);
+/* Only one tenant's jobs (the policy must set queues_by_tenant). */
+int gp_pending_iter_init_tenant(struct gp_pending_iter *it,
+                                const struct gp_view *v, uint32_t tenant);
+/* Drop the rest of the current job's tenant (queues_by_tenant only). */
+void gp_pending_iter_skip_tenant(struct gp_pending_iter *it);
 
 /* Iterate running jobs from the highest rank (the best victim) down. */
 struct gp_running_iter {
@@ -94,6 +109,35 @@ struct gp_running_iter {
 };
 int gp_running_iter_init(struct gp_running_iter *it, const struct gp_view *v);
 const struct gp_job *gp_running_iter_next(struct gp_running_iter *it);
+
+/* Would the job fit if these running jobs' GPUs were free (and those of
+ * every job already stopping)? For graceful preemption, where GPUs come
+ * free only when the victims stop. */
+int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
+                         const struct gp_job *const *victims, size_t n,
+                         struct gp_placement *where);
+/* Is the plan's preemption graceful (a grace period is configured)? */
+bool gp_view_graceful(const struct gp_view *v);
+
+/* Running jobs in no particular order, for policies that rank victims by
+ * their own measure: i < gp_view_nrunning(). Preempting jobs excluded. */
+const struct gp_job *gp_view_running_at(const struct gp_view *v, size_t i);
+
+/* The fair-share ledger as of this round (see gp_tenant_info). */
+size_t gp_view_ntenants(const struct gp_view *v);
+const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,
+                                            uint32_t tenant);
+/* Can this job be preempted now (minimum run time, preemption cap)? */
+bool gp_view_may_preempt(const struct gp_view *v, const struct gp_job *job);
+/* Work the job would lose if preempted now (microseconds): nothing for a
+ * checkpoint-capable job (it saves at the signal), all of it for one that
+ * cannot checkpoint. */
+int64_t gp_view_loss_if_preempted(const struct gp_view *v,
+                                  const struct gp_job *job);
+int64_t gp_view_predicted_remaining(const struct gp_view *v,
+                                    const struct gp_job *job);
+/* GPUs held by jobs that were signalled and have not stopped yet. */
+uint64_t gp_view_preempting_gpus(const struct gp_view *v);
 
 /* Where would this job fit now, given the plan so far? GP_ENOFIT if nowhere.
  * `gpus` overrides the job's size when non-zero (elastic jobs). */
@@ -105,8 +149,15 @@ int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
 /* Start a pending job at a placement found by gp_view_fit. */
 int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
                   const struct gp_placement *where);
-/* Preempt a running job (its GPUs become free for the rest of the plan). */
+/* Preempt a running job. Without a grace period its GPUs become free for
+ * the rest of the plan; with one they stay held until the job stops (see
+ * gp_view_fit_if_freed). GP_EPLAN if the job is protected (minimum run
+ * time, preemption cap) or not running. */
 int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job);
+/* The same, reclaiming the GPUs for `tenant` (the ledger counts them as
+ * incoming to it until the job stops). */
+int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
+                        uint32_t tenant);
 /* Has this plan already touched the job? */
 bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job);
 /* Savepoints: undo every action after a mark (e.g. a failed victim search). */
@@ -114,13 +165,63 @@ size_t gp_plan_mark(const struct gp_plan *p);
 void gp_plan_rollback(struct gp_plan *p, size_t mark);
 size_t gp_plan_nactions(const struct gp_plan *p);
 
+/* ---- tenants and the fair-share ledger --------------------------------- */
+
+#define GP_TENANT_NONE UINT32_MAX
+
+struct gp_tenant_spec {
+    const char *name;
+    const char *parent;   /* NULL = top level; nested tenants share their
+                             parent's guarantee */
+    double weight;        /* > 0; 0 = 1 */
+    uint32_t guarantee;   /* GPUs it is guaranteed */
+    uint32_t cap;         /* most GPUs it may hold, borrowed included;
+                             0 = no cap */
+    uint32_t lend_limit;  /* GPUs of its guarantee it never lends */
+};
+
+/* What the ledger knows of a tenant now. */
+struct gp_tenant_info {
+    const char *name;
+    uint32_t parent;
+    double weight;
+    uint32_t guarantee, cap, lend_limit;
+    uint64_t held;         /* GPUs of its running and preempting jobs */
+    uint64_t pending_gpus; /* GPUs its pending jobs ask for */
+    uint64_t demand;       /* held + pending_gpus */
+    double entitled;       /* its guarantee up to its demand, plus a
+                              weighted share of what remains, water-filled
+                              over tenants with unmet demand, <= cap */
+    double usage_gpu_s;    /* past GPU use, decayed with the half-life */
+    uint32_t npending, nrunning;
+    uint64_t incoming;     /* GPUs being reclaimed for it (preempting) */
+    uint64_t owed;         /* GPUs reclaimed for it, free now, not yet used
+                              by it (kept for it until the end of the round
+                              after its last victim stopped) */
+};
+
+/* Declare a tenant before its jobs arrive (jobs of undeclared tenants get
+ * a tenant of weight 1 and no guarantee). GP_EEXIST, GP_ENOENT (parent),
+ * GP_EINVAL (weight, cap below guarantee, lend limit above guarantee). */
+int gp_core_add_tenant(struct gp_core *core, const struct gp_tenant_spec *spec,
+                       struct gp_diag *diag);
+/* The ledger now (entitlements are recomputed when stale). */
+const struct gp_tenant_info *gp_core_tenant_info(struct gp_core *core,
+                                                 uint32_t tenant);
+/* Find a tenant by name: GP_ENOENT if unknown. */
+int gp_core_find_tenant(const struct gp_core *core, const char *name,
+                        uint32_t *tenant);
+
 /* ---- backends: how decisions take effect ------------------------------- */
 
 struct gp_backend_ops {
     const char *name;
     /* The job starts on `where` now (its accounting is already updated). */
     int (*start)(void *priv, const struct gp_job *job, int64_t now_us);
-    /* The job is preempted now; its GPUs are free again. */
+    /* The job is preempted now. Without a grace period its GPUs are free
+     * again at once. With one (gp_core_config.grace_us) this is the signal:
+     * the job keeps its GPUs until the backend reports it stopped
+     * (gp_core_job_stopped), or the core stops it when the grace ends. */
     int (*preempt)(void *priv, const struct gp_job *job, int64_t now_us);
 };
 
@@ -156,6 +257,20 @@ struct gp_core_config {
     const struct gp_observer_ops *observer;
     void *observer_priv;
     const struct gp_env *env;
+    /* graceful preemption: how long a signalled job may take to stop;
+     * 0 = preemption is instant and loses nothing; GP_TIME_NONE (-1) = the
+     * policy's default_grace_us */
+    int64_t grace_us;
+    /* protections per priority class (index enum gp_prio_class): no
+     * preemption before min_run_us of the current run, at most
+     * max_preemptions in a job's life (0 = no cap). -1 (min_run_us) or
+     * UINT32_MAX (max_preemptions) = the policy's default. */
+    int64_t min_run_us[GP_NPRIO];
+    uint32_t max_preemptions[GP_NPRIO];
+    /* half-life of the decay of past usage (0 = 24 hours) */
+    int64_t usage_half_life_us;
+    /* the run-time predictor's settings (NULL = defaults) */
+    const struct gp_predictor_config *predictor;
 };
 
 /* The core takes ownership of the cluster. */
@@ -170,6 +285,11 @@ int gp_core_submit(struct gp_core *core, const struct gp_job_spec *spec,
 /* The backend reports that a running job finished (or failed). */
 int gp_core_job_ended(struct gp_core *core, uint32_t job_id,
                       enum gp_job_state how, int64_t now_us);
+/* A signalled job stopped: its GPUs are free, it is pending again with
+ * `saved_work_us` of work kept (what its checkpoint holds; the rest is
+ * lost). GP_ESTATE unless the job is preempting. */
+int gp_core_job_stopped(struct gp_core *core, uint32_t job_id,
+                        int64_t saved_work_us, int64_t now_us);
 /* Cancel a pending or running job. */
 int gp_core_cancel(struct gp_core *core, uint32_t job_id, int64_t now_us);
 
@@ -193,6 +313,11 @@ const char *gp_core_str(const struct gp_core *core, uint32_t strid);
 const struct gp_policy_ops *gp_core_policy(const struct gp_core *core);
 enum gp_place_model gp_core_model(const struct gp_core *core);
 int64_t gp_core_restart_cost_us(const struct gp_core *core);
+int64_t gp_core_grace_us(const struct gp_core *core);
+/* Predicted remaining run time of a job now (microseconds, >= 1 s while it
+ * runs past its prediction). */
+int64_t gp_core_predicted_remaining(const struct gp_core *core,
+                                    const struct gp_job *job, int64_t now_us);
 /* Count of rounds run and of actions applied, for benchmarks. */
 uint64_t gp_core_nrounds(const struct gp_core *core);
 

@@ -63,8 +63,13 @@ struct gp_job {
     int64_t end_us;          /* GP_TIME_NONE until ended */
     int64_t gpu_us;          /* GPU-microseconds held so far (ended runs) */
     int64_t attained_gpu_us; /* useful GPU-microseconds done (ended runs) */
+    int64_t lost_work_us;    /* work thrown away by preemptions */
+    int64_t signal_us;       /* when a graceful preemption was signalled */
+    int64_t predicted_us;    /* predicted run time at submission */
     uint32_t preemptions;
     uint32_t starts;
+    uint8_t pred_source;     /* enum gp_predict_source */
+    uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
 
     /* placement while running */
     struct gp_placement where;
@@ -76,6 +81,14 @@ struct gp_job {
     uint8_t plan_op;
     int64_t rank[2];    /* the policy's rank, lower runs first */
 };
+
+/* Priority classes: priority > 0 is high, 0 normal, < 0 low. */
+enum gp_prio_class { GP_PRIO_LOW, GP_PRIO_NORMAL, GP_PRIO_HIGH, GP_NPRIO };
+static inline enum gp_prio_class gp_job_class(const struct gp_job *j)
+{
+    return j->priority > 0 ? GP_PRIO_HIGH
+                           : j->priority < 0 ? GP_PRIO_LOW : GP_PRIO_NORMAL;
+}
 
 static inline bool gp_job_is_running(const struct gp_job *j)
 {

@@ -2,7 +2,8 @@
  * over time. A gp_metrics is an observer of one core (see core.h): it
  * integrates busy GPUs and queue length between events, keeps time series
  * in a fixed number of buckets (bucket width doubles as the run grows, so
- * memory stays constant), and at the end computes the summary.
+ * memory stays constant), and at the end computes the summary. Every
+ * figure is defined in docs/metrics.md; percentiles are nearest-rank.
  */
 #ifndef GPUPOOL_METRICS_H
 #define GPUPOOL_METRICS_H
@@ -40,6 +41,11 @@ struct gp_summary {
     double lb_makespan_s;    /* work conservation with arrivals */
     double avg_jct_ratio;    /* avg JCT / lb_avg_jct_s */
     double makespan_ratio;   /* makespan / lb_makespan_s */
+    /* run-time prediction (see predict.h), over the completed jobs of known
+     * duration: relative error |predicted - actual| / actual at submission */
+    uint64_t predicted;          /* jobs measured */
+    double pred_p50_rel_err, pred_p90_rel_err;
+    double pred_underestimated;  /* share predicted shorter than they ran */
     uint64_t rounds;
     uint64_t events;
     double wall_s;
@@ -69,15 +75,18 @@ extern const struct gp_observer_ops gp_metrics_observer;
 void gp_metrics_count_event(struct gp_metrics *m);
 /* Close the books at end_us: summary, percentiles, series. The metrics copy
  * what they need of every job (id, tenant, user, name, times, counts), so
- * the core may be freed afterwards. */
+ * the core may be freed afterwards. Once only (GP_ESTATE after); GP_ENOMEM,
+ * also for an allocation that failed inside a hook. */
 int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
                       int64_t end_us, double wall_s);
 
+/* The readers below are meaningful after gp_metrics_finish; what they
+ * return lives as long as the metrics. */
 const struct gp_summary *gp_metrics_summary(const struct gp_metrics *m);
 /* Sorted JCTs (seconds) of completed jobs, for CDFs. */
 const double *gp_metrics_jcts(const struct gp_metrics *m, size_t *n);
 /* Over time: busy GPUs (average per bucket), pending jobs, and per tenant
- * busy GPUs (index as in gp_summary.tenants). */
+ * busy GPUs (index as in gp_summary.tenants; NULL past the last). */
 const struct gp_series *gp_metrics_util_series(const struct gp_metrics *m);
 const struct gp_series *gp_metrics_queue_series(const struct gp_metrics *m);
 const struct gp_series *gp_metrics_tenant_series(const struct gp_metrics *m,

@@ -11,15 +11,18 @@
 #include "gpupool/metrics.h"
 
 /* One JSON object for one run, or a JSON array when n > 1 or `array`.
- * Keys: see docs/metrics.md. `with_wall` false omits wall_s (for golden
- * tests that must be byte-identical). */
+ * Keys: see docs/metrics.md. `with_wall` false omits wall_s and
+ * events_per_s (for golden tests that must be byte-identical). GP_ESTATE
+ * for a run not finished, GP_EIO when writing fails, GP_ENOMEM. */
 int gp_output_json(FILE *out, struct gp_metrics *const *runs, size_t n,
                    bool array, bool with_wall);
 /* A table with one column per run. */
 void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
                      bool with_wall);
 /* One CSV row per job: id,tenant,user,name,gpus,submit_s,first_start_s,
- * end_s,wait_s,jct_s,duration_s,preemptions,starts,gpu_s,state. */
+ * end_s,wait_s,jct_s,duration_s,preemptions,starts,gpu_s,state. Times in
+ * seconds with 6 decimals, empty where never reached. GP_ESTATE before
+ * gp_metrics_finish, GP_EIO when writing fails. */
 int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out);
 
 struct gp_report_info {
@@ -28,9 +31,11 @@ struct gp_report_info {
     const char *cluster; /* the cluster spec */
     const char *command; /* the command line that produced it */
 };
-/* Write DIR/index.html (created if missing): summary table, GPU utilization
- * and queue length over time, JCT CDF per run, per-tenant GPU usage over
- * time. Charts are inline SVG; the file needs nothing else. */
+/* Write DIR/index.html (DIR and its parents created if missing): summary
+ * table, GPU utilization and queue length over time, JCT CDF per run,
+ * per-tenant GPU usage over time. Charts are inline SVG; the file needs
+ * nothing else. info and its fields may be NULL. GP_EIO (diag names the
+ * path) when a directory or the file cannot be made or written. */
 int gp_report_write(const char *dir, struct gp_metrics *const *runs, size_t n,
                     const struct gp_report_info *info, struct gp_diag *diag);
 

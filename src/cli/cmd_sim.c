@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "gpupool/report.h"
 #include "gpupool/sim.h"
+#include "trace/tenants.h"
 
 extern const unsigned char gp_demo_trace[];
 extern const size_t gp_demo_trace_len;
@@ -38,6 +39,13 @@ struct sim_args {
     const char *report;
     const char *jobs_csv;
     int verbose;
+    const char *tenants;
+    double grace_s; /* < 0: the policy's default */
+    double ckpt_cost_s;
+    double half_life_s;
+    double min_run_s[GP_NPRIO];
+    uint32_t max_preemptions[GP_NPRIO];
+    enum gp_ckpt_mode ckpt;
 };
 
 static double now_s(void)
@@ -91,6 +99,25 @@ static void sim_usage(FILE *out, bool demo)
                 "      --round S           also run a round every S seconds "
                 "(default 0: on events)\n"
                 "      --seed N            random seed (default 1)\n"
+                "\nmulti-tenant pooling (see docs/pooling.md):\n"
+                "      --tenants FILE      tenants: guarantees, weights, caps "
+                "(JSON)\n"
+                "      --grace S           seconds a preempted job has to "
+                "checkpoint (default: the\n"
+                "                          policy's; 120 for pool, 0 = "
+                "instant and lossless)\n"
+                "      --ckpt-cost S       seconds a job needs to checkpoint "
+                "(default 30)\n"
+                "      --checkpointable W  all | none | trace (default trace)"
+                "\n"
+                "      --min-run [CLASS=]S no preemption before S seconds of "
+                "a run (CLASS low,\n"
+                "                          normal, high; e.g. "
+                "low=0,normal=600,high=3600)\n"
+                "      --max-preemptions [CLASS=]N   at most N preemptions "
+                "in a job's life\n"
+                "      --half-life S       decay of past usage (default "
+                "86400)\n\n"
                 "      --json              print JSON (an array for several "
                 "policies)\n"
                 "      --report DIR        write DIR/index.html with charts\n"
@@ -119,6 +146,53 @@ static int parse_seconds(const char *opt, const char *s, double *out)
         return -1;
     }
     *out = x;
+    return 0;
+}
+
+/* "600" for every class, or "low=0,normal=600,high=3600". */
+static int parse_per_class(const char *opt, const char *s, double *out,
+                           bool integer)
+{
+    static const char *const names[GP_NPRIO] = {"low", "normal", "high"};
+    char buf[256], *save = NULL, *item;
+
+    if (!strchr(s, '=')) {
+        double x;
+        if (parse_seconds(opt, s, &x) != 0)
+            return -1;
+        if (integer && x != floor(x)) {
+            fprintf(stderr, "gpupool: %s: expected a whole number, got "
+                            "'%s'\n",
+                    opt, s);
+            return -1;
+        }
+        for (int k = 0; k < GP_NPRIO; k++)
+            out[k] = x;
+        return 0;
+    }
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        int k;
+
+        if (!eq) {
+            fprintf(stderr, "gpupool: %s: expected CLASS=VALUE, got '%s'\n",
+                    opt, item);
+            return -1;
+        }
+        *eq = '\0';
+        for (k = 0; k < GP_NPRIO && strcmp(names[k], item) != 0; k++)
+            ;
+        if (k == GP_NPRIO) {
+            fprintf(stderr, "gpupool: %s: unknown class '%s' (low, normal, "
+                            "high)\n",
+                    opt, item);
+            return -1;
+        }
+        if (parse_seconds(opt, eq + 1, &out[k]) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -154,7 +228,9 @@ static int add_opt(struct sim_args *a, char *arg)
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     enum { O_FORMAT = 256, O_AUX, O_PLACEMENT, O_OPT, O_RESTART, O_ROUND,
-           O_SEED, O_JSON, O_REPORT, O_JOBS, O_SKIP, O_NOWALL, O_NOPROG };
+           O_SEED, O_JSON, O_REPORT, O_JOBS, O_SKIP, O_NOWALL, O_NOPROG,
+           O_TENANTS, O_GRACE, O_CKPT_COST, O_HALF_LIFE, O_MIN_RUN,
+           O_MAX_PREEMPT, O_CKPT };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"format", required_argument, NULL, O_FORMAT},
@@ -172,6 +248,13 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"skip-bad", no_argument, NULL, O_SKIP},
         {"no-wall", no_argument, NULL, O_NOWALL},
         {"no-progress", no_argument, NULL, O_NOPROG},
+        {"tenants", required_argument, NULL, O_TENANTS},
+        {"grace", required_argument, NULL, O_GRACE},
+        {"ckpt-cost", required_argument, NULL, O_CKPT_COST},
+        {"half-life", required_argument, NULL, O_HALF_LIFE},
+        {"min-run", required_argument, NULL, O_MIN_RUN},
+        {"max-preemptions", required_argument, NULL, O_MAX_PREEMPT},
+        {"checkpointable", required_argument, NULL, O_CKPT},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -219,6 +302,53 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_NOWALL: a->with_wall = false; break;
         case O_NOPROG: a->progress = false; break;
         case 'q': a->quiet = true; break;
+        case O_TENANTS: a->tenants = optarg; break;
+        case O_GRACE:
+            if (parse_seconds("--grace", optarg, &a->grace_s))
+                return 2;
+            break;
+        case O_CKPT_COST:
+            if (parse_seconds("--ckpt-cost", optarg, &a->ckpt_cost_s))
+                return 2;
+            break;
+        case O_HALF_LIFE:
+            if (parse_seconds("--half-life", optarg, &a->half_life_s))
+                return 2;
+            if (a->half_life_s <= 0) {
+                fprintf(stderr, "gpupool: --half-life: must be > 0\n");
+                return 2;
+            }
+            break;
+        case O_MIN_RUN:
+            if (parse_per_class("--min-run", optarg, a->min_run_s, false))
+                return 2;
+            break;
+        case O_MAX_PREEMPT: {
+            double n[GP_NPRIO];
+            for (int k = 0; k < GP_NPRIO; k++)
+                n[k] = a->max_preemptions[k] == UINT32_MAX
+                           ? -1.0
+                           : (double)a->max_preemptions[k];
+            if (parse_per_class("--max-preemptions", optarg, n, true))
+                return 2;
+            for (int k = 0; k < GP_NPRIO; k++)
+                a->max_preemptions[k] = n[k] < 0 ? UINT32_MAX : (uint32_t)n[k];
+            break;
+        }
+        case O_CKPT:
+            if (strcmp(optarg, "all") == 0)
+                a->ckpt = GP_CKPT_ALL;
+            else if (strcmp(optarg, "none") == 0)
+                a->ckpt = GP_CKPT_NONE;
+            else if (strcmp(optarg, "trace") == 0)
+                a->ckpt = GP_CKPT_TRACE;
+            else {
+                fprintf(stderr, "gpupool: --checkpointable: expected all, "
+                                "none or trace, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'v': a->verbose++; break;
         case 'h': sim_usage(stdout, a->demo); return 1;
         default: sim_usage(stderr, a->demo); return 2;
@@ -268,15 +398,22 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     struct gp_env env = {log_stderr, NULL, a->verbose ? GP_LOG_DEBUG
                                                       : GP_LOG_WARN, a->seed};
     struct gp_workload wl;
+    struct gp_tenant_list tl;
     struct gp_trace *trace = NULL;
     struct gp_diag diag = {{0}, {0}};
     enum gp_place_model model = GP_PLACE_PACK;
     const char *cluster_spec = a->cluster;
-    char buf[600], cmdline[2048] = "";
+    char buf[600], cmdline[2048] = "", polbuf[512];
     int rc, status = 1;
     double t0 = now_s();
 
     gp_workload_init(&wl);
+    gp_tenant_list_init(&tl);
+    if (a->tenants && (rc = gp_tenants_load(&tl, a->tenants, &diag))) {
+        fprintf(stderr, "gpupool: --tenants: %s\n",
+                gp_diag_format(&diag, rc, buf, sizeof(buf)));
+        goto out;
+    }
     if (a->placement && gp_place_model_parse(a->placement, &model) != GP_OK) {
         fprintf(stderr, "gpupool: --placement: expected count, pack or topo, "
                         "got '%s'\n",
@@ -284,7 +421,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
         status = 2;
         goto out;
     }
-    for (char *save = NULL, *name = strtok_r(a->policies, ",", &save); name;
+    snprintf(polbuf, sizeof(polbuf), "%s", a->policies);
+    for (char *save = NULL, *name = strtok_r(polbuf, ",", &save); name;
          name = strtok_r(NULL, ",", &save)) {
         if (npol == MAX_POLICIES) {
             fprintf(stderr, "gpupool: --policy: at most %d policies\n",
@@ -362,8 +500,21 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             .seed = a->seed,
             .progress = a->progress && isatty(2),
             .env = &env,
+            .tenants = tl.t,
+            .ntenants = tl.n,
+            .grace_us = a->grace_s < 0 ? GP_TIME_NONE
+                                       : (int64_t)llround(a->grace_s * 1e6),
+            .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),
+            .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
+            .ckpt = a->ckpt,
         };
 
+        for (int k = 0; k < GP_NPRIO; k++) {
+            cfg.min_run_us[k] = a->min_run_s[k] < 0
+                                    ? -1
+                                    : (int64_t)llround(a->min_run_s[k] * 1e6);
+            cfg.max_preemptions[k] = a->max_preemptions[k];
+        }
         for (size_t k = 0; k < a->nopts; k++)
             if (!a->opt_policy[k] ||
                 strcmp(a->opt_policy[k], pols[i]->name) == 0)
@@ -427,6 +578,7 @@ out:
         gp_metrics_free(runs[i]);
     gp_trace_close(trace);
     gp_workload_fini(&wl);
+    gp_tenant_list_fini(&tl);
     if (fflush(stdout) != 0 && status == 0) {
         fprintf(stderr, "gpupool: writing the output failed\n");
         status = 1;
@@ -442,6 +594,13 @@ static void defaults(struct sim_args *a, char *policies)
     a->seed = 1;
     a->progress = true;
     a->with_wall = true;
+    a->grace_s = -1;
+    for (int k = 0; k < GP_NPRIO; k++) {
+        a->min_run_s[k] = -1;               /* the policy's default */
+        a->max_preemptions[k] = UINT32_MAX; /* likewise */
+    }
+    a->ckpt_cost_s = 30;
+    a->half_life_s = 86400;
 }
 
 int gp_cmd_sim(int argc, char **argv)

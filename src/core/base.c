@@ -226,7 +226,7 @@ int gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len,
         t->cap = 64;
         if (!(t->strs = malloc(t->cap * sizeof(*t->strs))))
             return GP_ENOMEM;
-        t->strs[0] = (char *)"";
+        t->strs[0] = t->empty;
         t->nstrs = 1;
     }
     if ((t->nstrs + 1) * 2 > t->nslots && grow_slots(t) != GP_OK)

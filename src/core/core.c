@@ -10,7 +10,13 @@
  *  - A plan reserves GPUs as the policy adds actions (gp_cluster_take), so
  *    every later gp_view_fit sees the plan so far; a rejected plan is undone
  *    action by action in reverse.
+ *  - The fair-share ledger keeps per-tenant counters up to date on every
+ *    move (held, pending GPUs, decayed usage) and recomputes entitlements
+ *    only when something changed and someone asks.
+ *  - Graceful preemption: a signalled job keeps its GPUs (state PREEMPTING)
+ *    until the backend says it stopped or the grace period ends.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +31,36 @@ enum { OP_START = 1, OP_PREEMPT = 2 };
 
 struct shape {
     struct gp_demand d;
+    uint32_t tenant; /* NONE unless the policy queues by tenant */
     uint32_t *heap;
     uint32_t n, cap;
     uint32_t hnext; /* hash chain */
 };
 
+enum { TIMER_RANK, TIMER_KILL };
+
 struct timer {
     int64_t at_us;
     uint32_t job;
     uint32_t gen;
+    uint8_t kind;
+};
+
+struct tenant {
+    struct gp_tenant_info info;
+    uint32_t *shapes; /* its shapes, when queues are by tenant */
+    uint32_t nshapes, capshapes;
+    int64_t usage_t_us; /* usage_gpu_s is as of this time */
+    bool declared;
+    bool has_children;
+    uint64_t sub_demand; /* demand of its whole subtree */
+    double sub_entitled;
 };
 
 struct action {
     uint8_t op;
     uint32_t job;
+    uint32_t beneficiary; /* tenant a preemption reclaims for, or NONE */
     struct gp_placement where;
 };
 
@@ -63,8 +85,14 @@ struct gp_core {
 
     struct gp_strtab strs;
     struct gp_strtab tenant_names;
-    uint64_t *tenant_busy;
-    uint32_t tenant_cap;
+    struct tenant *tenants;
+    uint32_t ntenants, captenants;
+    bool ledger_stale;
+    double decay_per_us; /* ln 2 / half-life */
+    struct gp_predictor *predictor;
+    uint64_t preempting_gpus;
+    uint32_t *preempting; /* ids of signalled jobs; job->heap_pos indexes */
+    uint32_t npreempting, cappreempting;
 
     struct gp_job **chunks;
     size_t nchunks, njobs;
@@ -98,6 +126,7 @@ struct gp_core {
     struct pit_entry *pit;
     uint32_t npit, cappit;
     uint8_t *pit_skip;
+    uint8_t *pit_skip_tenant;
     uint32_t pit_cur_shape;
     uint32_t *rit;
     uint32_t nrit, caprit;
@@ -198,9 +227,10 @@ static void heap_remove(struct gp_core *c, uint32_t *h, uint32_t *n,
 
 /* ---- shapes ------------------------------------------------------------- */
 
-static uint32_t shape_hashval(const struct gp_demand *d)
+static uint32_t shape_hashval(const struct gp_demand *d, uint32_t tenant)
 {
-    uint64_t h = d->gpus * UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t h = (d->gpus + ((uint64_t)tenant << 32)) *
+                 UINT64_C(0x9e3779b97f4a7c15);
 
     h ^= (h >> 29) + d->type * UINT64_C(0xbf58476d1ce4e5b9);
     h ^= (h >> 31) + d->cpus_per_gpu * UINT64_C(0x94d049bb133111eb);
@@ -225,7 +255,8 @@ static int rehash_shapes(struct gp_core *c)
     for (uint32_t i = 0; i < n; i++)
         h[i] = NONE;
     for (uint32_t s = 0; s < c->nshapes; s++) {
-        uint32_t b = shape_hashval(&c->shapes[s].d) & (n - 1);
+        uint32_t b = shape_hashval(&c->shapes[s].d, c->shapes[s].tenant) &
+                     (n - 1);
         c->shapes[s].hnext = h[b];
         h[b] = s;
     }
@@ -236,15 +267,18 @@ static int rehash_shapes(struct gp_core *c)
 }
 
 static int shape_of(struct gp_core *c, const struct gp_demand *d,
-                    uint32_t *out)
+                    uint32_t tenant, uint32_t *out)
 {
     uint32_t b, s;
     int rc;
 
+    if (!c->cfg.policy->queues_by_tenant)
+        tenant = NONE;
     if (c->shape_hash_n) {
-        b = shape_hashval(d) & (c->shape_hash_n - 1);
+        b = shape_hashval(d, tenant) & (c->shape_hash_n - 1);
         for (s = c->shape_hash[b]; s != NONE; s = c->shapes[s].hnext) {
-            if (demand_eq(&c->shapes[s].d, d)) {
+            if (c->shapes[s].tenant == tenant &&
+                demand_eq(&c->shapes[s].d, d)) {
                 *out = s;
                 return GP_OK;
             }
@@ -259,7 +293,8 @@ static int shape_of(struct gp_core *c, const struct gp_demand *d,
     s = c->nshapes++;
     memset(&c->shapes[s], 0, sizeof(c->shapes[s]));
     c->shapes[s].d = *d;
-    b = shape_hashval(d) & (c->shape_hash_n - 1);
+    c->shapes[s].tenant = tenant;
+    b = shape_hashval(d, tenant) & (c->shape_hash_n - 1);
     c->shapes[s].hnext = c->shape_hash[b];
     c->shape_hash[b] = s;
     /* the iterator's skip flags grow with the shapes */
@@ -268,6 +303,13 @@ static int shape_of(struct gp_core *c, const struct gp_demand *d,
         if (!p)
             return GP_ENOMEM;
         c->pit_skip = p;
+    }
+    if (tenant != NONE) {
+        struct tenant *t = &c->tenants[tenant];
+        if ((rc = grow((void **)&t->shapes, &t->capshapes, sizeof(uint32_t),
+                       t->nshapes + 1)))
+            return rc;
+        t->shapes[t->nshapes++] = s;
     }
     *out = s;
     return GP_OK;
@@ -291,6 +333,9 @@ static int pending_push(struct gp_core *c, struct gp_job *j)
     s->heap[s->n] = j->id;
     heap_up(c, s->heap, s->n++, 1);
     c->npending++;
+    c->tenants[j->tenant].info.npending++;
+    c->tenants[j->tenant].info.pending_gpus += j->demand.gpus;
+    c->ledger_stale = true;
     return GP_OK;
 }
 
@@ -300,6 +345,9 @@ static void pending_remove(struct gp_core *c, struct gp_job *j)
 
     heap_remove(c, s->heap, &s->n, j->heap_pos, 1);
     c->npending--;
+    c->tenants[j->tenant].info.npending--;
+    c->tenants[j->tenant].info.pending_gpus -= j->demand.gpus;
+    c->ledger_stale = true;
 }
 
 static int running_push(struct gp_core *c, struct gp_job *j)
@@ -330,7 +378,7 @@ static bool timer_before(const struct timer *a, const struct timer *b)
 }
 
 static int timer_push(struct gp_core *c, int64_t at, uint32_t job,
-                      uint32_t gen)
+                      uint32_t gen, uint8_t kind)
 {
     uint32_t i;
     int rc;
@@ -339,7 +387,7 @@ static int timer_push(struct gp_core *c, int64_t at, uint32_t job,
                    c->ntimers + 1)))
         return rc;
     i = c->ntimers++;
-    c->timers[i] = (struct timer){at, job, gen};
+    c->timers[i] = (struct timer){at, job, gen, kind};
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
         struct timer t;
@@ -387,7 +435,271 @@ static int arm_rank_timer(struct gp_core *c, struct gp_job *j)
         return GP_OK;
     if (at <= c->now_us)
         at = c->now_us + 1;
-    return timer_push(c, at, j->id, j->starts);
+    return timer_push(c, at, j->id, j->starts, TIMER_RANK);
+}
+
+/* ---- tenants and the ledger --------------------------------------------- */
+
+/* Bring a tenant's decayed usage up to now: with held GPUs h constant since
+ * the last update, U(t) = U0 e^(-k dt) + h (1 - e^(-k dt)) / k. */
+static void tenant_touch(struct gp_core *c, struct tenant *t)
+{
+    int64_t dt = c->now_us - t->usage_t_us;
+    double e;
+
+    if (dt <= 0)
+        return;
+    e = exp(-c->decay_per_us * (double)dt);
+    t->info.usage_gpu_s = t->info.usage_gpu_s * e +
+                          (double)t->info.held * (1.0 - e) /
+                              c->decay_per_us / 1e6;
+    t->usage_t_us = c->now_us;
+}
+
+static void tenant_held(struct gp_core *c, uint32_t tenant, int64_t delta,
+                        int nrunning_delta)
+{
+    struct tenant *t = &c->tenants[tenant];
+
+    tenant_touch(c, t);
+    t->info.held = (uint64_t)((int64_t)t->info.held + delta);
+    t->info.nrunning = (uint32_t)((int32_t)t->info.nrunning + nrunning_delta);
+    c->ledger_stale = true;
+}
+
+static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
+{
+    uint32_t id;
+    struct tenant *t;
+    int rc;
+
+    if ((rc = gp_strtab_intern(&c->tenant_names, name, (size_t)-1, &id)))
+        return rc;
+    if (id - 1 < c->ntenants) {
+        *out = id - 1;
+        return GP_OK;
+    }
+    if ((rc = grow((void **)&c->tenants, &c->captenants, sizeof(*c->tenants),
+                   c->ntenants + 1)))
+        return rc;
+    {
+        uint8_t *p = realloc(c->pit_skip_tenant, c->captenants);
+        if (!p)
+            return GP_ENOMEM;
+        c->pit_skip_tenant = p;
+    }
+    t = &c->tenants[c->ntenants];
+    memset(t, 0, sizeof(*t));
+    t->info.name = gp_strtab_get(&c->tenant_names, id);
+    t->info.parent = GP_TENANT_NONE;
+    t->info.weight = 1.0;
+    t->usage_t_us = c->now_us;
+    *out = c->ntenants++;
+    c->ledger_stale = true;
+    return GP_OK;
+}
+
+static int tenant_of(struct gp_core *c, const char *name, uint32_t *out)
+{
+    return tenant_new(c, name && *name ? name : "default", out);
+}
+
+int gp_core_find_tenant(const struct gp_core *c, const char *name,
+                        uint32_t *tenant)
+{
+    uint32_t id = gp_strtab_find(&c->tenant_names, name, (size_t)-1);
+
+    if (!id || id - 1 >= c->ntenants)
+        return GP_ENOENT;
+    *tenant = id - 1;
+    return GP_OK;
+}
+
+int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
+                       struct gp_diag *diag)
+{
+    const char *where = spec->name ? spec->name : "tenant";
+    uint32_t idx, parent = GP_TENANT_NONE;
+    struct tenant *t;
+    int rc;
+
+    if (!spec->name || !*spec->name)
+        return gp_diag_set(diag, GP_EINVAL, "tenant", "a tenant needs a name");
+    if (spec->weight < 0 || !isfinite(spec->weight) || spec->weight > 1e9)
+        return gp_diag_set(diag, GP_EINVAL, where, "weight must be > 0");
+    if (spec->cap && spec->cap < spec->guarantee)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "cap %u is below the guarantee %u", spec->cap,
+                           spec->guarantee);
+    if (spec->lend_limit > spec->guarantee)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "lend_limit %u is above the guarantee %u",
+                           spec->lend_limit, spec->guarantee);
+    if (gp_core_find_tenant(c, spec->name, &idx) == GP_OK &&
+        c->tenants[idx].declared)
+        return gp_diag_set(diag, GP_EEXIST, where, "tenant declared twice");
+    if (spec->parent && *spec->parent) {
+        if (gp_core_find_tenant(c, spec->parent, &parent) != GP_OK ||
+            !c->tenants[parent].declared)
+            return gp_diag_set(diag, GP_ENOENT, where,
+                               "parent '%s' is not declared before it",
+                               spec->parent);
+    }
+    if ((rc = tenant_new(c, spec->name, &idx)) != GP_OK)
+        return gp_diag_set(diag, rc, where, "out of memory");
+    t = &c->tenants[idx];
+    t->declared = true;
+    t->info.parent = parent;
+    t->info.weight = spec->weight > 0 ? spec->weight : 1.0;
+    t->info.guarantee = spec->guarantee;
+    t->info.cap = spec->cap;
+    t->info.lend_limit = spec->lend_limit;
+    if (parent != GP_TENANT_NONE)
+        c->tenants[parent].has_children = true;
+    c->ledger_stale = true;
+    return GP_OK;
+}
+
+struct wf {
+    uint32_t tenant;  /* NONE for a parent's own jobs */
+    double base, limit, weight, share;
+};
+
+static int wf_cmp(const void *a, const void *b)
+{
+    const struct wf *x = a, *y = b;
+    double rx = (x->limit - x->base) / x->weight;
+    double ry = (y->limit - y->base) / y->weight;
+
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return x->tenant < y->tenant ? -1 : x->tenant > y->tenant;
+}
+
+/* Water-fill `capacity` over members: each gets its base (guarantee up to
+ * demand), then what remains rises like water, by weight, in every member
+ * whose limit (demand, cap) is not yet reached. */
+static void water_fill(struct wf *m, size_t n, double capacity)
+{
+    double sum_base = 0, left, wsum = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        sum_base += m[i].base;
+    if (sum_base > capacity && sum_base > 0) {
+        /* guarantees oversubscribed: scale them down alike */
+        for (i = 0; i < n; i++)
+            m[i].share = m[i].base * capacity / sum_base;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        m[i].share = m[i].base;
+    left = capacity - sum_base;
+    qsort(m, n, sizeof(*m), wf_cmp);
+    for (i = 0; i < n; i++)
+        if (m[i].limit > m[i].base)
+            wsum += m[i].weight;
+    for (i = 0; i < n && left > 1e-9; i++) {
+        double room = m[i].limit - m[i].base, level;
+
+        if (room <= 0)
+            continue;
+        level = left / wsum; /* water per unit of weight */
+        if (room / m[i].weight <= level) {
+            m[i].share += room;
+            left -= room;
+        } else {
+            m[i].share += m[i].weight * level;
+            left -= m[i].weight * level;
+        }
+        wsum -= m[i].weight;
+    }
+}
+
+/* Share `capacity` among the children of `parent` (NONE = the top level)
+ * and the parent's own jobs, then recurse. */
+static int share_level(struct gp_core *c, uint32_t parent, double capacity)
+{
+    struct wf *m;
+    size_t n = 0;
+    double child_g = 0;
+
+    if (!(m = malloc((c->ntenants + 1) * sizeof(*m))))
+        return GP_ENOMEM;
+    for (uint32_t k = 0; k < c->ntenants; k++) {
+        struct tenant *t = &c->tenants[k];
+        double cap;
+
+        if (t->info.parent != parent)
+            continue;
+        cap = t->info.cap ? (double)t->info.cap : 1e18;
+        m[n].tenant = k;
+        m[n].limit = fmin((double)t->sub_demand, cap);
+        m[n].base = fmin((double)t->info.guarantee, m[n].limit);
+        m[n].weight = t->info.weight;
+        child_g += t->info.guarantee;
+        n++;
+    }
+    if (parent != NONE) {
+        /* the parent's own jobs share what its children are not
+         * guaranteed */
+        struct tenant *p = &c->tenants[parent];
+        m[n].tenant = NONE;
+        m[n].limit = (double)p->info.demand;
+        m[n].base = fmin(fmax(0.0, (double)p->info.guarantee - child_g),
+                         m[n].limit);
+        m[n].weight = p->info.weight;
+        n++;
+    }
+    water_fill(m, n, capacity);
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].tenant == NONE) {
+            c->tenants[parent].info.entitled = m[i].share;
+            continue;
+        }
+        c->tenants[m[i].tenant].sub_entitled = m[i].share;
+        c->tenants[m[i].tenant].info.entitled = m[i].share;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = m[i].tenant;
+
+        if (k != NONE && c->tenants[k].has_children &&
+            share_level(c, k, m[i].share) != GP_OK) {
+            free(m);
+            return GP_ENOMEM;
+        }
+    }
+    free(m);
+    return GP_OK;
+}
+
+static void ledger_update(struct gp_core *c)
+{
+    if (!c->ledger_stale)
+        return;
+    for (uint32_t k = 0; k < c->ntenants; k++) {
+        struct tenant *t = &c->tenants[k];
+        tenant_touch(c, t);
+        t->info.demand = t->info.held + t->info.pending_gpus;
+        t->info.entitled = 0;
+        t->sub_demand = t->info.demand;
+    }
+    /* a parent is declared before its children, so it has a lower index */
+    for (uint32_t k = c->ntenants; k-- > 0;)
+        if (c->tenants[k].info.parent != GP_TENANT_NONE)
+            c->tenants[c->tenants[k].info.parent].sub_demand +=
+                c->tenants[k].sub_demand;
+    if (share_level(c, NONE, (double)gp_cluster_gpus(c->cluster)) == GP_OK)
+        c->ledger_stale = false;
+}
+
+const struct gp_tenant_info *gp_core_tenant_info(struct gp_core *c,
+                                                 uint32_t tenant)
+{
+    if (tenant >= c->ntenants)
+        return NULL;
+    ledger_update(c); /* usage is as of the last change in the ledger */
+    return &c->tenants[tenant].info;
 }
 
 /* ---- life cycle --------------------------------------------------------- */
@@ -403,7 +715,8 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
         !cfg->policy->rank)
         return gp_diag_set(diag, GP_EINVAL, "core",
                            "a cluster and a complete policy are required");
-    if (cfg->restart_cost_us < 0 || cfg->round_period_us < 0)
+    if (cfg->restart_cost_us < 0 || cfg->round_period_us < 0 ||
+        cfg->grace_us < GP_TIME_NONE)
         return gp_diag_set(diag, GP_EINVAL, "core",
                            "restart cost and round period must be >= 0");
     if ((rc = gp_cluster_seal(cluster)) != GP_OK)
@@ -412,6 +725,15 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
         return gp_diag_set(diag, GP_ENOMEM, "core", "out of memory");
     c->cluster = cluster;
     c->cfg = *cfg;
+    if (c->cfg.grace_us == GP_TIME_NONE)
+        c->cfg.grace_us = cfg->policy->default_grace_us;
+    for (int k = 0; k < GP_NPRIO; k++) {
+        if (c->cfg.min_run_us[k] < 0)
+            c->cfg.min_run_us[k] = cfg->policy->default_min_run_us[k];
+        if (c->cfg.max_preemptions[k] == UINT32_MAX)
+            c->cfg.max_preemptions[k] =
+                cfg->policy->default_max_preemptions[k];
+    }
     c->env = cfg->env;
     c->view.core = c;
     c->plan.core = c;
@@ -419,6 +741,15 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
     gp_strtab_init(&c->strs);
     gp_strtab_init(&c->tenant_names);
     gp_arena_init(&c->scratch, 0);
+    c->decay_per_us = log(2.0) / (double)(cfg->usage_half_life_us > 0
+                                              ? cfg->usage_half_life_us
+                                              : 24 * 3600 * GP_US_PER_S);
+    if (gp_predictor_new(&c->predictor, cfg->predictor) != GP_OK) {
+        c->cfg.policy = NULL;
+        c->cluster = NULL;
+        gp_core_free(c);
+        return gp_diag_set(diag, GP_ENOMEM, "core", "out of memory");
+    }
     args = (struct gp_policy_args){cfg->policy_opts, cfg->npolicy_opts,
                                    cfg->env};
     if (cfg->policy->init) {
@@ -462,7 +793,12 @@ void gp_core_free(struct gp_core *c)
     free(c->pit);
     free(c->pit_skip);
     free(c->rit);
-    free(c->tenant_busy);
+    for (uint32_t t = 0; t < c->ntenants; t++)
+        free(c->tenants[t].shapes);
+    free(c->tenants);
+    free(c->pit_skip_tenant);
+    free(c->preempting);
+    gp_predictor_free(c->predictor);
     gp_arena_fini(&c->scratch);
     gp_strtab_fini(&c->strs);
     gp_strtab_fini(&c->tenant_names);
@@ -488,28 +824,6 @@ static int new_job(struct gp_core *c, struct gp_job **out)
     *out = J(c, (uint32_t)c->njobs);
     memset(*out, 0, sizeof(**out));
     (*out)->id = (uint32_t)c->njobs++;
-    return GP_OK;
-}
-
-static int tenant_of(struct gp_core *c, const char *name, uint32_t *out)
-{
-    uint32_t id;
-    int rc;
-
-    if ((rc = gp_strtab_intern(&c->tenant_names,
-                               name && *name ? name : "default", (size_t)-1,
-                               &id)) != GP_OK)
-        return rc;
-    if (id >= c->tenant_cap) {
-        uint32_t cap = c->tenant_cap;
-        if ((rc = grow((void **)&c->tenant_busy, &cap, sizeof(uint64_t),
-                       id + 1)))
-            return rc;
-        memset(c->tenant_busy + c->tenant_cap, 0,
-               (cap - c->tenant_cap) * sizeof(uint64_t));
-        c->tenant_cap = cap;
-    }
-    *out = id - 1;
     return GP_OK;
 }
 
@@ -571,6 +885,13 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     j->run_start_us = GP_TIME_NONE;
     j->end_us = GP_TIME_NONE;
     j->speed = 1.0;
+    j->signal_us = GP_TIME_NONE;
+    j->reclaim_for = GP_TENANT_NONE;
+    {
+        enum gp_predict_source src;
+        j->predicted_us = gp_predictor_predict(c->predictor, j, &src);
+        j->pred_source = (uint8_t)src;
+    }
     if (job_id)
         *job_id = j->id;
 
@@ -592,7 +913,7 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         gp_logf(c->env, GP_LOG_DEBUG, "job %s rejected: %s", where, msg);
         return GP_OK;
     }
-    if ((rc = shape_of(c, &j->demand, &j->qclass)) ||
+    if ((rc = shape_of(c, &j->demand, j->tenant, &j->qclass)) ||
         (rc = pending_push(c, j)))
         goto nomem;
     j->state = GP_JOB_PENDING;
@@ -625,10 +946,86 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
         j->work_done_us = j->duration_us;
     j->attained_gpu_us += useful * (int64_t)j->where.gpus;
     c->busy -= j->where.gpus;
-    c->tenant_busy[j->tenant + 1] -= j->where.gpus;
+    tenant_held(c, j->tenant, -(int64_t)j->where.gpus, -1);
     if (give)
         gp_cluster_give(c->cluster, &j->where, &j->demand);
     gp_placement_fini(&j->where);
+}
+
+static int enter_preempting(struct gp_core *c, struct gp_job *j,
+                            uint32_t beneficiary)
+{
+    int rc;
+
+    if ((rc = grow((void **)&c->preempting, &c->cappreempting,
+                   sizeof(uint32_t), c->npreempting + 1)))
+        return rc;
+    j->heap_pos = c->npreempting;
+    c->preempting[c->npreempting++] = j->id;
+    j->state = GP_JOB_PREEMPTING;
+    j->signal_us = c->now_us;
+    j->reclaim_for = beneficiary;
+    c->preempting_gpus += j->where.gpus;
+    if (beneficiary != GP_TENANT_NONE)
+        c->tenants[beneficiary].info.incoming += j->where.gpus;
+    c->ledger_stale = true;
+    return GP_OK;
+}
+
+static void leave_preempting(struct gp_core *c, struct gp_job *j)
+{
+    uint32_t last = c->preempting[--c->npreempting];
+
+    if (last != j->id) {
+        c->preempting[j->heap_pos] = last;
+        J(c, last)->heap_pos = j->heap_pos;
+    }
+    c->preempting_gpus -= j->where.gpus;
+    if (j->reclaim_for != GP_TENANT_NONE) {
+        c->tenants[j->reclaim_for].info.incoming -= j->where.gpus;
+        c->tenants[j->reclaim_for].info.owed += j->where.gpus;
+    }
+    j->reclaim_for = GP_TENANT_NONE;
+    c->ledger_stale = true;
+}
+
+/* A running or signalled job leaves its GPUs and waits again, keeping
+ * `saved` of its work. `give`: the GPUs are still taken in the cluster. */
+static int requeue(struct gp_core *c, struct gp_job *j, int64_t saved,
+                   bool give, int64_t now_us)
+{
+    int rc;
+
+    close_run(c, j, now_us, give);
+    if (saved < 0)
+        saved = 0;
+    if (saved < j->work_done_us) {
+        j->lost_work_us += j->work_done_us - saved;
+        j->work_done_us = saved;
+    }
+    j->preemptions++;
+    j->state = GP_JOB_PENDING;
+    if ((rc = pending_push(c, j)) != GP_OK)
+        return rc;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->preempted)
+        c->cfg.observer->preempted(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+int gp_core_job_stopped(struct gp_core *c, uint32_t id, int64_t saved_work_us,
+                        int64_t now_us)
+{
+    struct gp_job *j;
+
+    if (id >= c->njobs)
+        return GP_ENOENT;
+    j = J(c, id);
+    if (j->state != GP_JOB_PREEMPTING)
+        return GP_ESTATE;
+    c->now_us = now_us;
+    leave_preempting(c, j);
+    return requeue(c, j, saved_work_us, true, now_us);
 }
 
 int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
@@ -645,10 +1042,15 @@ int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
         how != GP_JOB_CANCELLED)
         return GP_EINVAL;
     c->now_us = now_us;
-    running_remove(c, j);
+    if (j->state == GP_JOB_RUNNING)
+        running_remove(c, j);
+    else
+        leave_preempting(c, j);
     close_run(c, j, now_us, true);
     if (how == GP_JOB_COMPLETED && j->duration_us > 0)
         j->work_done_us = j->duration_us;
+    if (how == GP_JOB_COMPLETED && j->work_done_us > 0)
+        (void)gp_predictor_learn(c->predictor, j, j->work_done_us);
     j->state = how;
     j->end_us = now_us;
     c->dirty = true;
@@ -682,6 +1084,8 @@ int gp_core_cancel(struct gp_core *c, uint32_t id, int64_t now_us)
         c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
     return GP_OK;
 }
+
+static bool may_preempt(const struct gp_core *c, const struct gp_job *j);
 
 /* ---- the view ----------------------------------------------------------- */
 
@@ -719,6 +1123,79 @@ int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
         d.gpus = gpus;
     return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
                           &v->core->scratch, where);
+}
+
+bool gp_view_graceful(const struct gp_view *v)
+{
+    return v->core->cfg.grace_us > 0;
+}
+
+int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
+                         const struct gp_job *const *victims, size_t n,
+                         struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    bool graceful = c->cfg.grace_us > 0;
+    size_t given = 0, k;
+    int rc;
+
+    /* give back, for a moment, what is on its way out */
+    for (k = 0; k < c->npreempting; k++) {
+        struct gp_job *p = J(c, c->preempting[k]);
+        gp_cluster_give(c->cluster, &p->where, &p->demand);
+    }
+    for (given = 0; given < n; given++) {
+        const struct gp_job *x = victims[given];
+        if (x->state != GP_JOB_RUNNING ||
+            (!graceful && gp_plan_has(&c->plan, x)))
+            continue; /* already free in the plan */
+        gp_cluster_give(c->cluster, &x->where, &x->demand);
+    }
+    rc = gp_view_fit(v, job, 0, where);
+    /* and take it all again, in reverse */
+    while (given-- > 0) {
+        const struct gp_job *x = victims[given];
+        if (x->state != GP_JOB_RUNNING ||
+            (!graceful && gp_plan_has(&c->plan, x)))
+            continue;
+        (void)gp_cluster_take(c->cluster, &x->where, &x->demand);
+    }
+    for (k = c->npreempting; k-- > 0;) {
+        struct gp_job *p = J(c, c->preempting[k]);
+        (void)gp_cluster_take(c->cluster, &p->where, &p->demand);
+    }
+    return rc;
+}
+
+const struct gp_job *gp_view_running_at(const struct gp_view *v, size_t i)
+{
+    return i < v->core->nrunning ? J(v->core, v->core->running[i]) : NULL;
+}
+
+size_t gp_view_ntenants(const struct gp_view *v) { return v->core->ntenants; }
+
+const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,
+                                            uint32_t tenant)
+{
+    return gp_core_tenant_info(v->core, tenant);
+}
+
+bool gp_view_may_preempt(const struct gp_view *v, const struct gp_job *job)
+{
+    return may_preempt(v->core, job);
+}
+
+int64_t gp_view_loss_if_preempted(const struct gp_view *v,
+                                  const struct gp_job *job)
+{
+    if (job->checkpointable || v->core->cfg.grace_us == 0)
+        return 0;
+    return gp_job_work_at(job, v->core->now_us);
+}
+
+uint64_t gp_view_preempting_gpus(const struct gp_view *v)
+{
+    return v->core->preempting_gpus;
 }
 
 /* Pending iterator: a min-heap of frontier positions (shape, heap index). */
@@ -790,10 +1267,44 @@ int gp_pending_iter_init(struct gp_pending_iter *it, const struct gp_view *v)
     c->pit_cur_shape = NONE;
     if (c->nshapes)
         memset(c->pit_skip, 0, c->nshapes);
+    if (c->ntenants)
+        memset(c->pit_skip_tenant, 0, c->ntenants);
     for (uint32_t s = 0; s < c->nshapes; s++)
         if ((rc = pit_push(c, s, 0)) != GP_OK)
             return rc;
     return GP_OK;
+}
+
+int gp_pending_iter_init_tenant(struct gp_pending_iter *it,
+                                const struct gp_view *v, uint32_t tenant)
+{
+    struct gp_core *c = v->core;
+    struct tenant *t;
+    int rc;
+
+    if (!c->cfg.policy->queues_by_tenant || tenant >= c->ntenants)
+        return GP_EINVAL;
+    it->view = v;
+    it->state = c;
+    it->cur = NULL;
+    c->npit = 0;
+    c->pit_cur_shape = NONE;
+    t = &c->tenants[tenant];
+    c->pit_skip_tenant[tenant] = 0;
+    for (uint32_t k = 0; k < t->nshapes; k++) {
+        c->pit_skip[t->shapes[k]] = 0;
+        if ((rc = pit_push(c, t->shapes[k], 0)) != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
+void gp_pending_iter_skip_tenant(struct gp_pending_iter *it)
+{
+    struct gp_core *c = it->state;
+
+    if (c->pit_cur_shape != NONE && c->shapes[c->pit_cur_shape].tenant != NONE)
+        c->pit_skip_tenant[c->shapes[c->pit_cur_shape].tenant] = 1;
 }
 
 const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
@@ -802,8 +1313,9 @@ const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
 
     while (c->npit > 0) {
         struct pit_entry e = pit_pop(c);
+        uint32_t t = c->shapes[e.shape].tenant;
 
-        if (c->pit_skip[e.shape])
+        if (c->pit_skip[e.shape] || (t != NONE && c->pit_skip_tenant[t]))
             continue;
         /* a failed push only shortens the walk; the round stays valid */
         (void)pit_push(c, e.shape, 2 * e.idx + 1);
@@ -903,6 +1415,7 @@ static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
     a = &c->actions[c->nactions++];
     a->op = op;
     a->job = j->id;
+    a->beneficiary = GP_TENANT_NONE;
     a->where = *where;
     if (where->nslots == 1)
         a->where.slots = &a->where.inline_slot;
@@ -958,7 +1471,20 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
     return GP_OK;
 }
 
-int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job)
+static bool may_preempt(const struct gp_core *c, const struct gp_job *j)
+{
+    enum gp_prio_class k = gp_job_class(j);
+
+    if (j->state != GP_JOB_RUNNING)
+        return false;
+    if (c->now_us - j->run_start_us < c->cfg.min_run_us[k])
+        return false;
+    return c->cfg.max_preemptions[k] == 0 ||
+           j->preemptions < c->cfg.max_preemptions[k];
+}
+
+int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
+                        uint32_t tenant)
 {
     struct gp_core *c = p->core;
     struct gp_job *j;
@@ -967,12 +1493,22 @@ int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job)
     if (!job || job->id >= c->njobs || J(c, job->id) != job)
         return GP_EPLAN;
     j = J(c, job->id);
-    if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j))
+    if (!may_preempt(c, j) || gp_plan_has(p, j))
+        return GP_EPLAN;
+    if (tenant != GP_TENANT_NONE && tenant >= c->ntenants)
         return GP_EPLAN;
     if ((rc = add_action(c, OP_PREEMPT, j, &j->where)) != GP_OK)
         return rc;
-    gp_cluster_give(c->cluster, &j->where, &j->demand);
+    c->actions[c->nactions - 1].beneficiary = tenant;
+    /* graceful: the GPUs stay held until the job stops */
+    if (c->cfg.grace_us == 0)
+        gp_cluster_give(c->cluster, &j->where, &j->demand);
     return GP_OK;
+}
+
+int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job)
+{
+    return gp_plan_preempt_for(p, job, GP_TENANT_NONE);
 }
 
 size_t gp_plan_mark(const struct gp_plan *p) { return p->core->nactions; }
@@ -992,7 +1528,7 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
             a->where.slots = &a->where.inline_slot;
         if (a->op == OP_START) {
             gp_cluster_give(c->cluster, &a->where, &d);
-        } else {
+        } else if (c->cfg.grace_us == 0) {
             /* cannot fail: every later action was undone first */
             int rc = gp_cluster_take(c->cluster, &a->where, &d);
             (void)rc;
@@ -1004,22 +1540,28 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
 
 /* ---- applying a plan ---------------------------------------------------- */
 
-static int apply_preempt(struct gp_core *c, struct gp_job *j, int64_t now)
+static int apply_preempt(struct gp_core *c, struct gp_job *j,
+                         uint32_t beneficiary, int64_t now)
 {
     int rc;
 
     running_remove(c, j);
-    close_run(c, j, now, false); /* the plan gave its GPUs back already */
-    j->preemptions++;
-    j->state = GP_JOB_PENDING;
-    if ((rc = pending_push(c, j)) != GP_OK)
-        return rc;
+    if (c->cfg.grace_us > 0) {
+        /* signal; the job keeps its GPUs until it stops or the grace ends */
+        if ((rc = enter_preempting(c, j, beneficiary)) != GP_OK ||
+            (rc = timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
+                             TIMER_KILL)) != GP_OK)
+            return rc;
+        if (c->cfg.backend && c->cfg.backend->preempt &&
+            (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now)))
+            return rc;
+        return GP_OK;
+    }
+    /* at once, and nothing is lost: the job checkpoints as it stops */
     if (c->cfg.backend && c->cfg.backend->preempt &&
         (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now)))
         return rc;
-    if (c->cfg.observer && c->cfg.observer->preempted)
-        c->cfg.observer->preempted(c->cfg.observer_priv, c, j, now);
-    return GP_OK;
+    return requeue(c, j, INT64_MAX, false, now);
 }
 
 static int apply_start(struct gp_core *c, struct gp_job *j,
@@ -1038,7 +1580,11 @@ static int apply_start(struct gp_core *c, struct gp_job *j,
         j->first_start_us = now;
     j->starts++;
     c->busy += where->gpus;
-    c->tenant_busy[j->tenant + 1] += where->gpus;
+    tenant_held(c, j->tenant, (int64_t)where->gpus, 1);
+    {
+        struct gp_tenant_info *ti = &c->tenants[j->tenant].info;
+        ti->owed = ti->owed > where->gpus ? ti->owed - where->gpus : 0;
+    }
     if ((rc = running_push(c, j)) != GP_OK || (rc = arm_rank_timer(c, j)))
         return rc;
     if (c->cfg.backend && c->cfg.backend->start &&
@@ -1087,6 +1633,16 @@ static void fire_timers(struct gp_core *c, int64_t now_us)
         struct timer t = timer_pop(c);
         struct gp_job *j = J(c, t.job);
 
+        if (t.kind == TIMER_KILL) {
+            if (j->state == GP_JOB_PREEMPTING && j->starts == t.gen) {
+                /* the grace is over: stop it; a checkpoint-capable job
+                 * keeps what it had when this run began */
+                leave_preempting(c, j);
+                (void)requeue(c, j, j->checkpointable ? j->work_done_us : 0,
+                              true, now_us);
+            }
+            continue;
+        }
         if (j->state != GP_JOB_RUNNING || j->starts != t.gen)
             continue; /* stale: the job left or restarted since */
         set_rank(c, j);
@@ -1151,7 +1707,8 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     for (size_t i = 0; i < c->nactions; i++) {
         struct action *a = &c->actions[i];
         if (a->op == OP_PREEMPT &&
-            (rc = apply_preempt(c, J(c, a->job), now_us)) != GP_OK)
+            (rc = apply_preempt(c, J(c, a->job), a->beneficiary, now_us)) !=
+                GP_OK)
             return rc;
     }
     for (size_t i = 0; i < c->nactions; i++) {
@@ -1165,6 +1722,11 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
         J(c, c->actions[i].job)->plan_op = 0;
     n = c->nactions;
     c->nactions = 0;
+    /* what was reclaimed is kept for one round after the last victim
+     * stopped; then it is anyone's */
+    for (uint32_t t = 0; t < c->ntenants; t++)
+        if (c->tenants[t].info.incoming == 0)
+            c->tenants[t].info.owed = 0;
     if (n > 0 && c->cfg.observer && c->cfg.observer->round)
         c->cfg.observer->round(c->cfg.observer_priv, c, now_us);
     return (int)(n > INT32_MAX ? INT32_MAX : n);
@@ -1187,19 +1749,16 @@ size_t gp_core_npending(const struct gp_core *c) { return c->npending; }
 size_t gp_core_nrunning(const struct gp_core *c) { return c->nrunning; }
 uint64_t gp_core_busy_gpus(const struct gp_core *c) { return c->busy; }
 
-size_t gp_core_ntenants(const struct gp_core *c)
-{
-    return c->tenant_names.nstrs ? c->tenant_names.nstrs - 1 : 0;
-}
+size_t gp_core_ntenants(const struct gp_core *c) { return c->ntenants; }
 
 const char *gp_core_tenant_name(const struct gp_core *c, uint32_t tenant)
 {
-    return gp_strtab_get(&c->tenant_names, tenant + 1);
+    return tenant < c->ntenants ? c->tenants[tenant].info.name : "";
 }
 
 uint64_t gp_core_tenant_busy_gpus(const struct gp_core *c, uint32_t tenant)
 {
-    return tenant + 1 < c->tenant_cap ? c->tenant_busy[tenant + 1] : 0;
+    return tenant < c->ntenants ? c->tenants[tenant].info.held : 0;
 }
 
 const char *gp_core_str(const struct gp_core *c, uint32_t strid)
@@ -1220,6 +1779,23 @@ enum gp_place_model gp_core_model(const struct gp_core *c)
 int64_t gp_core_restart_cost_us(const struct gp_core *c)
 {
     return c->cfg.restart_cost_us;
+}
+
+int64_t gp_core_grace_us(const struct gp_core *c) { return c->cfg.grace_us; }
+
+int64_t gp_core_predicted_remaining(const struct gp_core *c,
+                                    const struct gp_job *j, int64_t now_us)
+{
+    int64_t left = j->predicted_us - gp_job_work_at(j, now_us);
+
+    (void)c;
+    return left > GP_US_PER_S ? left : GP_US_PER_S;
+}
+
+int64_t gp_view_predicted_remaining(const struct gp_view *v,
+                                    const struct gp_job *job)
+{
+    return gp_core_predicted_remaining(v->core, job, v->core->now_us);
 }
 
 uint64_t gp_core_nrounds(const struct gp_core *c) { return c->nrounds; }

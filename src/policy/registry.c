@@ -13,7 +13,11 @@
     X(fifo_backfill)                                                           \
     X(sjf)                                                                     \
     X(srtf)                                                                    \
-    X(las)
+    X(las)                                                                     \
+    X(qssf)                                                                    \
+    X(static_quota)                                                            \
+    X(pool_noreclaim)                                                          \
+    X(pool)
 
 #define X(name) extern const struct gp_policy_ops gp_policy_##name;
 GP_POLICY_LIST(X)

@@ -50,8 +50,8 @@ struct gp_metrics {
     struct tenant_acc *tacc; /* by the core's tenant index */
     size_t ntacc;
 
-    uint64_t *running; /* bitset by job id: a run is open */
-    size_t nrunning_words;
+    uint32_t *run_gpus; /* by job id: GPUs of its open run, 0 = none */
+    size_t nrun;
 
     /* the books, after finish */
     struct gp_summary sum;
@@ -64,6 +64,7 @@ struct gp_metrics {
     size_t njcts;
     struct gp_series util, queue;
     struct gp_series *tseries; /* by sorted tenant */
+    uint32_t *tseries_of;      /* sorted tenant -> core tenant index */
 };
 
 int gp_metrics_new(struct gp_metrics **out)
@@ -86,12 +87,13 @@ void gp_metrics_free(struct gp_metrics *m)
     for (size_t i = 0; i < m->ntacc; i++)
         free(m->tacc[i].sums);
     free(m->tacc);
-    free(m->running);
+    free(m->run_gpus);
     free(m->sum.tenants);
     free(m->jobs);
     free(m->ids);
     free(m->jcts);
     free(m->tseries);
+    free(m->tseries_of);
     gp_strtab_fini(&m->strs);
     free(m);
 }
@@ -148,7 +150,10 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
     }
     if (now_us < m->last_us) /* hooks come in time order; be safe anyway */
         now_us = m->last_us;
-    widen_to(m, now_us);
+    /* Widen only for something to add: an idle tail (a run's last timers
+     * after its last job) must not coarsen the buckets. */
+    if (m->busy || m->pending)
+        widen_to(m, now_us);
     if (now_us > m->last_us) {
         uint64_t dt = (uint64_t)(now_us - m->last_us);
 
@@ -195,6 +200,7 @@ static void tenant_flush(struct gp_metrics *m, struct tenant_acc *t)
     if (now_us <= t->last_us)
         return;
     if (t->busy) {
+        widen_to(m, now_us);
         add_piece(m, t->sums, t->busy, t->last_us, now_us);
         t->total_gpu_us += (u128)t->busy * (uint64_t)(now_us - t->last_us);
     }
@@ -216,49 +222,42 @@ static void tenant_step(struct gp_metrics *m, const struct gp_core *core,
     }
 }
 
-static bool run_bit(struct gp_metrics *m, uint32_t id, int set)
+/* Remember a run's GPUs at its start: by the time it closes the core has
+ * released its placement. */
+static void open_run(struct gp_metrics *m, const struct gp_job *job)
 {
-    size_t w = id / 64;
-    uint64_t bit = UINT64_C(1) << (id % 64);
-    bool was;
+    if (job->id >= m->nrun) {
+        size_t n = m->nrun ? m->nrun : 1024;
+        uint32_t *r;
 
-    if (w >= m->nrunning_words) {
-        size_t n = m->nrunning_words ? m->nrunning_words : 64;
-        uint64_t *r;
-
-        if (set <= 0)
-            return false;
-        while (n <= w)
+        while (n <= job->id)
             n *= 2;
-        if (!(r = realloc(m->running, n * sizeof(*r)))) {
+        if (!(r = realloc(m->run_gpus, n * sizeof(*r)))) {
             m->err = GP_ENOMEM;
-            return false;
+            return;
         }
-        memset(r + m->nrunning_words, 0,
-               (n - m->nrunning_words) * sizeof(*r));
-        m->running = r;
-        m->nrunning_words = n;
+        memset(r + m->nrun, 0, (n - m->nrun) * sizeof(*r));
+        m->run_gpus = r;
+        m->nrun = n;
     }
-    was = m->running[w] & bit;
-    if (set > 0)
-        m->running[w] |= bit;
-    else if (set == 0)
-        m->running[w] &= ~bit;
-    return was;
+    m->run_gpus[job->id] = job->where.gpus ? job->where.gpus : job->demand.gpus;
 }
 
 /* A run closed now: it paid the job's restart overhead at its head, capped
- * by the run's length, on every GPU it held. */
+ * by the run's length, on every GPU it held. A job cancelled while pending
+ * closes no run. */
 static void close_run(struct gp_metrics *m, const struct gp_job *job,
                       int64_t now_us)
 {
     int64_t len = now_us - job->run_start_us;
     int64_t oh = job->overhead_us < len ? job->overhead_us : len;
-    uint32_t gpus = job->where.gpus ? job->where.gpus : job->demand.gpus;
+    uint32_t gpus;
 
-    if (!run_bit(m, job->id, 0) || oh <= 0)
+    if (job->id >= m->nrun || !(gpus = m->run_gpus[job->id]))
         return;
-    m->lost_gpu_us += (u128)(uint64_t)oh * gpus;
+    m->run_gpus[job->id] = 0;
+    if (oh > 0)
+        m->lost_gpu_us += (u128)(uint64_t)oh * gpus;
 }
 
 /* ---- the observer hooks ------------------------------------------------- */
@@ -283,7 +282,7 @@ static void on_started(void *priv, const struct gp_core *core,
         return;
     step(m, core, now_us);
     tenant_step(m, core, job->tenant);
-    run_bit(m, job->id, 1);
+    open_run(m, job);
 }
 
 static void on_stopped(void *priv, const struct gp_core *core,
@@ -404,6 +403,48 @@ static int copy_ext_id(struct gp_metrics *m, const char *s, uint32_t *off)
     return GP_OK;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Prediction accuracy: the predictor's guess at submission against the
+ * run time the job turned out to have (its duration on a reference GPU,
+ * which is what the predictor learns). */
+static int prediction_figures(struct gp_metrics *m, const struct gp_core *core)
+{
+    struct gp_summary *s = &m->sum;
+    size_t n = gp_core_njobs(core), k = 0, under = 0;
+    double *err;
+
+    if (!n)
+        return GP_OK;
+    if (!(err = malloc(n * sizeof(*err))))
+        return GP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_job *j = gp_core_job(core, (uint32_t)i);
+        int64_t diff;
+
+        if (j->state != GP_JOB_COMPLETED || j->duration_us <= 0 ||
+            j->predicted_us <= 0)
+            continue;
+        diff = j->predicted_us - j->duration_us;
+        under += diff < 0;
+        err[k++] = (double)(diff < 0 ? -diff : diff) / (double)j->duration_us;
+    }
+    if (k) {
+        qsort(err, k, sizeof(*err), cmp_double);
+        s->predicted = k;
+        s->pred_p50_rel_err = err[(50 * k + 99) / 100 - 1];
+        s->pred_p90_rel_err = err[(90 * k + 99) / 100 - 1];
+        s->pred_underestimated = (double)under / (double)k;
+    }
+    free(err);
+    return GP_OK;
+}
+
 /* Copy what the CSV and the summary need of every job. */
 static int copy_jobs(struct gp_metrics *m, const struct gp_core *core)
 {
@@ -453,8 +494,7 @@ static int cmp_tenant(const void *a, const void *b)
 }
 
 /* Tenants that had a job, sorted by name; remap the job records to them. */
-static int build_tenants(struct gp_metrics *m, const struct gp_core *core,
-                         int64_t end_us)
+static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
 {
     size_t nt = gp_core_ntenants(core), k = 0;
     uint32_t *map = NULL;
@@ -491,13 +531,15 @@ static int build_tenants(struct gp_metrics *m, const struct gp_core *core,
         !(m->tseries = calloc(k ? k : 1, sizeof(*m->tseries))))
         goto fail;
     s->ntenants = k;
+    if (!(m->tseries_of = calloc(k ? k : 1, sizeof(*m->tseries_of))))
+        goto fail;
     for (size_t i = 0; i < k; i++) {
         uint32_t t = order[i].core_idx;
         const struct tenant_acc *acc = t < m->ntacc ? &m->tacc[t] : NULL;
 
         map[t] = (uint32_t)i;
+        m->tseries_of[i] = t;
         s->tenants[i].name = order[i].name;
-        fill_series(m, &m->tseries[i], acc ? acc->sums : NULL, end_us);
         if (acc) {
             s->tenants[i].gpu_hours = us_to_s(acc->total_gpu_us) / 3600.0;
             all_gpu_us += acc->total_gpu_us;
@@ -640,7 +682,7 @@ static int lb_makespan(struct gp_metrics *m, int64_t first_submit_us,
 }
 
 static int overall_figures(struct gp_metrics *m, int64_t end_us,
-                           int64_t *first_submit_us)
+                           int64_t *first_submit_us, int64_t *window_end_us)
 {
     struct gp_summary *s = &m->sum;
     int64_t *waits = NULL, *jcts = NULL;
@@ -705,6 +747,7 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
              first;
     if (last_end == GP_TIME_NONE && !s->unfinished)
         window = 0;
+    *window_end_us = first + (window > 0 ? window : 0);
     if (window > 0) {
         s->makespan_s = gp_us_to_s(window);
         if (s->cluster_gpus)
@@ -732,7 +775,7 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
 {
     struct gp_summary *s = &m->sum;
     const struct gp_policy_ops *policy = gp_core_policy(core);
-    int64_t first_submit_us;
+    int64_t first_submit_us, window_end_us;
     uint32_t id;
     int rc;
 
@@ -749,8 +792,6 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     end_us = m->last_us;
     for (size_t t = 0; t < m->ntacc; t++)
         tenant_flush(m, &m->tacc[t]);
-    fill_series(m, &m->util, m->busy_sums, end_us);
-    fill_series(m, &m->queue, m->queue_sums, end_us);
 
     if ((rc = gp_strtab_intern(&m->strs, policy ? policy->name : "",
                                (size_t)-1, &id)) != GP_OK)
@@ -763,15 +804,35 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     s->wall_s = wall_s;
 
     if ((rc = copy_jobs(m, core)) != GP_OK ||
-        (rc = build_tenants(m, core, end_us)) != GP_OK ||
+        (rc = prediction_figures(m, core)) != GP_OK ||
+        (rc = build_tenants(m, core)) != GP_OK ||
         (rc = tenant_figures(m)) != GP_OK ||
-        (rc = overall_figures(m, end_us, &first_submit_us)) != GP_OK ||
+        (rc = overall_figures(m, end_us, &first_submit_us, &window_end_us)) !=
+            GP_OK ||
         (rc = lb_makespan(m, first_submit_us, &s->lb_makespan_s)) != GP_OK)
         return rc;
     if (s->lb_avg_jct_s > 0)
         s->avg_jct_ratio = s->avg_jct_s / s->lb_avg_jct_s;
     if (s->lb_makespan_s > 0)
         s->makespan_ratio = s->makespan_s / s->lb_makespan_s;
+
+    /* The series cover the window, which starts at the first hook (the
+     * first submit) and ends at the last end of a finished run: nothing
+     * was busy or waiting after it. */
+    if (window_end_us < m->t0_us || window_end_us > end_us)
+        window_end_us = end_us;
+    widen_to(m, window_end_us);
+    fill_series(m, &m->util, m->busy_sums, window_end_us);
+    fill_series(m, &m->queue, m->queue_sums, window_end_us);
+    for (size_t i = 0; i < s->ntenants; i++) {
+        uint32_t t = m->tseries_of[i];
+
+        fill_series(m, &m->tseries[i], t < m->ntacc ? m->tacc[t].sums : NULL,
+                    window_end_us);
+    }
+    free(m->run_gpus);
+    m->run_gpus = NULL;
+    m->nrun = 0;
     /* the integer bucket sums are folded into the series now */
     for (size_t t = 0; t < m->ntacc; t++) {
         free(m->tacc[t].sums);

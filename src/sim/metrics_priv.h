@@ -45,7 +45,8 @@ enum gp__row_kind {
 struct gp__row {
     const char *label;
     enum gp__row_kind kind;
-    size_t off; /* of the field in struct gp_summary */
+    size_t off;       /* of the field in struct gp_summary */
+    bool group_start; /* first row of a group (drawn apart) */
 };
 
 extern const struct gp__row gp__rows[];

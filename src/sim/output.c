@@ -20,31 +20,37 @@
 
 /* ---- the rows of the summary table -------------------------------------- */
 
-#define ROW(label, kind, field) {label, kind, offsetof(struct gp_summary, field)}
+#define ROW(label, kind, field)                                                \
+    {label, kind, offsetof(struct gp_summary, field), false}
+#define GROUP(label, kind, field)                                              \
+    {label, kind, offsetof(struct gp_summary, field), true}
 
 const struct gp__row gp__rows[] = {
-    ROW("jobs", GP__ROW_COUNT, jobs),
+    GROUP("jobs", GP__ROW_COUNT, jobs),
     ROW("completed", GP__ROW_COUNT, completed),
     ROW("rejected", GP__ROW_COUNT, rejected),
     ROW("unfinished", GP__ROW_COUNT, unfinished),
-    ROW("avg JCT", GP__ROW_TIME, avg_jct_s),
+    GROUP("avg JCT", GP__ROW_TIME, avg_jct_s),
     ROW("p50 JCT", GP__ROW_TIME, p50_jct_s),
     ROW("p95 JCT", GP__ROW_TIME, p95_jct_s),
     ROW("p99 JCT", GP__ROW_TIME, p99_jct_s),
-    ROW("avg wait", GP__ROW_TIME, avg_wait_s),
+    GROUP("avg wait", GP__ROW_TIME, avg_wait_s),
     ROW("p50 wait", GP__ROW_TIME, p50_wait_s),
     ROW("p95 wait", GP__ROW_TIME, p95_wait_s),
     ROW("p99 wait", GP__ROW_TIME, p99_wait_s),
-    ROW("makespan", GP__ROW_TIME, makespan_s),
+    GROUP("makespan", GP__ROW_TIME, makespan_s),
     ROW("GPU utilization (%)", GP__ROW_PCT, gpu_utilization),
     ROW("avg queue length (jobs)", GP__ROW_NUM, avg_queue_len),
-    ROW("preemptions", GP__ROW_COUNT, preemptions),
+    GROUP("preemptions", GP__ROW_COUNT, preemptions),
     ROW("lost to restarts (GPU-h)", GP__ROW_GPUH, lost_gpu_s),
-    ROW("lower bound avg JCT", GP__ROW_TIME, lb_avg_jct_s),
+    GROUP("lower bound avg JCT", GP__ROW_TIME, lb_avg_jct_s),
     ROW("lower bound makespan", GP__ROW_TIME, lb_makespan_s),
     ROW("avg JCT / lower bound", GP__ROW_RATIO, avg_jct_ratio),
     ROW("makespan / lower bound", GP__ROW_RATIO, makespan_ratio),
-    ROW("rounds", GP__ROW_COUNT, rounds),
+    GROUP("prediction error p50 (%)", GP__ROW_PCT, pred_p50_rel_err),
+    ROW("prediction error p90 (%)", GP__ROW_PCT, pred_p90_rel_err),
+    ROW("underestimated (%)", GP__ROW_PCT, pred_underestimated),
+    GROUP("rounds", GP__ROW_COUNT, rounds),
     ROW("events", GP__ROW_COUNT, events),
 };
 const size_t gp__nrows = sizeof(gp__rows) / sizeof(gp__rows[0]);
@@ -228,6 +234,9 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "lb_makespan_s", jreal(s->lb_makespan_s), &ok);
     put(o, "avg_jct_ratio", jreal(s->avg_jct_ratio), &ok);
     put(o, "makespan_ratio", jreal(s->makespan_ratio), &ok);
+    put(o, "pred_p50_rel_err", jreal(s->pred_p50_rel_err), &ok);
+    put(o, "pred_p90_rel_err", jreal(s->pred_p90_rel_err), &ok);
+    put(o, "pred_underestimated", jreal(s->pred_underestimated), &ok);
     put(o, "rounds", juint(s->rounds), &ok);
     put(o, "events", juint(s->events), &ok);
     if (with_wall) {
@@ -306,7 +315,7 @@ static void table_line(FILE *out, const char *label, int lw, char (*cells)[CELL]
 {
     fprintf(out, "%-*s", lw, label);
     for (size_t i = 0; i < n; i++)
-        fprintf(out, "  %*s", cw, cells ? cells[i] : "");
+        fprintf(out, "  %*s", cw, cells[i]);
     fputc('\n', out);
 }
 
@@ -336,6 +345,8 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
     table_line(out, "", lw, cells, n, cw);
 
     for (size_t r = 0; r < gp__nrows; r++) {
+        if (r > 0 && gp__rows[r].group_start)
+            fputc('\n', out);
         gp__row_label(&gp__rows[r], runs, n, label, sizeof(label), &unit);
         for (size_t i = 0; i < n; i++)
             gp__row_cell(&gp__rows[r], gp_metrics_summary(runs[i]), unit,
@@ -359,8 +370,8 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
         static const char *const what[] = {"avg JCT", "avg wait",
                                            "GPU share (%)"};
 
-        fprintf(out, "\ntenants (top %zu by GPU time in %s)\n", ntop,
-                first->policy);
+        fprintf(out, "\ntenants: the %zu holding the most GPU time in %s\n",
+                ntop, first->policy);
         for (size_t w = 0; w < 3; w++) {
             double max_s = 0;
 
@@ -379,7 +390,7 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
                 snprintf(label, sizeof(label), "%s (%s)", what[w], unit.name);
             else
                 snprintf(label, sizeof(label), "%s", what[w]);
-            table_line(out, label, lw, NULL, 0, cw);
+            fprintf(out, "%s\n", label);
             for (size_t t = 0; t < ntop; t++) {
                 const char *name = first->tenants[top[t]].name;
 

@@ -70,6 +70,7 @@ static const char css[] =
     "table.sum tr.g td{font-weight:bold;text-align:left;padding-top:.8em;"
     "border-bottom:1px solid #ccc}\n"
     "table.sum td.t{padding-left:1.8em}\n"
+    "table.sum tr.s td{border-top:2px solid #ddd}\n"
     "table.sum tbody tr:hover{background:#f6f8fa}\n"
     ".legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;font-size:.85em;"
     "margin:.3em 0 .6em}\n"
@@ -122,6 +123,7 @@ static double py(const struct chart *c, double y)
     return CH - MB - ax_unit(&c->y, y) * (CH - MT - MB);
 }
 
+/* The 1, 2 or 5 x 10^k nearest to raw. */
 static double nice_step(double raw)
 {
     double mag, f;
@@ -130,7 +132,7 @@ static double nice_step(double raw)
         return 1;
     mag = pow(10, floor(log10(raw)));
     f = raw / mag;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 }
 
 /* A y range from 0 up to a nice value above max. */
@@ -169,7 +171,7 @@ static size_t log_ticks(const struct axis *a, struct tick *t, size_t max)
     } marks[] = {
         {0.001, "1ms"}, {0.01, "10ms"}, {0.1, "0.1s"}, {1, "1s"},
         {10, "10s"},    {60, "1m"},     {600, "10m"},  {3600, "1h"},
-        {36000, "10h"}, {86400, "1d"},  {864000, "10d"}, {8640000, "100d"},
+        {86400, "1d"},  {864000, "10d"}, {8640000, "100d"},
     };
     size_t n = 0;
 
@@ -190,7 +192,7 @@ static void chart_open(struct chart *c, const char *label)
             "role=\"img\" aria-label=\"",
             CW, CH, CW, CH);
     esc(c->f, label);
-    fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", c->f);
+    fputs("\">\n", c->f); /* inline SVG in HTML5 needs no xmlns */
     fprintf(c->f,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
             "fill=\"#fcfcfc\" stroke=\"#ccc\"/>\n",
@@ -382,10 +384,11 @@ static void cdf_chart(FILE *f, struct gp_metrics *const *runs, size_t n)
         fputs("<p class=\"note\">No job completed.</p>\n", f);
         return;
     }
-    /* whole decades around the data, and never less than one */
+    /* from the decade below the shortest to a little past the longest, and
+     * never less than a decade */
     lo = pow(10, floor(log10(lo)));
-    hi = pow(10, ceil(log10(hi)));
-    if (hi <= lo)
+    hi *= 1.2;
+    if (hi < lo * 10)
         hi = lo * 10;
     c.x = (struct axis){lo, hi, true};
     c.y = (struct axis){0, 1, false};
@@ -434,14 +437,16 @@ static void top_set(const struct gp_summary *s, struct tenant_set *ts)
 
 /* Stacked areas of busy GPUs per tenant for one run; "other" on top. */
 static int tenant_chart(FILE *f, const struct gp_metrics *m,
-                        const struct tenant_set *set, const char *label)
+                        const struct tenant_set *set, double span_s,
+                        const char *label)
 {
     const struct gp_summary *s = gp_metrics_summary(m);
     const struct gp_series *util = gp_metrics_util_series(m);
     struct chart c = {.f = f};
-    struct tscale ts = time_scale(series_span_s(util));
+    struct tscale ts = time_scale(span_s);
     double *lower, *upper;
     size_t nb = util->n;
+    double end = series_span_s(util) / ts.div_s;
 
     if (nb == 0) {
         fputs("<p class=\"note\">No data.</p>\n", f);
@@ -452,8 +457,8 @@ static int tenant_chart(FILE *f, const struct gp_metrics *m,
         free(lower);
         return GP_ENOMEM;
     }
-    c.x = (struct axis){0, series_span_s(util) / ts.div_s, false};
-    c.y = y_axis((double)s->cluster_gpus);
+    c.x = (struct axis){0, span_s / ts.div_s, false};
+    c.y = y_axis((double)s->cluster_gpus * 1.1); /* headroom over the line */
     chart_open(&c, label);
     chart_axes(&c, ts.title, "busy GPUs");
     for (size_t layer = 0; layer <= set->n; layer++) {
@@ -480,9 +485,9 @@ static int tenant_chart(FILE *f, const struct gp_metrics *m,
         for (size_t b = 0; b < nb; b++)
             fprintf(f, " %.1f,%.1f", px(&c, bucket_mid_s(util, b) / ts.div_s),
                     py(&c, upper[b]));
-        fprintf(f, " %.1f,%.1f", px(&c, c.x.hi), py(&c, upper[nb - 1]));
+        fprintf(f, " %.1f,%.1f", px(&c, end), py(&c, upper[nb - 1]));
         /* the lower edge back */
-        fprintf(f, " %.1f,%.1f", px(&c, c.x.hi), py(&c, lower[nb - 1]));
+        fprintf(f, " %.1f,%.1f", px(&c, end), py(&c, lower[nb - 1]));
         for (size_t b = nb; b-- > 0;)
             fprintf(f, " %.1f,%.1f", px(&c, bucket_mid_s(util, b) / ts.div_s),
                     py(&c, lower[b]));
@@ -514,8 +519,6 @@ static void td(FILE *f, const char *cls, const char *text)
 
 static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
 {
-    const struct gp_summary *first = gp_metrics_summary(runs[0]);
-    size_t top[TABLE_TENANTS], ntop;
     char buf[128];
     struct gp__tunit unit;
 
@@ -529,7 +532,8 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
     fputs("</tr></thead>\n<tbody>\n", f);
     for (size_t r = 0; r < gp__nrows; r++) {
         gp__row_label(&gp__rows[r], runs, n, buf, sizeof(buf), &unit);
-        fputs("<tr>", f);
+        fputs(r > 0 && gp__rows[r].group_start ? "<tr class=\"s\">" : "<tr>",
+              f);
         td(f, "l", buf);
         for (size_t i = 0; i < n; i++) {
             gp__row_cell(&gp__rows[r], gp_metrics_summary(runs[i]), unit, buf,
@@ -538,7 +542,7 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
         }
         fputs("</tr>\n", f);
     }
-    fputs("<tr><td class=\"l\">placement</td>", f);
+    fputs("<tr class=\"s\"><td class=\"l\">placement</td>", f);
     for (size_t i = 0; i < n; i++)
         td(f, NULL, gp_metrics_summary(runs[i])->placement);
     fputs("</tr>\n<tr><td class=\"l\">cluster GPUs</td>", f);
@@ -547,10 +551,31 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
                  (unsigned long long)gp_metrics_summary(runs[i])->cluster_gpus);
         td(f, NULL, buf);
     }
-    fputs("</tr>\n", f);
+    fputs("</tr>\n</tbody></table>\n", f);
+}
+
+/* The figures of the tenants holding the most GPU time, run by run. */
+static void tenant_table(FILE *f, struct gp_metrics *const *runs, size_t n)
+{
+    const struct gp_summary *first = gp_metrics_summary(runs[0]);
+    size_t top[TABLE_TENANTS], ntop;
+    char buf[128];
+    struct gp__tunit unit;
 
     ntop = gp__top_tenants(first, TABLE_TENANTS, top);
-    for (size_t w = 0; w < 4 && ntop; w++) {
+    if (!ntop) {
+        fputs("<p class=\"note\">No tenants.</p>\n", f);
+        return;
+    }
+    fputs("<table class=\"sum\">\n<thead><tr><th class=\"l\"></th>", f);
+    for (size_t i = 0; i < n; i++) {
+        gp__run_name(runs, n, i, buf, sizeof(buf));
+        fprintf(f, "<th style=\"color:%s\">", colour(i));
+        esc(f, buf);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    for (size_t w = 0; w < 4; w++) {
         static const char *const what[] = {"avg JCT", "avg wait", "p99 wait",
                                            "share of GPU time (%)"};
         double max_s = 0;
@@ -569,10 +594,9 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
         }
         unit = gp__time_unit(max_s);
         if (w < 3)
-            snprintf(buf, sizeof(buf), "per tenant: %s (%s)", what[w],
-                     unit.name);
+            snprintf(buf, sizeof(buf), "%s (%s)", what[w], unit.name);
         else
-            snprintf(buf, sizeof(buf), "per tenant: %s", what[w]);
+            snprintf(buf, sizeof(buf), "%s", what[w]);
         fprintf(f, "<tr class=\"g\"><td colspan=\"%zu\">", n + 1);
         esc(f, buf);
         fputs("</td></tr>\n", f);
@@ -604,11 +628,10 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
         }
     }
     fputs("</tbody></table>\n", f);
-    if (ntop < first->ntenants)
-        fprintf(f,
-                "<p class=\"note\">Tenants: the %zu holding the most GPU time "
-                "in the first run, of %zu.</p>\n",
-                ntop, first->ntenants);
+    fprintf(f,
+            "<p class=\"note\">The %zu tenants (of %zu) holding the most GPU "
+            "time in the first run.</p>\n",
+            ntop, first->ntenants);
 }
 
 static void info_row(FILE *f, const char *key, const char *value)
@@ -629,6 +652,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
                             ? info->title
                             : "gpupool simulation report";
     struct tenant_set set;
+    double span = 0;
     int rc;
 
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -653,6 +677,9 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
     fputs("<h2>Summary</h2>\n", f);
     summary_table(f, runs, n);
 
+    fputs("<h2>Tenants</h2>\n", f);
+    tenant_table(f, runs, n);
+
     fputs("<h2>GPU utilization over time</h2>\n", f);
     time_chart(f, runs, n, util_of, true, "busy GPUs (% of cluster)",
                "GPU utilization over time");
@@ -664,6 +691,9 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
 
     fputs("<h2>GPU usage per tenant</h2>\n", f);
     top_set(gp_metrics_summary(runs[0]), &set);
+    for (size_t i = 0; i < n; i++)
+        if (series_span_s(gp_metrics_util_series(runs[i])) > span)
+            span = series_span_s(gp_metrics_util_series(runs[i]));
     fputs("<div class=\"legend\">", f);
     for (size_t i = 0; i < set.n; i++)
         legend_item(f, colour(i), set.names[i]);
@@ -678,11 +708,12 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
         fputs("<h3>", f);
         esc(f, name);
         fputs("</h3>\n", f);
-        if ((rc = tenant_chart(f, runs[i], &set, name)) != GP_OK)
+        if ((rc = tenant_chart(f, runs[i], &set, span, name)) != GP_OK)
             return rc;
     }
-    fputs("<footer>Generated by gpupool. Times are simulated; averages are "
-          "over the buckets of each series.</footer>\n</body>\n</html>\n",
+    fputs("<footer>Generated by gpupool. Times are simulated. Charts over "
+          "time show averages over buckets (at most 512 per run).</footer>\n"
+          "</body>\n</html>\n",
           f);
     return GP_OK;
 }

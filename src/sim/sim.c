@@ -8,6 +8,7 @@
  * then runs one round - so simultaneous events cost one round, and the
  * order never depends on anything but the input.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,13 +146,17 @@ struct completion {
     int64_t at_us;
     uint32_t job;
     uint32_t run;      /* the job's start count when it was scheduled */
-    uint8_t how;       /* GP_JOB_COMPLETED or GP_JOB_FAILED (time limit) */
+    uint8_t how;       /* GP_JOB_COMPLETED, GP_JOB_FAILED (time limit), or
+                          GP_JOB_PREEMPTING: a signalled job stops */
+    int64_t saved_us;  /* for a stop: the work its checkpoint keeps */
 };
 
 struct world {
     struct completion *heap;
     size_t n, cap;
     int err;
+    int64_t ckpt_cost_us;
+    int64_t grace_us;
 };
 
 static bool comp_before(const struct completion *a, const struct completion *b)
@@ -217,10 +222,11 @@ static int sim_start(void *priv, const struct gp_job *job, int64_t now_us)
 {
     struct world *w = priv;
     int64_t left = job->duration_us - job->work_done_us;
-    int64_t run_us = left > 0 ? (int64_t)((double)left / job->speed + 0.999999)
-                              : 0;
+    int64_t run_us = left <= 0             ? 0
+                     : job->speed == 1.0 ? left
+                                         : (int64_t)ceil((double)left / job->speed);
     struct completion e = {now_us + job->overhead_us + run_us, job->id,
-                           job->starts, GP_JOB_COMPLETED};
+                           job->starts, GP_JOB_COMPLETED, 0};
 
     if (job->time_limit_us > 0) {
         /* wall time already used in earlier runs, overhead included */
@@ -234,12 +240,26 @@ static int sim_start(void *priv, const struct gp_job *job, int64_t now_us)
     return comp_push(w, e);
 }
 
+/* Without a grace period the job is gone at once: its completion goes
+ * stale (the run number moves on). With one, this is the signal: a job
+ * that can checkpoint saves its work and stops after the checkpoint cost
+ * (if that fits the grace; if not, the core stops it when the grace ends);
+ * one that cannot stops at once and keeps nothing. */
 static int sim_preempt(void *priv, const struct gp_job *job, int64_t now_us)
 {
-    (void)priv;
-    (void)job;
-    (void)now_us;
-    return GP_OK; /* its completion goes stale: the run number moves on */
+    struct world *w = priv;
+    struct completion e = {now_us, job->id, job->starts, GP_JOB_PREEMPTING,
+                           0};
+
+    if (job->state != GP_JOB_PREEMPTING)
+        return GP_OK;
+    if (job->checkpointable) {
+        if (w->ckpt_cost_us > w->grace_us)
+            return GP_OK;
+        e.at_us = now_us + w->ckpt_cost_us;
+        e.saved_us = gp_job_work_at(job, now_us);
+    }
+    return comp_push(w, e);
 }
 
 static const struct gp_backend_ops sim_backend = {
@@ -265,6 +285,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                double (*clock_s)(void), struct gp_diag *diag)
 {
     struct world w = {0};
+    struct gp_job_spec spec;
     struct gp_core *core = NULL;
     struct gp_core_config cc = {
         .policy = cfg->policy,
@@ -278,6 +299,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .observer = &gp_metrics_observer,
         .observer_priv = metrics,
         .env = cfg->env,
+        .grace_us = cfg->grace_us,
+        .usage_half_life_us = cfg->half_life_us,
     };
     double t_start = clock_s ? clock_s() : 0, last_shown = t_start;
     bool progress = cfg->progress;
@@ -286,10 +309,19 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     int64_t now = 0;
     int rc;
 
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cc.min_run_us[k] = cfg->min_run_us[k];
+        cc.max_preemptions[k] = cfg->max_preemptions[k];
+    }
     if ((rc = gp_core_new(&core, cluster, &cc, diag)) != GP_OK) {
         gp_cluster_free(cluster);
         return rc;
     }
+    w.ckpt_cost_us = cfg->ckpt_cost_us;
+    w.grace_us = gp_core_grace_us(core);
+    for (size_t i = 0; i < cfg->ntenants; i++)
+        if ((rc = gp_core_add_tenant(core, &cfg->tenants[i], diag)) != GP_OK)
+            goto out;
     for (;;) {
         int64_t t = GP_TIME_MAX, wake = gp_core_next_wakeup(core);
 
@@ -312,6 +344,12 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                 continue; /* stale: preempted since */
             events++;
             gp_metrics_count_event(metrics);
+            if (e.how == GP_JOB_PREEMPTING) {
+                if (j->state == GP_JOB_PREEMPTING &&
+                    (rc = gp_core_job_stopped(core, e.job, e.saved_us, now)))
+                    goto out;
+                continue;
+            }
             if ((rc = gp_core_job_ended(core, e.job, e.how, now)) != GP_OK) {
                 gp_diag_set(diag, rc, "sim", "job %u could not end", e.job);
                 goto out;
@@ -320,7 +358,12 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         while (next < wl->n && wl->jobs[next].submit_us == now) {
             events++;
             gp_metrics_count_event(metrics);
-            rc = gp_core_submit(core, &wl->jobs[next], now, NULL, diag);
+            spec = wl->jobs[next];
+            if (cfg->ckpt == GP_CKPT_ALL)
+                spec.checkpointable = true;
+            else if (cfg->ckpt == GP_CKPT_NONE)
+                spec.checkpointable = false;
+            rc = gp_core_submit(core, &spec, now, NULL, diag);
             if (rc != GP_OK)
                 goto out;
             next++;

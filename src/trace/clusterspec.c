@@ -11,7 +11,6 @@
  * never mixes the parts of a spec.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,7 +31,7 @@
 
 #define SPEC_FORMS                                                             \
     "expected NxG, NxG:TYPE, NxG/S (S nodes per switch; default 32), "        \
-    "a sum such as 64x8:V100+32x4:K80, a preset (see `gpupool clusters`), "   \
+    "a sum such as 64x8:V100+32x4:K80, a preset (see `gpupool presets`), "   \
     "or a .json or .csv cluster file"
 
 /* ---- building -------------------------------------------------------- */
@@ -141,7 +140,8 @@ struct group {
 
 /* Philly: the 11 virtual clusters of HeliosArtifact's philly_vc.csv
  * ("vc,node num"), each a switch of 8-GPU servers: 352 nodes, 2,816 GPUs.
- * The VC of a node is its switch, as in Helios' Philly simulator. */
+ * The VC of a node is its switch: Helios' simulator gives each VC its own
+ * nodes, and a switch keeps them together under the topo model. */
 static const struct group philly_groups[] = {
     {"6214e9", NULL, 64, 8, 0, 0}, {"7f04ca", NULL, 32, 8, 0, 0},
     {"11cb48", NULL, 16, 8, 0, 0}, {"b436b2", NULL, 64, 8, 0, 0},
@@ -223,9 +223,9 @@ struct preset {
     size_t ngroups;
 };
 
-#define ITP1(X, i)                                                             \
-    X("itp" #i, "Microsoft ITP cluster" #i " alone, sized from its trace",     \
-      &itp_groups[1##i - 101], 1)
+#define ITP1(X, i, n)                                                          \
+    X("itp" #i, "Microsoft ITP cluster" #i " alone, sized from its trace: "    \
+      #n " 8-GPU nodes", &itp_groups[1##i - 101], 1)
 
 /* One list drives both the builders and gp_cluster_presets[]. */
 #define PRESET_LIST(X)                                                         \
@@ -235,10 +235,11 @@ struct preset {
       openb_groups, N(openb_groups))                                           \
     X("pai", "Alibaba PAI 2020: 1,814 GPU machines, 6,742 GPUs, 5 types",      \
       pai_groups, N(pai_groups))                                               \
-    X("itp", "Microsoft ITP, 10 clusters (a switch each) sized from the "      \
-      "trace; 193 8-GPU nodes, 1,544 GPUs", itp_groups, N(itp_groups))         \
-    ITP1(X, 01) ITP1(X, 02) ITP1(X, 03) ITP1(X, 04) ITP1(X, 05)                \
-    ITP1(X, 06) ITP1(X, 07) ITP1(X, 08) ITP1(X, 09) ITP1(X, 10)                \
+    X("itp", "Microsoft ITP: 10 clusters sized from their traces, a switch "   \
+      "each; 193 8-GPU nodes, 1,544 GPUs", itp_groups, N(itp_groups))          \
+    ITP1(X, 01, 8) ITP1(X, 02, 14) ITP1(X, 03, 18) ITP1(X, 04, 78)             \
+    ITP1(X, 05, 2) ITP1(X, 06, 14) ITP1(X, 07, 41) ITP1(X, 08, 11)             \
+    ITP1(X, 09, 5) ITP1(X, 10, 2)                                              \
     X("tiresias-n32g4", "Tiresias shape n32g4: 32 nodes x 4 GPUs, 1 switch",  \
       tiresias_n32g4, N(tiresias_n32g4))                                       \
     X("tiresias-n160g8", "Tiresias shape n160g8: 160 nodes x 8 GPUs, "        \
@@ -615,7 +616,7 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
     struct gp_cluster *c = NULL;
     struct jctx j;
     json_error_t jerror;
-    json_t *root, *types, *sws, *nodes, *v;
+    json_t *root, *types = NULL, *sws, *nodes, *v;
     size_t i;
     int rc;
 
@@ -696,6 +697,18 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
         j.path[0] = '\0';
         if ((rc = json_nodes(&j, nodes, NULL, diag)) != GP_OK)
             goto fail;
+    }
+    /* Speeds again, last: gp_cluster_add_node re-declares a node's type
+     * with speed 0, which resets it to 1.0. */
+    json_array_foreach(types, i, v) {
+        json_t *sp = json_object_get(v, "speed");
+
+        if (sp && gp_cluster_add_type(c, json_string_value(json_object_get(
+                                             v, "name")),
+                                      json_number_value(sp), NULL) != GP_OK) {
+            rc = gp_diag_set(diag, GP_ENOMEM, j.file, "out of memory");
+            goto fail;
+        }
     }
     if (j.b.nnodes == 0) {
         j.path[0] = '\0';

@@ -247,8 +247,7 @@ static int read_header(struct gp_csv_reader *r, struct gp_diag *diag)
         if ((rc = gp_input_getline(r->in, &line, &len, diag)) <= 0)
             return rc;
     } while (len == 0);
-    if ((rc = gp_csv_split(&r->row, line, len, r->sep, r->in, diag)) !=
-        GP_OK)
+    if ((rc = gp_csv_split(&r->row, line, len, r->sep, r->in, diag)) != GP_OK)
         return rc;
     rc = gp_csv_header(&r->row, r->cols, r->ncols, r->strict, r->idx, r->in,
                        diag);
@@ -266,9 +265,8 @@ static bool wanted(const struct gp_csv_reader *r)
 }
 
 int gp_csv_reader_open(struct gp_csv_reader *r, struct gp_input *in,
-                       const struct gp_csv_col *cols, size_t ncols,
-                       bool strict, bool (*want)(const char *member),
-                       struct gp_diag *diag)
+                       const struct gp_csv_col *cols, size_t ncols, bool strict,
+                       bool (*want)(const char *member), struct gp_diag *diag)
 {
     int rc;
 
@@ -334,8 +332,8 @@ int gp_csv_reader_next(struct gp_csv_reader *r, struct gp_diag *diag)
             return rc;
         if (r->row.n != r->nhdr)
             return gp_diag_set(diag, GP_EPARSE, gp_input_where(r->in),
-                               "%zu fields where the header has %zu",
-                               r->row.n, r->nhdr);
+                               "%zu fields where the header has %zu", r->row.n,
+                               r->nhdr);
         return 1;
     }
 }
@@ -482,10 +480,9 @@ int gp_csv_u64(struct gp_input *in, const char *field, const char *s,
         gp_csv_quote(s, strlen(s), q, sizeof(q));
         if (neg)
             return gp_csv_field_error(in, field, diag, "%s is negative", q);
-        return gp_csv_field_error(in, field, diag,
-                                  "%s is out of range (%llu..%llu)", q,
-                                  (unsigned long long)lo,
-                                  (unsigned long long)hi);
+        return gp_csv_field_error(
+            in, field, diag, "%s is out of range (%llu..%llu)", q,
+            (unsigned long long)lo, (unsigned long long)hi);
     }
     *out = v;
     return GP_OK;
@@ -494,7 +491,7 @@ int gp_csv_u64(struct gp_input *in, const char *field, const char *s,
 int gp_csv_u32(struct gp_input *in, const char *field, const char *s,
                uint32_t lo, uint32_t hi, uint32_t *out, struct gp_diag *diag)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = gp_csv_u64(in, field, s, lo, hi, &v, diag);
 
     if (rc == GP_OK)
@@ -559,8 +556,8 @@ int gp_csv_seconds(struct gp_input *in, const char *field, const char *s,
                                   (double)hi_us / 1e6);
     *out_us = llround(us);
     if (*out_us < lo_us) /* a positive value that rounds to 0 us */
-        return gp_csv_field_error(in, field, diag,
-                                  "%s must be greater than 0", q);
+        return gp_csv_field_error(in, field, diag, "%s must be greater than 0",
+                                  q);
     return GP_OK;
 }
 
@@ -600,9 +597,9 @@ int gp_csv_datetime(struct gp_input *in, const char *field, const char *s,
     if (len == 0)
         return gp_csv_field_error(in, field, diag, "is empty");
     if (gp_trace_parse_datetime(t, len, out_us) != GP_OK)
-        return gp_csv_field_error(
-            in, field, diag, "%s is not a time \"YYYY-MM-DD HH:MM:SS\"",
-            gp_csv_quote(s, strlen(s), q, sizeof(q)));
+        return gp_csv_field_error(in, field, diag,
+                                  "%s is not a time \"YYYY-MM-DD HH:MM:SS\"",
+                                  gp_csv_quote(s, strlen(s), q, sizeof(q)));
     return GP_OK;
 }
 

@@ -75,7 +75,7 @@ struct gp_csv_reader {
     const char *member; /* current member name */
     bool in_member;     /* header read, rows may follow */
     bool done;
-    uint64_t nmembers;  /* members whose header was read */
+    uint64_t nmembers; /* members whose header was read */
     struct gp_csv_row row;
 };
 
@@ -84,9 +84,8 @@ struct gp_csv_reader {
  * GP_EPARSE when the input is empty, has no wanted member, or its header is
  * bad. */
 int gp_csv_reader_open(struct gp_csv_reader *r, struct gp_input *in,
-                       const struct gp_csv_col *cols, size_t ncols,
-                       bool strict, bool (*want)(const char *member),
-                       struct gp_diag *diag);
+                       const struct gp_csv_col *cols, size_t ncols, bool strict,
+                       bool (*want)(const char *member), struct gp_diag *diag);
 /* The next data row into r->row: 1 = a row, 0 = end. GP_EPARSE = a bad row
  * (wrong number of fields, bad quotes; consumed, call again) or a later
  * member's bad header (that member is skipped as a whole). Other < 0 fatal.

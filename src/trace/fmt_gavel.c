@@ -233,8 +233,8 @@ static int gavel_row(struct gavel *g, struct gp_job_spec *out,
     if (!t || !(t->v100 > 0))
         return gp_csv_field_error(
             g->in, "scale_factor", diag,
-            "Gavel's throughput table has no V100 figure for %s on %" PRIu32 " GPUs "
-            "(it measured 1, 2, 4 and 8)",
+            "Gavel's throughput table has no V100 figure for %s on %" PRIu32
+            " GPUs (it measured 1, 2, 4 and 8)",
             gp_csv_quote(type, row->len[l->job_type], q, sizeof(q)), scale);
     dur_s = (double)steps / t->v100;
     if (!(dur_s * 1e6 < (double)GP_TRACE_MAX_DURATION_US))

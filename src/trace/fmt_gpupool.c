@@ -18,8 +18,22 @@
 #define MAX_PRIORITY 1000000
 
 enum col {
-    C_ID, C_SUBMIT, C_GPUS, C_DURATION, C_TENANT, C_USER, C_NAME, C_GPU_TYPE,
-    C_CPUS, C_MEM, C_PRIORITY, C_MIN_GPUS, C_MAX_GPUS, C_CKPT, C_LIMIT, NCOLS
+    C_ID,
+    C_SUBMIT,
+    C_GPUS,
+    C_DURATION,
+    C_TENANT,
+    C_USER,
+    C_NAME,
+    C_GPU_TYPE,
+    C_CPUS,
+    C_MEM,
+    C_PRIORITY,
+    C_MIN_GPUS,
+    C_MAX_GPUS,
+    C_CKPT,
+    C_LIMIT,
+    NCOLS
 };
 
 static const struct gp_csv_col cols[NCOLS] = {
@@ -42,8 +56,7 @@ static const struct gp_csv_col cols[NCOLS] = {
 
 static int gpupool_probe(const char *line, size_t len, const char *member)
 {
-    static const char *const need[] = {"id", "submit_s", "gpus",
-                                       "duration_s"};
+    static const char *const need[] = {"id", "submit_s", "gpus", "duration_s"};
     int found = 0;
 
     (void)member;
@@ -53,8 +66,8 @@ static int gpupool_probe(const char *line, size_t len, const char *member)
 
         for (const char *p = line; (p = strstr(p, need[i])); p += n) {
             bool start = p == line || p[-1] == ',' || p[-1] == '"';
-            bool end = (size_t)(p - line) + n == len || p[n] == ',' ||
-                       p[n] == '"';
+            bool end =
+                (size_t)(p - line) + n == len || p[n] == ',' || p[n] == '"';
 
             if (start && end) {
                 found++;
@@ -80,8 +93,7 @@ static int gpupool_open(void **priv, struct gp_input *in,
 
     (void)opts;
     if (!r)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     rc = gp_csv_reader_open(r, in, cols, NCOLS, true, want_csv, diag);
     if (rc < 0) {
         free(r);
@@ -132,14 +144,17 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
         return rc;
     if (!out->id)
         return gp_csv_field_error(in, "id", diag, "is empty");
-    if ((rc = gp_csv_seconds(in, "submit_s", val(r, C_SUBMIT), 0,
-                             GP_TRACE_MAX_SUBMIT_US, &out->submit_us, diag)) <
-            0 ||
-        (rc = gp_csv_u32(in, "gpus", val(r, C_GPUS), 1, GP_TRACE_MAX_GPUS,
-                         &out->gpus, diag)) < 0 ||
-        (rc = gp_csv_seconds(in, "duration_s", val(r, C_DURATION), 1,
-                             GP_TRACE_MAX_DURATION_US, &out->duration_us,
-                             diag)) < 0)
+    rc = gp_csv_seconds(in, "submit_s", val(r, C_SUBMIT), 0,
+                        GP_TRACE_MAX_SUBMIT_US, &out->submit_us, diag);
+    if (rc < 0)
+        return rc;
+    rc = gp_csv_u32(in, "gpus", val(r, C_GPUS), 1, GP_TRACE_MAX_GPUS,
+                    &out->gpus, diag);
+    if (rc < 0)
+        return rc;
+    rc = gp_csv_seconds(in, "duration_s", val(r, C_DURATION), 1,
+                        GP_TRACE_MAX_DURATION_US, &out->duration_us, diag);
+    if (rc < 0)
         return rc;
     if ((rc = str_col(r, C_TENANT, &out->tenant, diag)) < 0 ||
         (rc = str_col(r, C_USER, &out->user, diag)) < 0 ||
@@ -149,13 +164,13 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
     if (has(r, C_CPUS) && (rc = gp_csv_u32(in, "cpus", val(r, C_CPUS), 0,
                                            MAX_CPUS, &out->cpus, diag)) < 0)
         return rc;
-    if (has(r, C_MEM) && (rc = gp_csv_u64(in, "mem_mib", val(r, C_MEM), 0,
-                                          MAX_MEM_MIB, &out->mem_mib, diag)) <
-                             0)
+    if (has(r, C_MEM) &&
+        (rc = gp_csv_u64(in, "mem_mib", val(r, C_MEM), 0, MAX_MEM_MIB,
+                         &out->mem_mib, diag)) < 0)
         return rc;
     if (has(r, C_PRIORITY)) {
-        if ((rc = gp_csv_i64(in, "priority", val(r, C_PRIORITY),
-                             -MAX_PRIORITY, MAX_PRIORITY, &prio, diag)) < 0)
+        if ((rc = gp_csv_i64(in, "priority", val(r, C_PRIORITY), -MAX_PRIORITY,
+                             MAX_PRIORITY, &prio, diag)) < 0)
             return rc;
         out->priority = (int32_t)prio;
     }
@@ -175,9 +190,9 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
         return gp_csv_field_error(in, "max_gpus", diag,
                                   "%u is less than gpus (%u)", out->max_gpus,
                                   out->gpus);
-    if (has(r, C_CKPT) && (rc = gp_csv_bool(in, "checkpointable",
-                                            val(r, C_CKPT),
-                                            &out->checkpointable, diag)) < 0)
+    if (has(r, C_CKPT) &&
+        (rc = gp_csv_bool(in, "checkpointable", val(r, C_CKPT),
+                          &out->checkpointable, diag)) < 0)
         return rc;
     if (has(r, C_LIMIT) &&
         (rc = gp_csv_seconds(in, "time_limit_s", val(r, C_LIMIT), 0,

@@ -51,17 +51,34 @@ static bool has_cols(const char *line, const char *const *need, size_t n)
 /* ---- helios: cluster_log.csv ------------------------------------------- */
 
 enum hcol {
-    H_ID, H_USER, H_VC, H_GPUS, H_CPUS, H_NODES, H_STATE, H_SUBMIT, H_START,
-    H_END, H_DURATION, H_QUEUE, NHCOLS
+    H_ID,
+    H_USER,
+    H_VC,
+    H_GPUS,
+    H_CPUS,
+    H_NODES,
+    H_STATE,
+    H_SUBMIT,
+    H_START,
+    H_END,
+    H_DURATION,
+    H_QUEUE,
+    NHCOLS
 };
 
 static const struct gp_csv_col hcols[NHCOLS] = {
-    [H_ID] = {"job_id", true},         [H_USER] = {"user", false},
-    [H_VC] = {"vc", true},             [H_GPUS] = {"gpu_num", true},
-    [H_CPUS] = {"cpu_num", false},     [H_NODES] = {"node_num", false},
-    [H_STATE] = {"state", false},      [H_SUBMIT] = {"submit_time", true},
-    [H_START] = {"start_time", false}, [H_END] = {"end_time", false},
-    [H_DURATION] = {"duration", false}, [H_QUEUE] = {"queue", false},
+    [H_ID] = {"job_id", true},
+    [H_USER] = {"user", false},
+    [H_VC] = {"vc", true},
+    [H_GPUS] = {"gpu_num", true},
+    [H_CPUS] = {"cpu_num", false},
+    [H_NODES] = {"node_num", false},
+    [H_STATE] = {"state", false},
+    [H_SUBMIT] = {"submit_time", true},
+    [H_START] = {"start_time", false},
+    [H_END] = {"end_time", false},
+    [H_DURATION] = {"duration", false},
+    [H_QUEUE] = {"queue", false},
 };
 
 static int helios_probe(const char *line, size_t len, const char *member)
@@ -86,8 +103,7 @@ static int helios_open(void **priv, struct gp_input *in,
 
     (void)opts;
     if (!r)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     rc = gp_csv_reader_open(r, in, hcols, NHCOLS, false, want_csv, diag);
     if (rc < 0) {
         free(r);
@@ -114,8 +130,8 @@ static int helios_next(void *priv, struct gp_job_spec *out,
     out->user = s[0] ? s : NULL;
     s = gp_csv_get(&r->row, r->idx[H_VC]);
     out->tenant = s[0] ? s : NULL;
-    if ((rc = gp_csv_u32(in, "gpu_num", gp_csv_get(&r->row, r->idx[H_GPUS]),
-                         0, GP_TRACE_MAX_GPUS, &out->gpus, diag)) < 0)
+    if ((rc = gp_csv_u32(in, "gpu_num", gp_csv_get(&r->row, r->idx[H_GPUS]), 0,
+                         GP_TRACE_MAX_GPUS, &out->gpus, diag)) < 0)
         return rc;
     s = gp_csv_get(&r->row, r->idx[H_CPUS]);
     if (!gp_csv_blank(s) &&
@@ -130,9 +146,8 @@ static int helios_next(void *priv, struct gp_job_spec *out,
                                   "is outside 1970..2069");
     s = gp_csv_get(&r->row, r->idx[H_DURATION]);
     if (!gp_csv_blank(s)) {
-        if ((rc = gp_csv_seconds(in, "duration", s, 0,
-                                 GP_TRACE_MAX_DURATION_US, &out->duration_us,
-                                 diag)) < 0)
+        if ((rc = gp_csv_seconds(in, "duration", s, 0, GP_TRACE_MAX_DURATION_US,
+                                 &out->duration_us, diag)) < 0)
             return rc;
     } else {
         const char *st = gp_csv_get(&r->row, r->idx[H_START]);
@@ -144,8 +159,7 @@ static int helios_next(void *priv, struct gp_job_spec *out,
                 return gp_csv_not_gpu(in, diag, "no GPUs (CPU-only job)");
             return gp_csv_not_gpu(in, diag, "never ran (no duration)");
         }
-        if ((rc = gp_csv_datetime(in, "start_time", st, &start_us, diag)) <
-                0 ||
+        if ((rc = gp_csv_datetime(in, "start_time", st, &start_us, diag)) < 0 ||
             (rc = gp_csv_datetime(in, "end_time", en, &end_us, diag)) < 0)
             return rc;
         if (end_us < start_us)
@@ -182,15 +196,27 @@ const struct gp_trace_reader_ops gp_trace_reader_helios = {
 /* ---- gws-excerpt: Gen-Parallel-Workloads training data ----------------- */
 
 enum xcol {
-    X_ID, X_USER, X_GPUS, X_CPUS, X_NODES, X_INTERVAL, X_RUN, X_WALL,
-    X_STATUS, NXCOLS
+    X_ID,
+    X_USER,
+    X_GPUS,
+    X_CPUS,
+    X_NODES,
+    X_INTERVAL,
+    X_RUN,
+    X_WALL,
+    X_STATUS,
+    NXCOLS
 };
 
 static const struct gp_csv_col xcols[NXCOLS] = {
-    [X_ID] = {"u_id", true},          [X_USER] = {"user", false},
-    [X_GPUS] = {"gpu_num", true},     [X_CPUS] = {"cpu_num", false},
-    [X_NODES] = {"node_num", false},  [X_INTERVAL] = {"interval", true},
-    [X_RUN] = {"run_time", true},     [X_WALL] = {"wall_time", false},
+    [X_ID] = {"u_id", true},
+    [X_USER] = {"user", false},
+    [X_GPUS] = {"gpu_num", true},
+    [X_CPUS] = {"cpu_num", false},
+    [X_NODES] = {"node_num", false},
+    [X_INTERVAL] = {"interval", true},
+    [X_RUN] = {"run_time", true},
+    [X_WALL] = {"wall_time", false},
     [X_STATUS] = {"new_status", false},
 };
 
@@ -221,8 +247,7 @@ static int excerpt_open(void **priv, struct gp_input *in,
 
     (void)opts;
     if (!x)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     rc = gp_csv_reader_open(&x->r, in, xcols, NXCOLS, false, want_csv, diag);
     if (rc < 0) {
         free(x);
@@ -264,16 +289,15 @@ static int excerpt_next(void *priv, struct gp_job_spec *out,
         return gp_csv_field_error(in, "u_id", diag, "is empty");
     s = gp_csv_get(&r->row, r->idx[X_USER]);
     out->user = s[0] ? s : NULL;
-    if ((rc = gp_csv_u32(in, "gpu_num", gp_csv_get(&r->row, r->idx[X_GPUS]),
-                         0, GP_TRACE_MAX_GPUS, &out->gpus, diag)) < 0)
+    if ((rc = gp_csv_u32(in, "gpu_num", gp_csv_get(&r->row, r->idx[X_GPUS]), 0,
+                         GP_TRACE_MAX_GPUS, &out->gpus, diag)) < 0)
         return rc;
     s = gp_csv_get(&r->row, r->idx[X_CPUS]);
     if (!gp_csv_blank(s) &&
         (rc = gp_csv_u32(in, "cpu_num", s, 0, MAX_CPUS, &out->cpus, diag)) < 0)
         return rc;
-    if ((rc = gp_csv_seconds(in, "run_time",
-                             gp_csv_get(&r->row, r->idx[X_RUN]), 0,
-                             GP_TRACE_MAX_DURATION_US, &out->duration_us,
+    if ((rc = gp_csv_seconds(in, "run_time", gp_csv_get(&r->row, r->idx[X_RUN]),
+                             0, GP_TRACE_MAX_DURATION_US, &out->duration_us,
                              diag)) < 0)
         return rc;
     if (out->gpus == 0)

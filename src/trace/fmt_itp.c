@@ -17,10 +17,8 @@
 enum col { C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_MODEL, NCOLS };
 
 static const struct gp_csv_col cols[NCOLS] = {
-    [C_ID] = {"job_id", true},
-    [C_SUBMIT] = {"submission_time", true},
-    [C_DURATION] = {"duration", true},
-    [C_GPUS] = {"num_gpu", true},
+    [C_ID] = {"job_id", true},         [C_SUBMIT] = {"submission_time", true},
+    [C_DURATION] = {"duration", true}, [C_GPUS] = {"num_gpu", true},
     [C_MODEL] = {"model_name", false},
 };
 
@@ -69,10 +67,9 @@ static int itp_open(void **priv, struct gp_input *in,
 
     (void)opts;
     if (!p)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
-    rc = gp_csv_reader_open(&p->r, in, cols, NCOLS, false, is_cluster_csv,
-                            diag);
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
+    rc =
+        gp_csv_reader_open(&p->r, in, cols, NCOLS, false, is_cluster_csv, diag);
     if (rc < 0) {
         free(p);
         return rc;
@@ -114,14 +111,12 @@ static int itp_next(void *priv, struct gp_job_spec *out, struct gp_diag *diag)
     out->tenant = p->tenant;
     model = gp_csv_get(&r->row, r->idx[C_MODEL]);
     out->name = model[0] ? model : NULL;
-    if ((rc = gp_csv_seconds(r->in, "submission_time",
-                             gp_csv_get(&r->row, r->idx[C_SUBMIT]), 0,
-                             GP_TRACE_MAX_SUBMIT_US, &out->submit_us,
-                             diag)) < 0 ||
-        (rc = gp_csv_seconds(r->in, "duration",
-                             gp_csv_get(&r->row, r->idx[C_DURATION]), 0,
-                             GP_TRACE_MAX_DURATION_US, &out->duration_us,
-                             diag)) < 0 ||
+    if ((rc = gp_csv_seconds(
+             r->in, "submission_time", gp_csv_get(&r->row, r->idx[C_SUBMIT]), 0,
+             GP_TRACE_MAX_SUBMIT_US, &out->submit_us, diag)) < 0 ||
+        (rc = gp_csv_seconds(
+             r->in, "duration", gp_csv_get(&r->row, r->idx[C_DURATION]), 0,
+             GP_TRACE_MAX_DURATION_US, &out->duration_us, diag)) < 0 ||
         (rc = gp_csv_u32(r->in, "num_gpu", gp_csv_get(&r->row, r->idx[C_GPUS]),
                          0, GP_TRACE_MAX_GPUS, &out->gpus, diag)) < 0)
         return rc;

@@ -14,11 +14,15 @@
  * the user is the tenant. Jobs without GPUs, without tasks, or still
  * running or waiting when the trace ends are skipped with the reason.
  *
- * The task table is opts->aux_path (--aux); nothing else locates it.
+ * The task table is opts->aux_path (--trace-aux). The reader sees a stream,
+ * not its path, so finding the table next to the job table is
+ * gp__pai_find_task_table's job, for a caller that knows the path.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace/csv.h"
 #include "trace/fmt_pai.h"
@@ -305,6 +309,29 @@ int gp__pai_open_tasks(void **priv, struct gp_input *jobs,
     return GP_OK;
 }
 
+bool gp__pai_find_task_table(const char *job_path, char *out, size_t size)
+{
+    static const char *const names[] = {
+        "pai_task_table.csv",    "pai_task_table.csv.gz",
+        "pai_task_table.csv.xz", "pai_task_table.tar.gz",
+        "pai_task_table.csv.tar.gz",
+    };
+    const char *slash = job_path ? strrchr(job_path, '/') : NULL;
+    int dirlen = slash ? (int)(slash - job_path) + 1 : 0;
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct stat st;
+        int n = snprintf(out, size, "%.*s%s", dirlen, job_path ? job_path : "",
+                         names[i]);
+
+        if (n < 0 || (size_t)n >= size)
+            return false;
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
 static int pai_open(void **priv, struct gp_input *in,
                     const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
@@ -315,7 +342,8 @@ static int pai_open(void **priv, struct gp_input *in,
     if (!opts || !opts->aux_path || !opts->aux_path[0])
         return gp_diag_set(diag, GP_EINVAL, gp_input_name(in),
                            "a PAI job table needs its task table: give "
-                           "--aux PATH/pai_task_table.csv (or .tar.gz)");
+                           "--trace-aux PATH/pai_task_table.csv (or .gz, "
+                           ".xz, .tar.gz)");
     if ((rc = gp_input_open_path(&tasks, opts->aux_path, diag)) != GP_OK)
         return rc;
     rc = gp_input_next_member(tasks, &member, diag);

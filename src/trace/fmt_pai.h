@@ -6,6 +6,7 @@
 #define GPUPOOL_TRACE_FMT_PAI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "trace/io.h"
 
@@ -19,5 +20,12 @@
 int gp__pai_open_tasks(void **priv, struct gp_input *jobs,
                        struct gp_input *tasks, bool skip_bad,
                        struct gp_diag *diag);
+
+/* The task table next to a job table: pai_task_table.csv, .csv.gz,
+ * .csv.xz, .tar.gz or .csv.tar.gz in the directory of `job_path`, first
+ * found in that order, into out. false when none exists (or it does not
+ * fit). For whoever knows the job table's path (gp_trace_open) and was not
+ * given opts->aux_path. */
+bool gp__pai_find_task_table(const char *job_path, char *out, size_t size);
 
 #endif

@@ -16,10 +16,8 @@
 enum col { C_TIMESTAMP, C_DURATION, C_GPUS, C_GPU_TIME, C_CLUSTER, NCOLS };
 
 static const struct gp_csv_col cols[NCOLS] = {
-    [C_TIMESTAMP] = {"timestamp", true},
-    [C_DURATION] = {"duration", true},
-    [C_GPUS] = {"num_gpus", true},
-    [C_GPU_TIME] = {"gpu_time", false},
+    [C_TIMESTAMP] = {"timestamp", true}, [C_DURATION] = {"duration", true},
+    [C_GPUS] = {"num_gpus", true},       [C_GPU_TIME] = {"gpu_time", false},
     [C_CLUSTER] = {"cluster", true},
 };
 
@@ -57,8 +55,7 @@ static int philly_csv_open(void **priv, struct gp_input *in,
 
     (void)opts;
     if (!p)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     rc = gp_csv_reader_open(&p->r, in, cols, NCOLS, false, want_csv, diag);
     if (rc < 0) {
         free(p);
@@ -78,8 +75,7 @@ static int philly_csv_next(void *priv, struct gp_job_spec *out,
 
     if ((rc = gp_csv_reader_next(r, diag)) != 1)
         return rc;
-    snprintf(p->id, sizeof(p->id), "philly-%llu",
-             (unsigned long long)++p->row);
+    snprintf(p->id, sizeof(p->id), "philly-%llu", (unsigned long long)++p->row);
     out->id = p->id;
     if ((rc = gp_csv_datetime(r->in, "timestamp",
                               gp_csv_get(&r->row, r->idx[C_TIMESTAMP]),
@@ -91,10 +87,9 @@ static int philly_csv_next(void *priv, struct gp_job_spec *out,
     if ((rc = gp_csv_u32(r->in, "num_gpus", gp_csv_get(&r->row, r->idx[C_GPUS]),
                          0, GP_TRACE_MAX_GPUS, &out->gpus, diag)) < 0)
         return rc;
-    if ((rc = gp_csv_seconds(r->in, "duration",
-                             gp_csv_get(&r->row, r->idx[C_DURATION]), 0,
-                             GP_TRACE_MAX_DURATION_US, &out->duration_us,
-                             diag)) < 0)
+    if ((rc = gp_csv_seconds(
+             r->in, "duration", gp_csv_get(&r->row, r->idx[C_DURATION]), 0,
+             GP_TRACE_MAX_DURATION_US, &out->duration_us, diag)) < 0)
         return rc;
     cluster = gp_csv_get(&r->row, r->idx[C_CLUSTER]);
     out->tenant = cluster[0] ? cluster : NULL;
@@ -112,7 +107,8 @@ static void philly_csv_close(void *priv)
 
 const struct gp_trace_reader_ops gp_trace_reader_philly_csv = {
     .name = "philly-csv",
-    .summary = "Philly per-job table of Pollux: timestamp,duration,num_gpus,...",
+    .summary =
+        "Philly per-job table of Pollux: timestamp,duration,num_gpus,...",
     .preset = "philly",
     .probe = philly_csv_probe,
     .open = philly_csv_open,

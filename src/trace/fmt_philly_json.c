@@ -119,8 +119,8 @@ static int skip_space(struct philly_json *p, bool commas, int *c,
 static const char *where_at(struct philly_json *p, uint64_t line)
 {
     if (gp_input_is_tar(p->in))
-        snprintf(p->where, sizeof(p->where), "%s:%s:%llu",
-                 gp_input_name(p->in), p->member, (unsigned long long)line);
+        snprintf(p->where, sizeof(p->where), "%s:%s:%llu", gp_input_name(p->in),
+                 p->member, (unsigned long long)line);
     else
         snprintf(p->where, sizeof(p->where), "%s:%llu", gp_input_name(p->in),
                  (unsigned long long)line);
@@ -163,64 +163,112 @@ static int next_member(struct philly_json *p, struct gp_diag *diag)
     }
 }
 
-static int elem_push(struct philly_json *p, int c, struct gp_diag *diag)
+/* Append n scanned bytes to the element; past MAX_ELEMENT they are
+ * dropped (scanning goes on, the size is reported when the element ends). */
+static int elem_append(struct philly_json *p, const unsigned char *b, size_t n,
+                       struct gp_diag *diag)
 {
-    if (p->elen == MAX_ELEMENT)
-        return 0; /* keep scanning; reported when the element ends */
-    if (p->elen == p->ecap) {
-        size_t cap = p->ecap ? p->ecap * 2 : 4096;
-        char *e = realloc(p->elem, cap);
+    if (n > MAX_ELEMENT - p->elen)
+        n = MAX_ELEMENT - p->elen;
+    if (p->elen + n > p->ecap) {
+        size_t cap = p->ecap ? p->ecap : 4096;
+        char *e;
 
-        if (!e)
+        while (cap < p->elen + n)
+            cap *= 2;
+        if (!(e = realloc(p->elem, cap)))
             return gp_diag_set(diag, GP_ENOMEM, gp_input_name(p->in),
                                "out of memory");
         p->elem = e;
         p->ecap = cap;
     }
-    p->elem[p->elen++] = (char)c;
-    return 0;
+    memcpy(p->elem + p->elen, b, n);
+    p->elen += n;
+    return GP_OK;
+}
+
+struct scan {
+    int depth;
+    bool in_str, esc, scalar;
+};
+
+/* Run the scanner over b[0..n): how many bytes belong to the element; *end
+ * is set when it ends within them. A scalar ends before its delimiter, an
+ * object, array or string with its closing byte. */
+static size_t scan_bytes(struct philly_json *p, struct scan *st,
+                         const unsigned char *b, size_t n, bool *end)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = b[i];
+
+        if (c == '\n')
+            p->line++;
+        if (st->in_str) {
+            if (st->esc)
+                st->esc = false;
+            else if (c == '\\')
+                st->esc = true;
+            else if (c == '"')
+                st->in_str = false;
+            else
+                continue;
+        } else if (st->scalar) {
+            if (c == ',' || c == ']' || c == ' ' || c == '\t' || c == '\n' ||
+                c == '\r') {
+                if (c == '\n')
+                    p->line--; /* not consumed */
+                *end = true;
+                return i;
+            }
+            if (c == '"')
+                st->in_str = true;
+            continue;
+        } else if (c == '"') {
+            st->in_str = true;
+        } else if (c == '{' || c == '[') {
+            st->depth++;
+        } else if (c == '}' || c == ']') {
+            st->depth--;
+        }
+        if (!st->in_str && st->depth <= 0) {
+            *end = true;
+            return i + 1;
+        }
+    }
+    return n;
 }
 
 /* Collect the element starting at the next byte into p->elem. 1 = done,
  * 0 = the member ended inside it. */
 static int scan_element(struct philly_json *p, struct gp_diag *diag)
 {
-    int c, rc, depth = 0;
-    bool in_str = false, esc = false, first = true, scalar = false;
+    struct scan st = {0, false, false, false};
+    bool end = false;
+    int c, rc;
 
     p->elen = 0;
-    while ((rc = peekc(p, &c, diag)) == 1) {
-        if (first) {
-            scalar = c != '{' && c != '[' && c != '"';
-            first = false;
-        } else if (scalar && !in_str &&
-                   (c == ',' || c == ']' || c == ' ' || c == '\t' ||
-                    c == '\n' || c == '\r')) {
-            return 1;
-        }
-        advance(p);
-        if ((rc = elem_push(p, c, diag)) < 0)
+    if ((rc = peekc(p, &c, diag)) <= 0)
+        return rc;
+    st.scalar = c != '{' && c != '[' && c != '"';
+    if (st.scalar) { /* its first byte is part of it, whatever it is */
+        if ((rc = elem_append(p, p->chunk + p->cpos, 1, diag)) < 0)
             return rc;
-        if (in_str) {
-            if (esc)
-                esc = false;
-            else if (c == '\\')
-                esc = true;
-            else if (c == '"')
-                in_str = false;
-        } else if (c == '"') {
-            in_str = true;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            depth--;
-        }
-        if (!scalar && !in_str && depth <= 0)
+        advance(p);
+    }
+    for (;;) {
+        size_t n;
+
+        if ((rc = peekc(p, &c, diag)) < 0)
+            return rc;
+        if (rc == 0)
+            return st.scalar && p->elen > 0 ? 1 : 0;
+        n = scan_bytes(p, &st, p->chunk + p->cpos, p->clen - p->cpos, &end);
+        if ((rc = elem_append(p, p->chunk + p->cpos, n, diag)) < 0)
+            return rc;
+        p->cpos += n;
+        if (end)
             return 1;
     }
-    if (rc == 0 && scalar && p->elen > 0)
-        return 1;
-    return rc;
 }
 
 /* ---- one job ----------------------------------------------------------- */
@@ -248,8 +296,7 @@ static int job_error(struct philly_json *p, struct gp_diag *diag,
 static int skip_job(struct philly_json *p, struct gp_diag *diag,
                     const char *why)
 {
-    gp_diag_set(diag, GP_TRACE_NOT_GPU, where_at(p, p->start_line), "%s",
-                why);
+    gp_diag_set(diag, GP_TRACE_NOT_GPU, where_at(p, p->start_line), "%s", why);
     return GP_TRACE_NOT_GPU;
 }
 
@@ -323,7 +370,8 @@ static int map_job(struct philly_json *p, json_t *o, struct gp_job_spec *out,
         return job_error(p, diag, "attempts", "is not a list");
     if (json_array_size(attempts) == 0)
         return skip_job(p, diag, "never ran (no attempts)");
-    json_array_foreach(attempts, i, a) {
+    json_array_foreach(attempts, i, a)
+    {
         int64_t start_us, end_us;
 
         if (!json_is_object(a)) {
@@ -346,7 +394,8 @@ static int map_job(struct philly_json *p, json_t *o, struct gp_job_spec *out,
         }
         sum_us += end_us - start_us;
         if (sum_us > GP_TRACE_MAX_DURATION_US)
-            return job_error(p, diag, field, "makes the run longer than 10 "
+            return job_error(p, diag, field,
+                             "makes the run longer than 10 "
                              "years");
         if (i == 0) {
             json_t *detail = json_object_get(a, "detail"), *d;
@@ -355,7 +404,8 @@ static int map_job(struct philly_json *p, json_t *o, struct gp_job_spec *out,
             if (!json_is_array(detail))
                 return job_error(p, diag, "attempts[0].detail",
                                  "is missing or not a list");
-            json_array_foreach(detail, k, d) {
+            json_array_foreach(detail, k, d)
+            {
                 json_t *g = json_object_get(d, "gpus");
 
                 if (!json_is_array(g)) {
@@ -404,8 +454,7 @@ static int philly_json_open(void **priv, struct gp_input *in,
     (void)opts;
     if (!p || !(p->chunk = malloc(CHUNK))) {
         free(p);
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     }
     p->in = in;
     p->member = gp_input_member(in);
@@ -480,7 +529,7 @@ static int philly_json_next(void *priv, struct gp_job_spec *out,
                                (unsigned long long)p->njobs);
         }
         if (p->elen == MAX_ELEMENT)
-            return job_error(p, diag, NULL, "is larger than 16 MiB");
+            return job_error(p, diag, NULL, "is 16 MiB or larger");
         p->job = json_loadb(p->elem, p->elen, JSON_DECODE_ANY, &jerr);
         if (!p->job)
             return job_error(p, diag, NULL, "bad JSON: %s", jerr.text);

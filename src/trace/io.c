@@ -89,8 +89,8 @@ struct gp_input {
     char where[320];
 };
 
-static int io_error(struct gp_input *in, struct gp_diag *diag,
-                    const char *fmt, const char *arg)
+static int io_error(struct gp_input *in, struct gp_diag *diag, const char *fmt,
+                    const char *arg)
 {
     return gp_diag_set(diag, GP_EIO, in->name, fmt, arg);
 }
@@ -129,7 +129,7 @@ static int src_read(struct gp_input *in, unsigned char *buf, size_t cap,
 /* Move unread compressed bytes to the front and read more behind them. */
 static int cbuf_refill(struct gp_input *in, struct gp_diag *diag)
 {
-    size_t got;
+    size_t got = 0;
     int rc;
 
     if (in->cpos > 0) {
@@ -147,7 +147,7 @@ static int cbuf_refill(struct gp_input *in, struct gp_diag *diag)
 
 static int decode_none(struct gp_input *in, struct gp_diag *diag)
 {
-    size_t room = SBUF_SIZE - in->slen, got;
+    size_t room = SBUF_SIZE - in->slen, got = 0;
     int rc;
 
     if (in->cpos < in->clen) { /* the magic-sniffing bytes come first */
@@ -283,9 +283,8 @@ static int decode_xz(struct gp_input *in, struct gp_diag *diag)
         case LZMA_MEM_ERROR:
             return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
         case LZMA_MEMLIMIT_ERROR:
-            return io_error(in, diag,
-                            "xz stream needs more than 256 MiB to decode%s",
-                            "");
+            return io_error(
+                in, diag, "xz stream needs more than 256 MiB to decode%s", "");
         case LZMA_FORMAT_ERROR:
             return io_error(in, diag, "corrupt xz stream: bad format%s", "");
         case LZMA_OPTIONS_ERROR:
@@ -341,7 +340,8 @@ static int decoder_start(struct gp_input *in, struct gp_diag *diag)
         if (in->z_live)
             return inflateReset(&in->z) == Z_OK
                        ? GP_OK
-                       : gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
+                       : gp_diag_set(diag, GP_ENOMEM, in->name,
+                                     "out of memory");
         memset(&in->z, 0, sizeof(in->z));
         if (inflateInit2(&in->z, 15 + 16) != Z_OK)
             return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
@@ -392,9 +392,8 @@ static int sniff(struct gp_input *in, struct gp_diag *diag)
     else if (in->clen >= 6 && memcmp(b, xz_magic, 6) == 0)
         in->codec = CODEC_XZ;
     else if (in->clen >= 4 && memcmp(b, "PK\3\4", 4) == 0)
-        return io_error(in, diag,
-                        "zip archives are not supported; unpack it first%s",
-                        "");
+        return io_error(
+            in, diag, "zip archives are not supported; unpack it first%s", "");
     else if (in->clen >= 10 && memcmp(b, "BZh", 3) == 0 &&
              memcmp(b + 4, "1AY&SY", 6) == 0)
         return io_error(in, diag,
@@ -442,8 +441,8 @@ int gp_input_open_path(struct gp_input **out, const char *path,
         return rc;
     in->f = fopen(path, "rb");
     if (!in->f) {
-        rc = gp_diag_set(diag, GP_EIO, path, "cannot open: %s",
-                         strerror(errno));
+        rc =
+            gp_diag_set(diag, GP_EIO, path, "cannot open: %s", strerror(errno));
         goto fail;
     }
     if ((rc = sniff(in, diag)) != GP_OK)
@@ -676,7 +675,7 @@ static int read_header(struct gp_input *in, struct tar_hdr *h,
 
     for (;;) {
         const unsigned char *b;
-        size_t avail;
+        size_t avail = 0;
         uint64_t size;
         bool ok = true;
         char type;
@@ -719,8 +718,7 @@ static int read_header(struct gp_input *in, struct tar_hdr *h,
         if (type == 'L') { /* GNU long name of the next header */
             if (size > MAX_NAME)
                 return io_error(in, diag, "tar member name too long%s", "");
-            if ((rc = read_bytes(in, in->hname, (size_t)size, diag)) !=
-                GP_OK)
+            if ((rc = read_bytes(in, in->hname, (size_t)size, diag)) != GP_OK)
                 return rc;
             in->hname[size] = 0;
             have_name = true;
@@ -732,8 +730,7 @@ static int read_header(struct gp_input *in, struct tar_hdr *h,
             char *pax = malloc((size_t)size + 1);
 
             if (!pax)
-                return gp_diag_set(diag, GP_ENOMEM, in->name,
-                                   "out of memory");
+                return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
             rc = read_bytes(in, pax, (size_t)size, diag);
             if (rc == GP_OK)
                 pax_parse(pax, (size_t)size, in->hname, &have_name, &pax_size,
@@ -794,9 +791,8 @@ static int tar_list(struct gp_input *in, struct gp_diag *diag)
             break;
         if (is_regular(&h, in->hname)) {
             if (in->nmembers == MAX_MEMBERS)
-                return io_error(in, diag,
-                                "tar archive has more than 100000 members%s",
-                                "");
+                return io_error(
+                    in, diag, "tar archive has more than 100000 members%s", "");
             if (in->nmembers == cap) {
                 size_t ncap = cap ? cap * 2 : 16;
                 struct member *m =
@@ -870,7 +866,7 @@ int gp_input_next_member(struct gp_input *in, const char **name,
     in->unget = false;
     in->lineno = 0;
     if (in->kind == KIND_UNKNOWN) {
-        size_t avail;
+        size_t avail = 0;
 
         if ((rc = need(in, TAR_BLOCK, &avail, diag)) != GP_OK)
             return rc;
@@ -968,7 +964,7 @@ static void consume(struct gp_input *in, size_t n)
 int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
                   struct gp_diag *diag)
 {
-    size_t avail, done = 0;
+    size_t avail = 0, done = 0;
     int rc;
 
     assert(in->state != ST_BEFORE);
@@ -991,7 +987,7 @@ int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
 int gp_input_peek(struct gp_input *in, const char **buf, size_t *len,
                   struct gp_diag *diag)
 {
-    size_t want = GP_INPUT_PEEK_MAX, avail;
+    size_t want = GP_INPUT_PEEK_MAX, avail = 0;
     int rc;
 
     assert(in->state != ST_BEFORE);
@@ -1037,7 +1033,7 @@ static int lbuf_append(struct gp_input *in, size_t *used, const char *p,
 static int drop_line(struct gp_input *in, struct gp_diag *diag)
 {
     for (;;) {
-        size_t avail;
+        size_t avail = 0;
         const char *nl;
         int rc;
 
@@ -1059,7 +1055,7 @@ static int drop_line(struct gp_input *in, struct gp_diag *diag)
 int gp_input_getline(struct gp_input *in, char **line, size_t *len,
                      struct gp_diag *diag)
 {
-    size_t used = 0, n, avail;
+    size_t used = 0, n, avail = 0;
     bool copied = false;
     char *p, *nl;
     int rc;

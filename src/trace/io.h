@@ -27,7 +27,9 @@ void gp_input_close(struct gp_input *in);
 
 /* Step to the next member. For a tar archive: the next regular file, in
  * name order (bytewise; the order the archive was packed in does not change
- * what a trace reads), name = the member's path. For anything else: the stream
+ * what a trace reads), name = the member's path; the first call lists the
+ * archive, so a truncated tarball fails here, and a tar must come from a
+ * regular file or memory (it is rewound). For anything else: the stream
  * itself, once (name = the file's base name). 1 = positioned at a member,
  * 0 = no more members, < 0 = error. Must be called once before reading. */
 int gp_input_next_member(struct gp_input *in, const char **name,
@@ -40,19 +42,22 @@ int gp_input_is_tar(const struct gp_input *in);
  * 1 = a line, 0 = end of member, < 0 = error. */
 int gp_input_getline(struct gp_input *in, char **line, size_t *len,
                      struct gp_diag *diag);
-/* Read the same line again at the next getline (one line of look-back). */
+/* Read the same line again at the next getline (one line of look-back;
+ * the bytes are those getline returned, as the caller left them). */
 void gp_input_ungetline(struct gp_input *in);
 /* Raw bytes of the current member: *got = 0 at its end. */
 int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
                   struct gp_diag *diag);
 /* Look at the next bytes of the current member without consuming them:
- * up to GP_INPUT_PEEK_MAX bytes (fewer only at the member's end). *buf stays
- * valid until the next read. Used to probe formats. */
+ * up to GP_INPUT_PEEK_MAX bytes (fewer only at the member's end), not
+ * NUL-terminated. *buf stays valid until the next read. Used to probe
+ * formats. */
 #define GP_INPUT_PEEK_MAX (64u << 10)
 int gp_input_peek(struct gp_input *in, const char **buf, size_t *len,
                   struct gp_diag *diag);
-/* Go back to before the first member (call next_member again). Files and
- * memory can always be rewound; compressed streams are decoded again. */
+/* Go back to before the first member (call next_member again). Regular
+ * files and memory can be rewound (compressed streams are decoded again);
+ * a pipe cannot (GP_EIO). */
 int gp_input_rewind(struct gp_input *in, struct gp_diag *diag);
 
 /* "file:line" of the last line read ("raw-traces.tar.gz:cluster04.csv:17"

@@ -25,30 +25,49 @@ static const struct gp_trace_reader_ops *const readers[] = {
 /* C cannot read the strings out of the ops tables in a constant
  * initializer, so the public list repeats them; a missing INFO_ line fails
  * the build and test_trace_formats checks that the strings agree. */
-#define INFO_gpupool                                                           \
-    {"gpupool", "gpupool CSV: a header names the columns (docs/traces.md)"}
-#define INFO_philly_json                                                       \
-    {"philly-json", "Philly cluster_job_log: one JSON array of jobs"}
-#define INFO_philly_csv                                                        \
-    {"philly-csv",                                                             \
+/* clang-format off */
+#define INFO_gpupool \
+    {"gpupool", \
+     "gpupool CSV: a header names the columns (docs/traces.md)"}
+#define INFO_philly_json \
+    {"philly-json", \
+     "Philly cluster_job_log: one JSON array of jobs"}
+#define INFO_philly_csv \
+    {"philly-csv", \
      "Philly per-job table of Pollux: timestamp,duration,num_gpus,..."}
-#define INFO_itp                                                               \
-    {"itp", "Microsoft ITP (ElasticFlow): clusterNN.csv files or tarball"}
-#define INFO_helios                                                            \
-    {"helios", "Helios cluster_log.csv (job_id,user,vc,gpu_num,...)"}
-#define INFO_helios_excerpt                                                    \
-    {"gws-excerpt",                                                            \
+#define INFO_itp \
+    {"itp", \
+     "Microsoft ITP (ElasticFlow): clusterNN.csv files or tarball"}
+#define INFO_helios \
+    {"helios", \
+     "Helios cluster_log.csv (job_id,user,vc,gpu_num,...)"}
+#define INFO_helios_excerpt \
+    {"gws-excerpt", \
      "Gen-Parallel-Workloads excerpt of Helios/Philly (u_id,...,interval)"}
-#define INFO_gavel {"gavel", "gavel (not implemented yet)"}
-#define INFO_openb {"openb", "openb (not implemented yet)"}
-#define INFO_pai {"pai", "pai (not implemented yet)"}
-#define INFO_tiresias {"tiresias", "tiresias (not implemented yet)"}
+#define INFO_gavel \
+    {"gavel", \
+     "Gavel .trace files (7- or 10-field TSV; a .tar.gz of them " \
+     "replays several VCs); durations from Gavel's V100 " \
+     "throughputs"}
+#define INFO_openb \
+    {"openb", \
+     "Alibaba GPU trace 2023 (openb) pod list; GPU slices become " \
+     "whole GPUs"}
+#define INFO_pai \
+    {"pai", \
+     "Alibaba PAI 2020 pai_job_table.csv joined with " \
+     "pai_task_table.csv (--aux)"}
+#define INFO_tiresias \
+    {"tiresias", \
+     "Tiresias simulator job CSV (job_id,num_gpu,submit_time," \
+     "...,duration,interval)"}
+/* clang-format on */
 
 const struct gp_trace_format_info gp_trace_formats[] = {
 #define X(id) INFO_##id,
     GP_TRACE_READER_LIST(X)
 #undef X
-    {NULL, NULL},
+        {NULL, NULL},
 };
 
 struct reason {
@@ -123,18 +142,17 @@ static int probe_member(struct gp_input *in, const char *member,
     if (len > 0 && buf[len - 1] == '\r')
         len--;
     if (!(line = malloc(len + 1)))
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     memcpy(line, buf, len);
     line[len] = 0;
     if (!first[0] && len > 0) {
         size_t n = len < first_size - 4 ? len : first_size - 4;
 
         for (size_t i = 0; i < n; i++)
-            first[i] = (unsigned char)line[i] < 0x20 ||
-                               (unsigned char)line[i] >= 0x7f
-                           ? '?'
-                           : line[i];
+            first[i] =
+                (unsigned char)line[i] < 0x20 || (unsigned char)line[i] >= 0x7f
+                    ? '?'
+                    : line[i];
         strcpy(first + n, n < len ? "..." : "");
     }
     for (size_t i = 0; i < NREADERS; i++) {
@@ -162,8 +180,8 @@ static int detect(struct gp_input *in, const struct gp_trace_reader_ops **out,
             return rc;
         if (rc == 0)
             break;
-        rc = probe_member(in, member, &best, &score, first, sizeof(first),
-                          diag);
+        rc =
+            probe_member(in, member, &best, &score, first, sizeof(first), diag);
         if (rc < 0)
             return rc;
         if (score > 0)
@@ -320,8 +338,7 @@ static void note_skip(struct gp_trace *t, const struct gp_diag *d)
         return;
     }
     snprintf(t->reasons[i].key, sizeof(t->reasons[i].key), "%s", key);
-    snprintf(t->reasons[i].where, sizeof(t->reasons[i].where), "%s",
-             d->where);
+    snprintf(t->reasons[i].where, sizeof(t->reasons[i].where), "%s", d->where);
     snprintf(t->reasons[i].msg, sizeof(t->reasons[i].msg), "%s", d->msg);
     t->reasons[i].count = 1;
     t->nreasons++;
@@ -361,11 +378,11 @@ int gp_trace_next(struct gp_trace *t, struct gp_job_spec *out,
         }
         if (rc == 0) {
             t->done = true;
-            if (t->rows == 0) {
-                gp_diag_set(&d, GP_EPARSE, gp_input_name(t->in),
-                            "the trace has no job rows");
-                return sticky(t, GP_EPARSE, &d, diag);
-            }
+            /* said once, like a bad row: a caller reading on past
+             * GP_EPARSE then sees the end */
+            if (t->rows == 0)
+                return gp_diag_set(diag, GP_EPARSE, gp_input_name(t->in),
+                                   "the trace has no job rows");
             return 0;
         }
         if (rc == GP_TRACE_NOT_GPU) {
@@ -455,9 +472,9 @@ int gp_trace_parse_datetime(const char *s, size_t len, int64_t *us)
     if (len != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' ||
         s[13] != ':' || s[16] != ':')
         return GP_EPARSE;
-    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) ||
-        !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) ||
-        !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &sec))
+    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) ||
+        !digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) ||
+        !digits(s + 17, 2, &sec))
         return GP_EPARSE;
     if (mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 59)
         return GP_EPARSE;

@@ -545,6 +545,22 @@ static void mem_dispatch_reads_json_and_both_csvs(void **state)
     assert_null(c);
 }
 
+static void tiresias_spec_over_the_node_cap_is_eparse(void **state)
+{
+    static const char big[] = "num_switch,num_node_p_switch,num_gpu_p_node,"
+                              "num_cpu_p_node,mem_p_node\n"
+                              "1000,1000,8,64,256\n";
+    struct gp_cluster *c = NULL;
+    struct gp_diag d = {{0}, {0}};
+
+    (void)state;
+    assert_int_equal(gp__cluster_from_mem(big, strlen(big), "big.csv", &c, &d),
+                     GP_EPARSE);
+    assert_string_equal(d.where, "big.csv:2");
+    assert_non_null(strstr(d.msg, "more than 100000"));
+    assert_null(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +586,7 @@ int main(void)
         cmocka_unit_test(openb_bad_field_names_line_and_field),
         cmocka_unit_test(tiresias_spec_makes_switches_of_its_size),
         cmocka_unit_test(tiresias_bad_field_names_line_and_field),
+        cmocka_unit_test(tiresias_spec_over_the_node_cap_is_eparse),
         cmocka_unit_test(unknown_file_content_is_eparse),
         cmocka_unit_test(missing_file_is_eio),
         cmocka_unit_test(mem_dispatch_reads_json_and_both_csvs),

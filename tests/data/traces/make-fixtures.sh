@@ -15,7 +15,10 @@ cp gpupool/good.csv "$long/good.csv"
 printf 'not a trace\n' > gpupool/tmp/notes.txt
 ln -s notes.txt gpupool/tmp/link.csv
 (cd gpupool && $TAR --format=gnu -czf good.tar.gz -C tmp notes.txt link.csv a-directory-name-that-is-long)
-(cd gpupool && $TAR --format=pax -cJf good-pax.tar.xz -C tmp a-directory-name-that-is-long notes.txt)
+# pax: a file name over 100 bytes needs a pax 'path' record
+paxname=a-file-name-so-long-that-neither-the-ustar-name-field-nor-the-prefix-can-hold-it-so-pax-records-it.csv
+mkdir -p gpupool/tmp/pax && cp gpupool/good.csv "gpupool/tmp/pax/$paxname"
+(cd gpupool && $TAR --format=pax --pax-option=delete=atime,delete=ctime -cJf good-pax.tar.xz -C tmp/pax "$paxname" -C .. notes.txt)
 # a bigger table, cut short inside its compressed stream
 awk 'BEGIN { print "id,submit_s,gpus,duration_s";
              for (i = 1; i <= 3000; i++) printf "big-%d,%d,%d,%d\n", i, i * 7, 1 + i % 8, 60 + i % 977 }' \

@@ -1,0 +1,732 @@
+/* pool.c - guaranteed quotas with adaptive pooling, and its baselines.
+ *
+ * `pool`: every tenant is entitled to its guarantee up to its demand plus a
+ * weighted share of what remains (the core's ledger water-fills it). A round
+ *   1. starts a large gang that has waited past `reserve_after`, or gives it
+ *      a reservation: a start time from the predicted ends of running jobs;
+ *      other jobs then backfill only where they do not delay it;
+ *   2. starts jobs of tenants below their entitlement, largest deficit
+ *      first, in priority then arrival order;
+ *   3. reclaims: a tenant whose next job would stay within its entitlement
+ *      but does not fit takes GPUs back from borrowers by graceful
+ *      preemption - lowest priority first, then the least work lost, then
+ *      the tenant furthest over its entitlement, then the most predicted
+ *      time left; a victim's tenant never drops below its entitlement, a
+ *      gang goes whole, protected jobs (minimum run time, preemption cap)
+ *      stay. A high-priority job may also preempt lower-priority jobs of
+ *      its own tenant, which leaves every other tenant's share alone;
+ *   4. lends what is still idle to tenants with pending work, by
+ *      fair-share deficit (then lower decayed usage, then weight), within
+ *      caps, keeping every lender's lending limit free for it.
+ * `pool-noreclaim` skips step 3: idle GPUs are lent but never taken back.
+ * `static-quota` is the baseline gpupool is measured against: a tenant
+ * uses only its guarantee (one job may run beyond it while the tenant holds
+ * nothing, so every job can end); nothing is lent.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+
+enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
+
+/* Jobs a tenant may look past, per round, that would delay a reservation. */
+#define BACKFILL_DEPTH 16
+
+struct pool {
+    enum mode mode;
+    /* a failed reclaim is not retried for the same job until the running
+     * set changed (per tenant: job id and running count at the failure) */
+    uint32_t *fail_job, *fail_nrun;
+    uint32_t nfail;
+    int64_t reserve_after_us;
+    uint32_t large_gang; /* GPUs from which a job counts as a large gang;
+                            0 = a whole node of the largest kind */
+};
+
+struct reservation {
+    const struct gp_job *job; /* NULL = none */
+    int64_t at_us;            /* predicted start */
+    int64_t extra;            /* GPUs free at that time beyond the gang */
+};
+
+struct tstate {
+    uint32_t t;
+    double key;  /* sort key */
+    double key2;
+    int64_t held;      /* as the plan goes */
+    int64_t incoming;
+    int64_t owed;      /* reclaimed GPUs kept for it, as the plan goes */
+    int64_t keep;      /* GPUs its lending limit keeps free for it */
+};
+
+/* Totals over all tenants, kept current as the plan goes. */
+struct totals {
+    int64_t keep, owed;
+};
+
+static int pool_init_mode(void **priv, const struct gp_policy_args *args,
+                          struct gp_diag *diag, enum mode mode)
+{
+    struct pool *p = calloc(1, sizeof(*p));
+
+    if (!p)
+        return GP_ENOMEM;
+    p->mode = mode;
+    p->reserve_after_us = 6 * 3600 * GP_US_PER_S;
+    for (size_t i = 0; i < args->nopts; i++) {
+        const char *k = args->opts[i].key, *v = args->opts[i].value;
+        char *end;
+        double x;
+
+        if (mode == MODE_STATIC) {
+            free(p);
+            return gp_diag_set(diag, GP_EINVAL, k,
+                               "static-quota takes no options");
+        }
+        x = strtod(v, &end);
+        if (end == v || *end || !isfinite(x) || x < 0 || x > 1e9) {
+            free(p);
+            return gp_diag_set(diag, GP_EINVAL, k,
+                               "expected a number >= 0, got \"%s\"", v);
+        }
+        if (strcmp(k, "reserve_after") == 0) {
+            p->reserve_after_us = (int64_t)llround(x * 1e6);
+        } else if (strcmp(k, "large_gang") == 0 && x == floor(x)) {
+            p->large_gang = (uint32_t)x;
+        } else {
+            free(p);
+            return gp_diag_set(diag, GP_EINVAL, k,
+                               "unknown option (known: reserve_after "
+                               "seconds, large_gang GPUs)");
+        }
+    }
+    *priv = p;
+    return GP_OK;
+}
+
+static int pool_init(void **priv, const struct gp_policy_args *a,
+                     struct gp_diag *d)
+{
+    return pool_init_mode(priv, a, d, MODE_POOL);
+}
+static int noreclaim_init(void **priv, const struct gp_policy_args *a,
+                          struct gp_diag *d)
+{
+    return pool_init_mode(priv, a, d, MODE_NORECLAIM);
+}
+static int static_init(void **priv, const struct gp_policy_args *a,
+                       struct gp_diag *d)
+{
+    return pool_init_mode(priv, a, d, MODE_STATIC);
+}
+
+static void pool_fini(void *priv)
+{
+    struct pool *p = priv;
+
+    if (p) {
+        free(p->fail_job);
+        free(p->fail_nrun);
+    }
+    free(p);
+}
+
+/* Within a tenant: higher priority first, then arrival. */
+static void pool_rank(void *priv, const struct gp_job *job, int64_t now_us,
+                      int64_t rank[2])
+{
+    (void)priv;
+    (void)now_us;
+    rank[0] = -(int64_t)job->priority;
+    rank[1] = job->submit_us;
+}
+
+static uint64_t free_for(const struct gp_view *v, const struct gp_job *job)
+{
+    const struct gp_cluster *c = gp_view_cluster(v);
+
+    return job->demand.type == GP_TYPE_ANY
+               ? gp_cluster_free_gpus(c)
+               : gp_cluster_type_free(c, job->demand.type);
+}
+
+/* ---- reservation for a gang that waited too long ------------------------ */
+
+struct endpoint {
+    int64_t at_us;
+    uint32_t gpus;
+};
+
+static int cmp_endpoint(const void *a, const void *b)
+{
+    const struct endpoint *x = a, *y = b;
+
+    if (x->at_us != y->at_us)
+        return x->at_us < y->at_us ? -1 : 1;
+    return (x->gpus > y->gpus) - (x->gpus < y->gpus);
+}
+
+static int find_reservation(struct pool *p, const struct gp_view *v,
+                            struct reservation *r)
+{
+    int64_t now = gp_view_now(v);
+    const struct gp_job *oldest = NULL;
+    struct endpoint *ends;
+    size_t n = 0, nr = gp_view_nrunning(v);
+    int64_t have;
+
+    uint32_t large = p->large_gang
+                         ? p->large_gang
+                         : gp_cluster_max_node_gpus(gp_view_cluster(v),
+                                                    GP_TYPE_ANY);
+
+    r->job = NULL;
+    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+        struct gp_pending_iter it;
+        const struct gp_job *j;
+
+        if (gp_view_tenant(v, t)->npending == 0)
+            continue;
+        if (gp_pending_iter_init_tenant(&it, v, t) != GP_OK)
+            continue;
+        /* the head of a tenant's queue (priority, then arrival): smaller
+         * jobs ahead of a gang start first, so only a head can starve */
+        j = gp_pending_iter_next(&it);
+        if (j && j->demand.gpus >= large &&
+            now - j->submit_us >= p->reserve_after_us &&
+            (!oldest || j->submit_us < oldest->submit_us ||
+             (j->submit_us == oldest->submit_us && j->id < oldest->id)))
+            oldest = j;
+    }
+    if (!oldest)
+        return GP_OK;
+    r->job = oldest;
+    have = (int64_t)free_for(v, oldest);
+    if (have >= (int64_t)oldest->demand.gpus) {
+        r->at_us = now;
+        r->extra = have - oldest->demand.gpus;
+        return GP_OK;
+    }
+    ends = gp_arena_alloc(gp_view_scratch(v), (nr + 1) * sizeof(*ends));
+    if (!ends)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < nr; i++) {
+        const struct gp_job *j = gp_view_running_at(v, i);
+
+        if (oldest->demand.type != GP_TYPE_ANY &&
+            j->where.type != oldest->demand.type)
+            continue;
+        ends[n].at_us = now + gp_view_predicted_remaining(v, j);
+        ends[n].gpus = j->where.gpus;
+        n++;
+    }
+    qsort(ends, n, sizeof(*ends), cmp_endpoint);
+    r->at_us = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        have += ends[i].gpus;
+        if (have >= (int64_t)oldest->demand.gpus) {
+            r->at_us = ends[i].at_us;
+            r->extra = have - oldest->demand.gpus;
+            break;
+        }
+    }
+    return GP_OK;
+}
+
+/* May `job` start now without delaying the reserved gang? */
+static bool respects(const struct gp_view *v, struct reservation *r,
+                     const struct gp_job *job)
+{
+    if (!r->job || r->job == job)
+        return true;
+    if (gp_view_now(v) + gp_view_predicted_remaining(v, job) <= r->at_us)
+        return true;
+    if ((int64_t)job->demand.gpus <= r->extra) {
+        r->extra -= job->demand.gpus;
+        return true;
+    }
+    return false;
+}
+
+/* ---- starting ----------------------------------------------------------- */
+
+static int64_t keep_of(const struct gp_view *v, const struct tstate *t)
+{
+    const struct gp_tenant_info *ti = gp_view_tenant(v, t->t);
+    int64_t unused = (int64_t)ti->guarantee - t->held;
+
+    if (ti->lend_limit == 0 || unused <= 0)
+        return 0;
+    return unused < (int64_t)ti->lend_limit ? unused : ti->lend_limit;
+}
+
+static int try_start(const struct gp_view *v, struct gp_plan *plan,
+                     const struct gp_job *job, struct tstate *ts,
+                     struct totals *tot)
+{
+    int rc = gp__start_if_fits(v, plan, job);
+    int64_t used;
+
+    if (rc == GP_OK) {
+        ts->held += job->demand.gpus;
+        used = ts->owed < (int64_t)job->demand.gpus ? ts->owed
+                                                    : job->demand.gpus;
+        ts->owed -= used;
+        tot->owed -= used;
+        tot->keep -= ts->keep;
+        ts->keep = keep_of(v, ts);
+        tot->keep += ts->keep;
+    }
+    return rc;
+}
+
+
+/* Walk one tenant's pending jobs and start what `allowed` lets through. */
+enum pass { PASS_ENTITLED, PASS_LEND, PASS_STATIC };
+
+static int start_pass(struct pool *p, const struct gp_view *v,
+                      struct gp_plan *plan, struct tstate *ts,
+                      struct totals *tot, size_t i, enum pass pass,
+                      struct reservation *r)
+{
+    const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
+    struct gp_pending_iter it;
+    const struct gp_job *job;
+    uint32_t refused = 0;
+    int rc;
+
+    (void)p;
+    if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
+        return rc;
+    while (gp_view_free_gpus(v) > 0 && (job = gp_pending_iter_next(&it))) {
+        int64_t after = ts[i].held + job->demand.gpus;
+
+        if (gp_plan_has(plan, job))
+            continue; /* started in an earlier pass */
+        /* every test below depends on the job's size alone, so a refusal
+         * holds for its whole shape */
+        if (pass == PASS_STATIC) {
+            if (after > (int64_t)ti->guarantee && ts[i].held > 0) {
+                gp_pending_iter_skip_shape(&it);
+                continue;
+            }
+        } else if (pass == PASS_ENTITLED) {
+            if ((double)after > ceil(ti->entitled - 1e-9)) {
+                gp_pending_iter_skip_shape(&it);
+                continue;
+            }
+        } else if ((ti->cap && after > (int64_t)ti->cap) ||
+                   (int64_t)free_for(v, job) - (int64_t)job->demand.gpus <
+                       tot->keep - ts[i].keep) {
+            gp_pending_iter_skip_shape(&it);
+            continue;
+        }
+        if (pass != PASS_STATIC &&
+            (int64_t)free_for(v, job) - (int64_t)job->demand.gpus <
+                tot->owed - ts[i].owed) {
+            gp_pending_iter_skip_shape(&it);
+            continue;
+        }
+        if (pass != PASS_STATIC && !respects(v, r, job)) {
+            /* depends on the job's predicted length. A prediction from the
+             * tenant or coarser is the same for its whole shape; otherwise
+             * look a little further, but not through the whole queue (as
+             * Slurm's bf_max_job_test) */
+            if (job->pred_source >= GP_PRED_TENANT_GPUS &&
+                job->pred_source != GP_PRED_TIME_LIMIT)
+                gp_pending_iter_skip_shape(&it);
+            else if (++refused >= BACKFILL_DEPTH)
+                break;
+            continue;
+        }
+        rc = try_start(v, plan, job, &ts[i], tot);
+        if (rc == GP_ENOFIT) {
+            gp_pending_iter_skip_shape(&it);
+            continue;
+        }
+        if (rc != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
+/* ---- reclaim ------------------------------------------------------------ */
+
+struct victim {
+    const struct gp_job *job;
+    int cls;
+    int64_t loss;
+    double over;  /* its tenant's held / entitled */
+    double usage;
+    int64_t left;
+};
+
+static int cmp_victim(const void *a, const void *b)
+{
+    const struct victim *x = a, *y = b;
+
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    if (x->loss != y->loss)
+        return x->loss < y->loss ? -1 : 1;
+    if (x->over != y->over)
+        return x->over > y->over ? -1 : 1;
+    if (x->usage != y->usage)
+        return x->usage > y->usage ? -1 : 1;
+    if (x->left != y->left)
+        return x->left > y->left ? -1 : 1;
+    return x->job->id < y->job->id ? -1 : (x->job->id > y->job->id);
+}
+
+static size_t tindex(const struct tstate *ts, size_t nts, uint32_t t)
+{
+    for (size_t i = 0; i < nts; i++)
+        if (ts[i].t == t)
+            return i;
+    return nts;
+}
+
+/* Candidate victims: running, preemptible jobs of tenants above their
+ * entitlement, in the order they should go. */
+static int collect_victims(const struct gp_view *v, struct victim **out,
+                           size_t *n)
+{
+    size_t nr = gp_view_nrunning(v), k = 0;
+    struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
+                                       (nr + 1) * sizeof(*vs));
+
+    if (!vs)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < nr; i++) {
+        const struct gp_job *j = gp_view_running_at(v, i);
+        const struct gp_tenant_info *ti = gp_view_tenant(v, j->tenant);
+
+        if (!gp_view_may_preempt(v, j))
+            continue;
+        /* borrowers' jobs that can go without pushing their tenant below
+         * its entitlement, and jobs below high priority (which a
+         * high-priority job of the same tenant may take over) */
+        if ((double)(ti->held - j->demand.gpus) < floor(ti->entitled + 1e-9) &&
+            gp_job_class(j) == GP_PRIO_HIGH)
+            continue;
+        vs[k].job = j;
+        vs[k].cls = (int)gp_job_class(j);
+        vs[k].loss = gp_view_loss_if_preempted(v, j);
+        vs[k].over = ti->entitled > 0 ? (double)ti->held / ti->entitled
+                                      : 1e18;
+        vs[k].usage = ti->usage_gpu_s / ti->weight;
+        vs[k].left = gp_view_predicted_remaining(v, j);
+        k++;
+    }
+    qsort(vs, k, sizeof(*vs), cmp_victim);
+    *out = vs;
+    *n = k;
+    return GP_OK;
+}
+
+/* Take GPUs back for `job` (of tenant ts[i]); GP_OK if victims were
+ * signalled (or, without a grace period, the job started). */
+static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
+                       struct tstate *ts, struct totals *tot, size_t nts,
+                       size_t i, const struct gp_job *job, struct victim *vs,
+                       size_t nv)
+{
+    const struct gp_job **chosen;
+    int64_t *taken; /* GPUs already chosen per tenant */
+    size_t nc = 0, mark = gp_plan_mark(plan);
+    struct gp_placement where;
+    uint64_t freed = free_for(v, job) + gp_view_preempting_gpus(v);
+    bool own_high = gp_job_class(job) == GP_PRIO_HIGH;
+    int rc;
+
+    chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
+    taken = gp_arena_alloc(gp_view_scratch(v), (nts + 1) * sizeof(*taken));
+    if (!chosen || !taken)
+        return GP_ENOMEM;
+    memset(taken, 0, (nts + 1) * sizeof(*taken));
+    for (size_t k = 0; k < nv; k++) {
+        const struct gp_job *x = vs[k].job;
+        size_t xi;
+        const struct gp_tenant_info *xt;
+
+        if (!x || gp_plan_has(plan, x))
+            continue;
+        if (x->demand.type != job->demand.type &&
+            job->demand.type != GP_TYPE_ANY)
+            continue;
+        xi = tindex(ts, nts, x->tenant);
+        if (xi == nts)
+            continue;
+        xt = gp_view_tenant(v, x->tenant);
+        if (x->tenant == job->tenant) {
+            /* only a high-priority job, and only lower-priority victims */
+            if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
+                continue;
+        } else if ((double)(ts[xi].held - taken[xi] - (int64_t)x->demand.gpus) <
+                   floor(xt->entitled + 1e-9)) {
+            continue; /* would push a borrower below its entitlement */
+        }
+        chosen[nc++] = x;
+        taken[xi] += x->demand.gpus;
+        freed += x->demand.gpus;
+        if (freed >= job->demand.gpus &&
+            gp_view_fit_if_freed(v, job, chosen, nc, &where) == GP_OK)
+            break;
+    }
+    if (nc == 0 || freed < job->demand.gpus ||
+        gp_view_fit_if_freed(v, job, chosen, nc, &where) != GP_OK)
+        return GP_ENOFIT;
+    for (size_t k = 0; k < nc; k++) {
+        if ((rc = gp_plan_preempt_for(plan, chosen[k], job->tenant))) {
+            gp_plan_rollback(plan, mark);
+            return rc == GP_EPLAN ? GP_ENOFIT : rc;
+        }
+        ts[tindex(ts, nts, chosen[k]->tenant)].held -= chosen[k]->demand.gpus;
+    }
+    for (size_t k = 0; k < nv; k++)
+        for (size_t q = 0; q < nc; q++)
+            if (vs[k].job == chosen[q])
+                vs[k].job = NULL;
+    ts[i].incoming += (int64_t)job->demand.gpus;
+    if (!gp_view_graceful(v))
+        (void)try_start(v, plan, job, &ts[i], tot); /* free now */
+    return GP_OK;
+}
+
+/* GPUs that could be reclaimed from borrowers without pushing any below
+ * its entitlement (an upper bound: protections are not looked at). */
+static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
+                           size_t nts, uint32_t for_tenant)
+{
+    int64_t sum = 0;
+
+    for (size_t k = 0; k < nts; k++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, ts[k].t);
+        int64_t over = ts[k].held - (int64_t)floor(ti->entitled + 1e-9);
+
+        if (ts[k].t != for_tenant && over > 0)
+            sum += over;
+    }
+    return sum;
+}
+
+static int reclaim(struct pool *p, const struct gp_view *v,
+                   struct gp_plan *plan, struct tstate *ts, struct totals *tot,
+                   size_t nts)
+{
+    struct victim *vs = NULL;
+    size_t nv = 0;
+    bool collected = false;
+    uint32_t nrun = (uint32_t)gp_view_nrunning(v);
+    int rc;
+
+    if (p->nfail < gp_view_ntenants(v)) {
+        uint32_t n = (uint32_t)gp_view_ntenants(v) + 16;
+        uint32_t *a = realloc(p->fail_job, n * sizeof(*a));
+        uint32_t *b = a ? realloc(p->fail_nrun, n * sizeof(*b)) : NULL;
+
+        if (a)
+            p->fail_job = a;
+        if (!a || !b)
+            return GP_ENOMEM;
+        p->fail_nrun = b;
+        for (uint32_t k = p->nfail; k < n; k++)
+            p->fail_job[k] = UINT32_MAX;
+        p->nfail = n;
+    }
+
+    for (size_t i = 0; i < nts; i++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
+        struct gp_pending_iter it;
+        const struct gp_job *job;
+
+        if (ti->npending == 0)
+            continue;
+        if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
+            return rc;
+        /* its next job in line is the one to make room for */
+        while ((job = gp_pending_iter_next(&it)) && gp_plan_has(plan, job))
+            ;
+        if (!job)
+            continue;
+        if ((double)(ts[i].held + ts[i].incoming +
+                     (int64_t)job->demand.gpus) >
+                ceil(ti->entitled - 1e-9) &&
+            gp_job_class(job) != GP_PRIO_HIGH)
+            continue; /* beyond its entitlement: it waits or borrows */
+        if (ts[i].incoming > 0)
+            continue; /* GPUs are already on their way to it */
+        if (gp_job_class(job) != GP_PRIO_HIGH &&
+            (int64_t)free_for(v, job) +
+                    (int64_t)gp_view_preempting_gpus(v) +
+                    reclaimable(v, ts, nts, ts[i].t) <
+                (int64_t)job->demand.gpus)
+            continue; /* not enough borrowed GPUs to take back */
+        if (p->fail_job[ts[i].t] == job->id && p->fail_nrun[ts[i].t] == nrun)
+            continue; /* nothing changed since it last failed */
+        if (!collected) {
+            if ((rc = collect_victims(v, &vs, &nv)) != GP_OK)
+                return rc;
+            collected = true;
+        }
+        rc = reclaim_for(v, plan, ts, tot, nts, i, job, vs, nv);
+        if (rc == GP_ENOFIT) {
+            p->fail_job[ts[i].t] = job->id;
+            p->fail_nrun[ts[i].t] = nrun;
+        } else if (rc != GP_OK) {
+            return rc;
+        }
+    }
+    return GP_OK;
+}
+
+/* ---- the round ---------------------------------------------------------- */
+
+static int cmp_ts(const void *a, const void *b)
+{
+    const struct tstate *x = a, *y = b;
+
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    if (x->key2 != y->key2)
+        return x->key2 < y->key2 ? -1 : 1;
+    return x->t < y->t ? -1 : (x->t > y->t);
+}
+
+/* Order tenants by fair-share deficit per unit of weight, largest first;
+ * then by decayed usage per weight, smallest first. */
+static void order_by_deficit(const struct gp_view *v, struct tstate *ts,
+                             size_t nts)
+{
+    for (size_t i = 0; i < nts; i++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
+
+        ts[i].key = (ti->entitled - (double)ts[i].held) / ti->weight;
+        ts[i].key2 = ti->usage_gpu_s / ti->weight;
+    }
+    qsort(ts, nts, sizeof(*ts), cmp_ts);
+}
+
+static int pool_schedule(void *priv, const struct gp_view *v,
+                         struct gp_plan *plan)
+{
+    struct pool *p = priv;
+    struct reservation r = {NULL, 0, 0};
+    struct totals tot = {0, 0};
+    struct tstate *ts;
+    size_t nts = 0;
+    int rc;
+
+    ts = gp_arena_alloc(gp_view_scratch(v),
+                        (gp_view_ntenants(v) + 1) * sizeof(*ts));
+    if (!ts)
+        return GP_ENOMEM;
+    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+
+        ts[nts].t = t;
+        ts[nts].held = (int64_t)ti->held;
+        ts[nts].incoming = (int64_t)ti->incoming;
+        ts[nts].owed = (int64_t)ti->owed;
+        ts[nts].keep = keep_of(v, &ts[nts]);
+        tot.keep += ts[nts].keep;
+        tot.owed += ts[nts].owed;
+        nts++;
+    }
+
+    if (p->mode == MODE_STATIC) {
+        for (size_t i = 0; i < nts; i++)
+            if ((rc = start_pass(p, v, plan, ts, &tot, i, PASS_STATIC, &r)))
+                return rc;
+        return GP_OK;
+    }
+
+    /* 1. the gang that waited too long */
+    if ((rc = find_reservation(p, v, &r)) != GP_OK)
+        return rc;
+    if (r.job && r.at_us <= gp_view_now(v)) {
+        size_t i = tindex(ts, nts, r.job->tenant);
+        const struct gp_tenant_info *ti = gp_view_tenant(v, r.job->tenant);
+
+        if (!ti->cap || ts[i].held + (int64_t)r.job->demand.gpus <=
+                            (int64_t)ti->cap) {
+            rc = try_start(v, plan, r.job, &ts[i], &tot);
+            if (rc != GP_OK && rc != GP_ENOFIT)
+                return rc;
+        }
+        r.job = NULL; /* started, or placement-blocked: no reservation */
+    }
+
+    /* 2. within entitlements, largest deficit first */
+    order_by_deficit(v, ts, nts);
+    for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
+
+        if (ti->npending == 0 || (double)ts[i].held >= ti->entitled)
+            continue;
+        if ((rc = start_pass(p, v, plan, ts, &tot, i, PASS_ENTITLED, &r)))
+            return rc;
+    }
+
+    /* 3. take back what lenders are owed */
+    if (p->mode == MODE_POOL &&
+        (rc = reclaim(p, v, plan, ts, &tot, nts)) != GP_OK)
+        return rc;
+
+    /* 4. lend what is idle */
+    order_by_deficit(v, ts, nts);
+    for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
+        if (gp_view_tenant(v, ts[i].t)->npending == 0)
+            continue;
+        if ((rc = start_pass(p, v, plan, ts, &tot, i, PASS_LEND, &r)))
+            return rc;
+    }
+    return GP_OK;
+}
+
+#define GRACE_DEFAULT (120 * GP_US_PER_S)
+/* Protections by class (low, normal, high): a run is safe for its first 10
+ * minutes, 30 minutes, 2 hours; a job's life sees at most unlimited, 10, 3
+ * preemptions. Without a minimum run time, jobs taken back and forth pay
+ * the grace and the restart each time and can stop making progress. */
+#define MIN_RUN_DEFAULT                                                        \
+    {600 * GP_US_PER_S, 1800 * GP_US_PER_S, 7200 * GP_US_PER_S}
+#define MAX_PREEMPT_DEFAULT {0, 10, 3}
+
+const struct gp_policy_ops gp_policy_pool = {
+    .name = "pool",
+    .summary = "guaranteed quotas; idle GPUs lent, reclaimed by graceful "
+               "preemption",
+    .preemptive = true,
+    .queues_by_tenant = true,
+    .default_grace_us = GRACE_DEFAULT,
+    .default_min_run_us = MIN_RUN_DEFAULT,
+    .default_max_preemptions = MAX_PREEMPT_DEFAULT,
+    .init = pool_init,
+    .fini = pool_fini,
+    .rank = pool_rank,
+    .schedule = pool_schedule,
+};
+
+const struct gp_policy_ops gp_policy_pool_noreclaim = {
+    .name = "pool-noreclaim",
+    .summary = "guaranteed quotas; idle GPUs lent, never taken back",
+    .queues_by_tenant = true,
+    .default_grace_us = GRACE_DEFAULT,
+    .init = noreclaim_init,
+    .fini = pool_fini,
+    .rank = pool_rank,
+    .schedule = pool_schedule,
+};
+
+const struct gp_policy_ops gp_policy_static_quota = {
+    .name = "static-quota",
+    .summary = "each tenant uses only its guarantee; nothing is lent",
+    .queues_by_tenant = true,
+    .init = static_init,
+    .fini = pool_fini,
+    .rank = pool_rank,
+    .schedule = pool_schedule,
+};

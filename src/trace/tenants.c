@@ -1,0 +1,269 @@
+/* tenants.c - tenant definitions from JSON:
+ *
+ *   {"tenants": [{"name": "vision", "weight": 2, "guarantee": 64,
+ *                 "guarantee_by_type": {"V100": 32, "K80": 32},
+ *                 "cap": 128, "lend_limit": 8, "parent": "research"}]}
+ *
+ * Unknown keys are errors (typos must not pass silently). A parent must be
+ * defined before its children. Validation that needs the whole set (cap
+ * below guarantee, parents) is repeated by the core when it takes them.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/tenants.h"
+
+void gp_tenant_list_init(struct gp_tenant_list *l)
+{
+    memset(l, 0, sizeof(*l));
+    gp_strtab_init(&l->strs);
+}
+
+void gp_tenant_list_fini(struct gp_tenant_list *l)
+{
+    free(l->t);
+    gp_strtab_fini(&l->strs);
+    memset(l, 0, sizeof(*l));
+}
+
+static int get_gpus(json_t *v, const char *where, const char *key,
+                    uint32_t *out, struct gp_diag *diag)
+{
+    json_int_t x;
+
+    if (!json_is_integer(v))
+        return gp_diag_set(diag, GP_EPARSE, where,
+                           "%s: expected a whole number of GPUs", key);
+    x = json_integer_value(v);
+    if (x < 0 || x > 10000000)
+        return gp_diag_set(diag, GP_ERANGE, where,
+                           "%s: %lld GPUs is out of range (0..10000000)", key,
+                           (long long)x);
+    *out = (uint32_t)x;
+    return GP_OK;
+}
+
+static int keep(struct gp_tenant_list *l, const char *s, const char **out)
+{
+    uint32_t id;
+    int rc = gp_strtab_intern(&l->strs, s, (size_t)-1, &id);
+
+    if (rc == GP_OK)
+        *out = gp_strtab_get(&l->strs, id);
+    return rc;
+}
+
+static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
+                     size_t idx, struct gp_tenant_spec *t,
+                     struct gp_diag *diag)
+{
+    char where[160];
+    const char *key;
+    json_t *v;
+    uint64_t by_type = 0;
+    bool have_total = false, have_by_type = false;
+    int rc;
+
+    snprintf(where, sizeof(where), "%s: tenants[%zu]", file, idx);
+    if (!json_is_object(o))
+        return gp_diag_set(diag, GP_EPARSE, where, "expected an object");
+    memset(t, 0, sizeof(*t));
+    json_object_foreach(o, key, v) {
+        if (strcmp(key, "name") == 0 || strcmp(key, "parent") == 0) {
+            if (!json_is_string(v) || !*json_string_value(v))
+                return gp_diag_set(diag, GP_EPARSE, where,
+                                   "%s: expected a non-empty string", key);
+            rc = keep(l, json_string_value(v),
+                      key[0] == 'n' ? &t->name : &t->parent);
+            if (rc != GP_OK)
+                return gp_diag_set(diag, rc, where, "out of memory");
+        } else if (strcmp(key, "weight") == 0) {
+            if (!json_is_number(v) || json_number_value(v) <= 0 ||
+                json_number_value(v) > 1e6)
+                return gp_diag_set(diag, GP_ERANGE, where,
+                                   "weight: expected a number in (0, 1e6]");
+            t->weight = json_number_value(v);
+        } else if (strcmp(key, "guarantee") == 0) {
+            if ((rc = get_gpus(v, where, key, &t->guarantee, diag)))
+                return rc;
+            have_total = true;
+        } else if (strcmp(key, "cap") == 0) {
+            if ((rc = get_gpus(v, where, key, &t->cap, diag)))
+                return rc;
+        } else if (strcmp(key, "lend_limit") == 0) {
+            if ((rc = get_gpus(v, where, key, &t->lend_limit, diag)))
+                return rc;
+        } else if (strcmp(key, "guarantee_by_type") == 0) {
+            const char *type;
+            json_t *g;
+
+            if (!json_is_object(v))
+                return gp_diag_set(diag, GP_EPARSE, where,
+                                   "guarantee_by_type: expected an object "
+                                   "of GPU type -> GPUs");
+            json_object_foreach(v, type, g) {
+                uint32_t n;
+                char k[96];
+                snprintf(k, sizeof(k), "guarantee_by_type.%s", type);
+                if ((rc = get_gpus(g, where, k, &n, diag)))
+                    return rc;
+                by_type += n;
+            }
+            have_by_type = true;
+        } else {
+            return gp_diag_set(diag, GP_EPARSE, where,
+                               "unknown key '%s' (known: name, weight, "
+                               "guarantee, guarantee_by_type, cap, "
+                               "lend_limit, parent)",
+                               key);
+        }
+    }
+    if (!t->name)
+        return gp_diag_set(diag, GP_EPARSE, where, "name: missing");
+    if (have_by_type) {
+        if (by_type > 10000000)
+            return gp_diag_set(diag, GP_ERANGE, where,
+                               "guarantee_by_type: too many GPUs");
+        if (have_total && t->guarantee != by_type)
+            return gp_diag_set(diag, GP_EINVAL, where,
+                               "guarantee %u differs from the sum of "
+                               "guarantee_by_type (%llu)",
+                               t->guarantee, (unsigned long long)by_type);
+        t->guarantee = (uint32_t)by_type;
+    }
+    if (t->cap && t->cap < t->guarantee)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "cap %u is below the guarantee %u", t->cap,
+                           t->guarantee);
+    if (t->lend_limit > t->guarantee)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "lend_limit %u is above the guarantee %u",
+                           t->lend_limit, t->guarantee);
+    return GP_OK;
+}
+
+int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
+                     const char *name, struct gp_diag *diag)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *arr;
+    const char *key;
+    json_t *v;
+    char where[160];
+    int rc = GP_OK;
+
+    if (!root) {
+        snprintf(where, sizeof(where), "%s:%d", name, jerr.line);
+        return gp_diag_set(diag, GP_EPARSE, where, "%s", jerr.text);
+    }
+    if (!json_is_object(root)) {
+        rc = gp_diag_set(diag, GP_EPARSE, name,
+                         "expected an object with a \"tenants\" array");
+        goto out;
+    }
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "tenants") != 0) {
+            rc = gp_diag_set(diag, GP_EPARSE, name,
+                             "unknown key '%s' (known: tenants)", key);
+            goto out;
+        }
+    }
+    arr = json_object_get(root, "tenants");
+    if (!json_is_array(arr)) {
+        rc = gp_diag_set(diag, GP_EPARSE, name,
+                         "tenants: expected an array");
+        goto out;
+    }
+    if (json_array_size(arr) > 100000) {
+        rc = gp_diag_set(diag, GP_ERANGE, name, "tenants: too many");
+        goto out;
+    }
+    l->t = calloc(json_array_size(arr) + 1, sizeof(*l->t));
+    if (!l->t) {
+        rc = gp_diag_set(diag, GP_ENOMEM, name, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        struct gp_tenant_spec *t = &l->t[l->n];
+
+        if ((rc = parse_one(l, json_array_get(arr, i), name, i, t, diag)))
+            goto out;
+        for (size_t k = 0; k < l->n; k++) {
+            if (strcmp(l->t[k].name, t->name) == 0) {
+                snprintf(where, sizeof(where), "%s: tenants[%zu]", name, i);
+                rc = gp_diag_set(diag, GP_EEXIST, where,
+                                 "tenant '%s' is defined twice", t->name);
+                goto out;
+            }
+        }
+        if (t->parent) {
+            bool found = false;
+            for (size_t k = 0; k < l->n && !found; k++)
+                found = strcmp(l->t[k].name, t->parent) == 0;
+            if (!found) {
+                snprintf(where, sizeof(where), "%s: tenants[%zu].parent",
+                         name, i);
+                rc = gp_diag_set(diag, GP_ENOENT, where,
+                                 "parent '%s' is not defined before it",
+                                 t->parent);
+                goto out;
+            }
+        }
+        l->n++;
+    }
+out:
+    json_decref(root);
+    return rc;
+}
+
+int gp_tenants_load(struct gp_tenant_list *l, const char *path,
+                    struct gp_diag *diag)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    const char *base = strrchr(path, '/');
+    int rc;
+
+    base = base ? base + 1 : path;
+    if (!f)
+        return gp_diag_set(diag, GP_EIO, path, "cannot open: %s",
+                           strerror(errno));
+    for (;;) {
+        size_t got;
+        if (cap - len < 65536) {
+            char *p;
+            if (cap > (64u << 20)) {
+                free(buf);
+                fclose(f);
+                return gp_diag_set(diag, GP_ERANGE, base,
+                                   "larger than 64 MiB");
+            }
+            p = realloc(buf, cap = cap ? cap * 2 : 65536);
+            if (!p) {
+                free(buf);
+                fclose(f);
+                return gp_diag_set(diag, GP_ENOMEM, base, "out of memory");
+            }
+            buf = p;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        return gp_diag_set(diag, GP_EIO, base, "read error");
+    }
+    fclose(f);
+    rc = gp_tenants_parse(l, buf, len, base, diag);
+    free(buf);
+    return rc;
+}

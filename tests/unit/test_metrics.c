@@ -1,0 +1,789 @@
+/* test_metrics.c - the metrics observe a real core driven by hand, and every
+ * figure is checked against numbers worked out on paper: integrals of busy
+ * GPUs and queue length, percentiles, lower bounds, tenants, time-series
+ * buckets (and their doubling), the jobs CSV, JSON that reruns byte for
+ * byte, and the HTML report (with its error path). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "gpupool/report.h"
+
+#define S(x) ((int64_t)((x) * 1e6))
+#define EPS 1e-9
+
+/* cmocka 1.1 compares floats only; figures here need doubles. */
+static void near(double got, double want, double eps, const char *expr,
+                 const char *file, int line)
+{
+    if (fabs(got - want) <= eps * (1 + fabs(want)))
+        return;
+    print_error("%s is %.12g, want %.12g\n", expr, got, want);
+    _fail(file, line);
+}
+#define assert_double_equal(got, want, eps)                                    \
+    near((got), (want), (eps), #got, __FILE__, __LINE__)
+
+struct world {
+    struct gp_core *core;
+    struct gp_metrics *m;
+    int64_t predicted_us[3]; /* of the fifo run's jobs, at submission */
+};
+
+static void world_open(struct world *w, const char *policy, uint32_t gpus,
+                       int64_t restart_us)
+{
+    struct gp_cluster *c;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .restart_cost_us = restart_us,
+        .observer = &gp_metrics_observer,
+    };
+
+    assert_non_null(cfg.policy);
+    assert_int_equal(gp_metrics_new(&w->m), GP_OK);
+    cfg.observer_priv = w->m;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, "gpu", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&w->core, c, &cfg, NULL), GP_OK);
+}
+
+/* Finish the books and free the core: the metrics must stand alone. */
+static void world_finish(struct world *w, double end_s)
+{
+    assert_int_equal(gp_metrics_finish(w->m, w->core, S(end_s), 0.25), GP_OK);
+    gp_core_free(w->core);
+    w->core = NULL;
+}
+
+static void world_close(struct world *w)
+{
+    gp_core_free(w->core);
+    gp_metrics_free(w->m);
+}
+
+static uint32_t submit(struct world *w, const char *id, const char *tenant,
+                       uint32_t gpus, double dur_s, double at_s)
+{
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .user = "ann",
+        .name = "resnet,50 \"v2\"",
+        .gpus = gpus,
+        .duration_us = S(dur_s),
+        .submit_us = S(at_s),
+    };
+    uint32_t jid = UINT32_MAX;
+
+    assert_int_equal(gp_core_submit(w->core, &spec, spec.submit_us, &jid, NULL),
+                     GP_OK);
+    gp_metrics_count_event(w->m);
+    return jid;
+}
+
+static void round_at(struct world *w, double at_s)
+{
+    assert_true(gp_core_round(w->core, S(at_s)) >= 0);
+}
+
+static void end_at(struct world *w, uint32_t id, double at_s)
+{
+    assert_int_equal(gp_core_job_ended(w->core, id, GP_JOB_COMPLETED, S(at_s)),
+                     GP_OK);
+    gp_metrics_count_event(w->m);
+}
+
+static enum gp_job_state state(struct world *w, uint32_t id)
+{
+    return gp_core_job(w->core, id)->state;
+}
+
+/* FIFO on 4 GPUs, by hand:
+ *   a: alpha, 2 GPUs, 10 s, at 0  -> runs [0, 10)
+ *   b: beta,  4 GPUs,  5 s, at 0  -> blocked by a, runs [10, 15)
+ *   c: alpha, 1 GPU,   4 s, at 2  -> blocked behind b, runs [15, 19)
+ * busy: 2 on [0,10), 4 on [10,15), 1 on [15,19): 44 GPU-s
+ * pending: 1 on [0,2), 2 on [2,10), 1 on [10,15): 23 job-s */
+static void run_fifo_until(struct world *w, double finish_s)
+{
+    uint32_t a, b, c;
+
+    world_open(w, "fifo", 4, 0);
+    a = submit(w, "a", "alpha", 2, 10, 0);
+    b = submit(w, "b", "beta", 4, 5, 0);
+    round_at(w, 0);
+    assert_int_equal(state(w, a), GP_JOB_RUNNING);
+    assert_int_equal(state(w, b), GP_JOB_PENDING);
+    c = submit(w, "c", "alpha", 1, 4, 2);
+    round_at(w, 2);
+    assert_int_equal(state(w, c), GP_JOB_PENDING);
+    end_at(w, a, 10);
+    round_at(w, 10);
+    assert_int_equal(state(w, b), GP_JOB_RUNNING);
+    end_at(w, b, 15);
+    round_at(w, 15);
+    assert_int_equal(state(w, c), GP_JOB_RUNNING);
+    end_at(w, c, 19);
+    round_at(w, 19);
+    for (uint32_t i = 0; i < 3; i++)
+        w->predicted_us[i] = gp_core_job(w->core, i)->predicted_us;
+    world_finish(w, finish_s);
+}
+
+static void run_fifo(struct world *w)
+{
+    run_fifo_until(w, 19);
+}
+
+static void fifo_summary_matches_hand_numbers(void **state_)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+
+    (void)state_;
+    run_fifo(&w);
+    s = gp_metrics_summary(w.m);
+    assert_string_equal(s->policy, "fifo");
+    assert_string_equal(s->placement, "pack");
+    assert_int_equal(s->cluster_gpus, 4);
+    assert_int_equal(s->jobs, 3);
+    assert_int_equal(s->completed, 3);
+    assert_int_equal(s->rejected, 0);
+    assert_int_equal(s->unfinished, 0);
+    /* JCTs 10, 15, 17; waits 0, 10, 13 */
+    assert_double_equal(s->avg_jct_s, 14, EPS);
+    assert_double_equal(s->p50_jct_s, 15, EPS);
+    assert_double_equal(s->p95_jct_s, 17, EPS);
+    assert_double_equal(s->p99_jct_s, 17, EPS);
+    assert_double_equal(s->avg_wait_s, 23.0 / 3, EPS);
+    assert_double_equal(s->p50_wait_s, 10, EPS);
+    assert_double_equal(s->p95_wait_s, 13, EPS);
+    assert_double_equal(s->p99_wait_s, 13, EPS);
+    assert_double_equal(s->makespan_s, 19, EPS);
+    assert_double_equal(s->gpu_utilization, 44.0 / (4 * 19), EPS);
+    assert_double_equal(s->avg_queue_len, 23.0 / 19, EPS);
+    assert_int_equal(s->preemptions, 0);
+    assert_double_equal(s->lost_gpu_s, 0, EPS);
+    /* durations 10, 5, 4; work 20 + 20 + 4 GPU-s from t = 0 on 4 GPUs */
+    assert_double_equal(s->lb_avg_jct_s, 19.0 / 3, EPS);
+    assert_double_equal(s->lb_makespan_s, 11, EPS);
+    assert_double_equal(s->avg_jct_ratio, 14 / (19.0 / 3), EPS);
+    assert_double_equal(s->makespan_ratio, 19.0 / 11, EPS);
+    assert_true(s->rounds >= 3);
+    assert_int_equal(s->events, 6);
+    assert_double_equal(s->wall_s, 0.25, EPS);
+
+    assert_int_equal(s->ntenants, 2);
+    assert_string_equal(s->tenants[0].name, "alpha");
+    assert_int_equal(s->tenants[0].jobs, 2);
+    assert_int_equal(s->tenants[0].completed, 2);
+    assert_double_equal(s->tenants[0].avg_jct_s, 13.5, EPS);
+    assert_double_equal(s->tenants[0].avg_wait_s, 6.5, EPS);
+    assert_double_equal(s->tenants[0].p99_wait_s, 13, EPS);
+    assert_double_equal(s->tenants[0].gpu_hours, 24.0 / 3600, EPS);
+    assert_double_equal(s->tenants[0].share_of_gpu_time, 24.0 / 44, EPS);
+    assert_string_equal(s->tenants[1].name, "beta");
+    assert_int_equal(s->tenants[1].jobs, 1);
+    assert_double_equal(s->tenants[1].avg_jct_s, 15, EPS);
+    assert_double_equal(s->tenants[1].avg_wait_s, 10, EPS);
+    assert_double_equal(s->tenants[1].p99_wait_s, 10, EPS);
+    assert_double_equal(s->tenants[1].gpu_hours, 20.0 / 3600, EPS);
+    assert_double_equal(s->tenants[1].share_of_gpu_time, 20.0 / 44, EPS);
+    world_close(&w);
+}
+
+static void fifo_series_hold_one_second_averages(void **state_)
+{
+    struct world w = {0};
+    const struct gp_series *u, *q, *alpha, *beta;
+    size_t njct;
+    const double *jct;
+
+    (void)state_;
+    run_fifo(&w);
+    u = gp_metrics_util_series(w.m);
+    q = gp_metrics_queue_series(w.m);
+    alpha = gp_metrics_tenant_series(w.m, 0);
+    beta = gp_metrics_tenant_series(w.m, 1);
+    assert_non_null(alpha);
+    assert_non_null(beta);
+    assert_null(gp_metrics_tenant_series(w.m, 2));
+    assert_int_equal(u->t0_us, 0);
+    assert_int_equal(u->width_us, S(1));
+    assert_int_equal(u->end_us, S(19));
+    assert_int_equal(u->n, 19);
+    assert_int_equal(q->n, 19);
+    for (size_t i = 0; i < 19; i++) {
+        double busy = i < 10 ? 2 : i < 15 ? 4 : 1;
+        double pend = i < 2 ? 1 : i < 10 ? 2 : i < 15 ? 1 : 0;
+
+        assert_double_equal(u->v[i], busy, EPS);
+        assert_double_equal(q->v[i], pend, EPS);
+        assert_double_equal(alpha->v[i], i < 10 ? 2 : i < 15 ? 0 : 1, EPS);
+        assert_double_equal(beta->v[i], i >= 10 && i < 15 ? 4 : 0, EPS);
+    }
+    jct = gp_metrics_jcts(w.m, &njct);
+    assert_int_equal(njct, 3);
+    assert_double_equal(jct[0], 10, EPS);
+    assert_double_equal(jct[1], 15, EPS);
+    assert_double_equal(jct[2], 17, EPS);
+    world_close(&w);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Relative errors of the predictions against the durations 10, 5, 4 s;
+ * nearest rank again: p50 the 2nd of 3, p90 the 3rd. */
+static void prediction_error_is_relative_to_the_run_time(void **st)
+{
+    static const double dur_s[3] = {10, 5, 4};
+    struct world w = {0};
+    const struct gp_summary *s;
+    double err[3];
+    int under = 0;
+
+    (void)st;
+    run_fifo(&w);
+    s = gp_metrics_summary(w.m);
+    for (int i = 0; i < 3; i++) {
+        double p = gp_us_to_s(w.predicted_us[i]);
+
+        assert_true(p > 0);
+        err[i] = fabs(p - dur_s[i]) / dur_s[i];
+        under += p < dur_s[i];
+    }
+    qsort(err, 3, sizeof(err[0]), cmp_double);
+    assert_int_equal(s->predicted, 3);
+    assert_double_equal(s->pred_p50_rel_err, err[1], EPS);
+    assert_double_equal(s->pred_p90_rel_err, err[2], EPS);
+    assert_double_equal(s->pred_underestimated, under / 3.0, EPS);
+    world_close(&w);
+}
+
+/* The world may stop long after the last job ended (its last timers): the
+ * idle tail neither stretches the window nor coarsens the buckets. */
+static void an_idle_tail_after_the_last_end_is_left_out(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    const struct gp_series *u;
+
+    (void)st;
+    run_fifo_until(&w, 5000);
+    s = gp_metrics_summary(w.m);
+    u = gp_metrics_util_series(w.m);
+    assert_double_equal(s->makespan_s, 19, EPS);
+    assert_double_equal(s->gpu_utilization, 44.0 / (4 * 19), EPS);
+    assert_double_equal(s->avg_queue_len, 23.0 / 19, EPS);
+    assert_int_equal(u->width_us, S(1));
+    assert_int_equal(u->end_us, S(19));
+    assert_int_equal(u->n, 19);
+    assert_int_equal(gp_metrics_tenant_series(w.m, 1)->n, 19);
+    world_close(&w);
+}
+
+/* busy 4 on [0, 1.5), 2 on [1.5, 2.5): buckets 4, 3, and a half-covered
+ * last one whose average is over its covered half: 2. */
+static void a_partly_covered_last_bucket_averages_its_covered_part(void **st)
+{
+    struct world w = {0};
+    const struct gp_series *u;
+    uint32_t x, y;
+
+    (void)st;
+    world_open(&w, "fifo", 4, 0);
+    x = submit(&w, "x", "t", 4, 1.5, 0);
+    y = submit(&w, "y", "t", 2, 1, 0);
+    round_at(&w, 0);
+    end_at(&w, x, 1.5);
+    round_at(&w, 1.5);
+    end_at(&w, y, 2.5);
+    round_at(&w, 2.5);
+    world_finish(&w, 2.5);
+    u = gp_metrics_util_series(w.m);
+    assert_int_equal(u->n, 3);
+    assert_double_equal(u->v[0], 4, EPS);
+    assert_double_equal(u->v[1], 3, EPS);
+    assert_double_equal(u->v[2], 2, EPS);
+    assert_double_equal(gp_metrics_summary(w.m)->gpu_utilization,
+                        (4 * 1.5 + 2 * 1.0) / (4 * 2.5), EPS);
+    world_close(&w);
+}
+
+/* 1030 s do not fit 512 one-second buckets, nor 512 of 2 s: the buckets
+ * merge twice and are 4 s wide. x (tenant a, 4 GPUs) runs [0, 302), y
+ * (tenant b, 2 GPUs) waits until 302 and runs until 1030. */
+static void buckets_merge_pairwise_and_double_in_width(void **st)
+{
+    struct world w = {0};
+    const struct gp_series *u, *q, *ta, *tb;
+    uint32_t x, y;
+
+    (void)st;
+    world_open(&w, "fifo", 4, 0);
+    x = submit(&w, "x", "a", 4, 302, 0);
+    y = submit(&w, "y", "b", 2, 728, 0);
+    round_at(&w, 0);
+    end_at(&w, x, 302);
+    round_at(&w, 302);
+    end_at(&w, y, 1030);
+    round_at(&w, 1030);
+    world_finish(&w, 1030);
+    u = gp_metrics_util_series(w.m);
+    q = gp_metrics_queue_series(w.m);
+    ta = gp_metrics_tenant_series(w.m, 0);
+    tb = gp_metrics_tenant_series(w.m, 1);
+    assert_int_equal(u->width_us, S(4));
+    assert_int_equal(q->width_us, S(4));
+    assert_int_equal(ta->width_us, S(4));
+    assert_int_equal(u->n, 258); /* ceil(1030 / 4) */
+    assert_double_equal(u->v[0], 4, EPS);
+    assert_double_equal(u->v[74], 4, EPS);      /* [296, 300) */
+    assert_double_equal(u->v[75], 3, EPS);      /* [300, 304): 2 s x 4, 2 s x 2 */
+    assert_double_equal(u->v[76], 2, EPS);
+    assert_double_equal(u->v[257], 2, EPS);     /* [1028, 1030) of [1028, 1032) */
+    assert_double_equal(q->v[74], 1, EPS);
+    assert_double_equal(q->v[75], 0.5, EPS);
+    assert_double_equal(q->v[76], 0, EPS);
+    assert_double_equal(ta->v[75], 2, EPS);
+    assert_double_equal(tb->v[75], 1, EPS);
+    assert_double_equal(tb->v[257], 2, EPS);
+    assert_double_equal(gp_metrics_summary(w.m)->gpu_utilization,
+                        (4.0 * 302 + 2.0 * 728) / (4.0 * 1030), EPS);
+    assert_double_equal(gp_metrics_summary(w.m)->avg_queue_len, 302.0 / 1030,
+                        EPS);
+    world_close(&w);
+}
+
+/* 20 one-GPU jobs of 1..20 s all start at 0: JCTs 1..20. Nearest rank:
+ * p50 = the 10th, p95 = the 19th, p99 = the 20th. */
+static void percentiles_take_the_nearest_rank(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    uint32_t id[20];
+
+    (void)st;
+    world_open(&w, "fifo", 20, 0);
+    for (int i = 0; i < 20; i++) {
+        char name[8];
+
+        snprintf(name, sizeof(name), "j%d", i);
+        id[i] = submit(&w, name, "t", 1, i + 1, 0);
+    }
+    round_at(&w, 0);
+    for (int i = 0; i < 20; i++) {
+        end_at(&w, id[i], i + 1);
+        round_at(&w, i + 1);
+    }
+    world_finish(&w, 20);
+    s = gp_metrics_summary(w.m);
+    assert_double_equal(s->avg_jct_s, 10.5, EPS);
+    assert_double_equal(s->p50_jct_s, 10, EPS);
+    assert_double_equal(s->p95_jct_s, 19, EPS);
+    assert_double_equal(s->p99_jct_s, 20, EPS);
+    assert_double_equal(s->p99_wait_s, 0, EPS);
+    assert_double_equal(s->lb_makespan_s, 20, EPS); /* the longest job */
+    assert_double_equal(s->makespan_ratio, 1, EPS);
+    assert_double_equal(s->avg_jct_ratio, 1, EPS);
+    world_close(&w);
+}
+
+/* srtf with a 2 s restart cost: l (4 GPUs, 20 s) is preempted at 5 by s
+ * (4 GPUs, 3 s), resumes at 8, pays 2 s again and ends at 8 + 2 + 15. */
+static void restart_overhead_counts_as_lost_gpu_time(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    uint32_t l, sh;
+
+    (void)st;
+    world_open(&w, "srtf", 4, S(2));
+    l = submit(&w, "l", "t", 4, 20, 0);
+    round_at(&w, 0);
+    assert_int_equal(state(&w, l), GP_JOB_RUNNING);
+    sh = submit(&w, "s", "t", 4, 3, 5);
+    round_at(&w, 5);
+    assert_int_equal(state(&w, sh), GP_JOB_RUNNING);
+    assert_int_equal(state(&w, l), GP_JOB_PENDING);
+    end_at(&w, sh, 8);
+    round_at(&w, 8);
+    assert_int_equal(state(&w, l), GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(w.core, l)->overhead_us, S(2));
+    end_at(&w, l, 25);
+    round_at(&w, 25);
+    world_finish(&w, 25);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->preemptions, 1);
+    assert_double_equal(s->lost_gpu_s, 2 * 4, EPS);
+    assert_double_equal(s->gpu_utilization, 1, EPS);
+    assert_double_equal(s->avg_jct_s, (25 + 3) / 2.0, EPS);
+    assert_double_equal(s->lb_avg_jct_s, (20 + 3) / 2.0, EPS);
+    assert_double_equal(s->lb_makespan_s, (80 + 12) / 4.0, EPS);
+    assert_double_equal(s->avg_queue_len, 3.0 / 25, EPS); /* l on [5, 8) */
+    assert_int_equal(s->tenants[0].preemptions, 1);
+    world_close(&w);
+}
+
+/* A job that can never fit is rejected and counted; one still running at
+ * the end is unfinished, and the window runs to the end given. */
+static void rejected_and_unfinished_jobs_are_counted_apart(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    uint32_t j, r;
+
+    (void)st;
+    world_open(&w, "fifo", 4, 0);
+    j = submit(&w, "j", "t", 2, 100, 0);
+    round_at(&w, 0);
+    r = submit(&w, "r", "t", 8, 10, 1);
+    round_at(&w, 1);
+    assert_int_equal(state(&w, r), GP_JOB_REJECTED);
+    assert_int_equal(state(&w, j), GP_JOB_RUNNING);
+    world_finish(&w, 50);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->jobs, 2);
+    assert_int_equal(s->completed, 0);
+    assert_int_equal(s->rejected, 1);
+    assert_int_equal(s->unfinished, 1);
+    assert_double_equal(s->makespan_s, 50, EPS);
+    assert_double_equal(s->gpu_utilization, 0.5, EPS);
+    assert_double_equal(s->avg_jct_s, 0, EPS);
+    assert_double_equal(s->tenants[0].gpu_hours, 100.0 / 3600, EPS);
+    world_close(&w);
+}
+
+static char *capture_csv(const struct gp_metrics *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    assert_int_equal(gp_metrics_write_jobs_csv(m, f), GP_OK);
+    fclose(f);
+    return buf;
+}
+
+static void jobs_csv_holds_exact_times_and_quotes_fields(void **st)
+{
+    struct world w = {0};
+    char *csv;
+
+    (void)st;
+    run_fifo(&w); /* the core is freed: the CSV comes from the copy */
+    csv = capture_csv(w.m);
+    assert_string_equal(
+        csv,
+        "id,tenant,user,name,gpus,submit_s,first_start_s,end_s,wait_s,jct_s,"
+        "duration_s,preemptions,starts,gpu_s,state\n"
+        "a,alpha,ann,\"resnet,50 \"\"v2\"\"\",2,0.000000,0.000000,10.000000,"
+        "0.000000,10.000000,10.000000,0,1,20.000000,completed\n"
+        "b,beta,ann,\"resnet,50 \"\"v2\"\"\",4,0.000000,10.000000,15.000000,"
+        "10.000000,15.000000,5.000000,0,1,20.000000,completed\n"
+        "c,alpha,ann,\"resnet,50 \"\"v2\"\"\",1,2.000000,15.000000,19.000000,"
+        "13.000000,17.000000,4.000000,0,1,4.000000,completed\n");
+    free(csv);
+    world_close(&w);
+}
+
+static void jobs_csv_leaves_unknown_times_empty(void **st)
+{
+    struct world w = {0};
+    char *csv;
+
+    (void)st;
+    world_open(&w, "fifo", 4, 0);
+    submit(&w, "run", "t", 4, 100, 0);
+    submit(&w, "wait", "t", 4, 100, 0);
+    round_at(&w, 0);
+    world_finish(&w, 7.5);
+    csv = capture_csv(w.m);
+    assert_non_null(strstr(csv, "\nrun,t,ann,\"resnet,50 \"\"v2\"\"\",4,"
+                                "0.000000,0.000000,,0.000000,,100.000000,0,1,"
+                                "0.000000,running\n"));
+    assert_non_null(strstr(csv, "\nwait,t,ann,\"resnet,50 \"\"v2\"\"\",4,"
+                                "0.000000,,,,,100.000000,0,0,0.000000,"
+                                "pending\n"));
+    assert_int_equal(gp_metrics_summary(w.m)->unfinished, 2);
+    free(csv);
+    world_close(&w);
+}
+
+static char *capture_json(struct gp_metrics *const *runs, size_t n,
+                          bool with_wall)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    assert_int_equal(gp_output_json(f, runs, n, false, with_wall), GP_OK);
+    fclose(f);
+    return buf;
+}
+
+static void json_has_every_key_and_reruns_byte_identical(void **st)
+{
+    static const char *const keys[] = {
+        "jobs", "completed", "rejected", "unfinished", "avg_jct_s",
+        "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_wait_s", "p50_wait_s",
+        "p95_wait_s", "p99_wait_s", "makespan_s", "gpu_utilization",
+        "avg_queue_len", "preemptions", "lost_gpu_s", "lb_avg_jct_s",
+        "lb_makespan_s", "avg_jct_ratio", "makespan_ratio", "policy",
+        "placement", "cluster_gpus", "rounds", "events", "tenants",
+        "pred_p50_rel_err", "pred_p90_rel_err", "pred_underestimated",
+    };
+    struct world w1 = {0}, w2 = {0};
+    char *a, *b, *walled;
+    json_t *root, *t;
+    json_error_t err;
+
+    (void)st;
+    run_fifo(&w1);
+    run_fifo(&w2);
+    a = capture_json(&w1.m, 1, false);
+    b = capture_json(&w2.m, 1, false);
+    assert_string_equal(a, b);
+    root = json_loads(a, 0, &err);
+    assert_non_null(root);
+    assert_true(json_is_object(root));
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        assert_non_null(json_object_get(root, keys[i]));
+    assert_null(json_object_get(root, "wall_s"));
+    assert_null(json_object_get(root, "events_per_s"));
+    /* 44 / 76 rounded to 6 decimals, printed short */
+    assert_non_null(strstr(a, "\"gpu_utilization\": 0.578947,"));
+    assert_non_null(strstr(a, "\"makespan_s\": 19.0,"));
+    t = json_object_get(json_object_get(root, "tenants"), "alpha");
+    assert_non_null(t);
+    assert_int_equal(json_integer_value(json_object_get(t, "jobs")), 2);
+    assert_double_equal(json_real_value(json_object_get(t, "avg_jct_s")), 13.5,
+                        EPS);
+    json_decref(root);
+
+    walled = capture_json(&w1.m, 1, true);
+    root = json_loads(walled, 0, &err);
+    assert_non_null(root);
+    assert_double_equal(json_real_value(json_object_get(root, "wall_s")), 0.25,
+                        EPS);
+    assert_double_equal(json_real_value(json_object_get(root, "events_per_s")),
+                        6 / 0.25, EPS);
+    json_decref(root);
+    free(walled);
+    free(a);
+    free(b);
+    world_close(&w1);
+    world_close(&w2);
+}
+
+static void json_of_several_runs_is_an_array(void **st)
+{
+    struct world w1 = {0}, w2 = {0};
+    struct gp_metrics *runs[2];
+    char *a;
+    json_t *root;
+    json_error_t err;
+
+    (void)st;
+    run_fifo(&w1);
+    run_fifo(&w2);
+    runs[0] = w1.m;
+    runs[1] = w2.m;
+    a = capture_json(runs, 2, false);
+    root = json_loads(a, 0, &err);
+    assert_true(json_is_array(root));
+    assert_int_equal(json_array_size(root), 2);
+    json_decref(root);
+    free(a);
+    world_close(&w1);
+    world_close(&w2);
+}
+
+static void table_shows_runs_side_by_side(void **st)
+{
+    struct world w1 = {0}, w2 = {0};
+    struct gp_metrics *runs[2];
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)st;
+    run_fifo(&w1);
+    run_fifo(&w2);
+    runs[0] = w1.m;
+    runs[1] = w2.m;
+    assert_non_null(f = open_memstream(&buf, &len));
+    gp_output_table(f, runs, 2, false);
+    fclose(f);
+    /* same policy twice: the headers name the placement too */
+    assert_non_null(strstr(buf, "fifo/pack"));
+    assert_non_null(strstr(buf, "avg JCT (s)"));
+    assert_non_null(strstr(buf, "14.00"));
+    assert_non_null(strstr(buf, "GPU utilization (%)"));
+    assert_non_null(strstr(buf, "57.9"));
+    assert_non_null(strstr(buf, "  alpha"));
+    assert_null(strstr(buf, "wall time"));
+    free(buf);
+    world_close(&w1);
+    world_close(&w2);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void report_is_one_html_file_with_charts(void **st)
+{
+    struct world w = {0};
+    char dir[] = "/tmp/gp_report_XXXXXX", sub[128], path[160], *html;
+    struct gp_report_info info = {
+        .title = "runs <&> \"quotes\"",
+        .trace = "t.csv",
+        .cluster = "1x4",
+        .command = "gpupool sim --report <dir>",
+    };
+    struct gp_diag diag = {0};
+
+    (void)st;
+    run_fifo(&w);
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof(sub), "%s/a/b", dir);
+    assert_int_equal(gp_report_write(sub, &w.m, 1, &info, &diag), GP_OK);
+    snprintf(path, sizeof(path), "%s/index.html", sub);
+    html = slurp(path);
+    assert_non_null(strstr(html, "<!DOCTYPE html>"));
+    assert_non_null(strstr(html, "<svg"));
+    assert_non_null(strstr(html, "runs &lt;&amp;&gt; &quot;quotes&quot;"));
+    assert_null(strstr(html, "<&>"));
+    assert_non_null(strstr(html, "--report &lt;dir&gt;"));
+    assert_null(strstr(html, "<script"));
+    assert_null(strstr(html, "http")); /* nothing from outside */
+    assert_non_null(strstr(html, "alpha"));
+    /* once more: the same bytes */
+    assert_int_equal(gp_report_write(sub, &w.m, 1, &info, &diag), GP_OK);
+    {
+        char *again = slurp(path);
+
+        assert_string_equal(html, again);
+        free(again);
+    }
+    free(html);
+    unlink(path);
+    rmdir(sub);
+    snprintf(sub, sizeof(sub), "%s/a", dir);
+    rmdir(sub);
+    rmdir(dir);
+    world_close(&w);
+}
+
+/* A file where a directory should be: GP_EIO naming the path (works as
+ * root too, unlike a read-only directory). */
+static void report_to_an_unwritable_path_is_an_io_error(void **st)
+{
+    struct world w = {0};
+    char dir[] = "/tmp/gp_report_XXXXXX", file[96], bad[128];
+    struct gp_diag diag = {0};
+    FILE *f;
+
+    (void)st;
+    run_fifo(&w);
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/plain", dir);
+    assert_non_null(f = fopen(file, "w"));
+    fclose(f);
+    snprintf(bad, sizeof(bad), "%s/sub", file);
+    assert_int_equal(gp_report_write(bad, &w.m, 1, NULL, &diag), GP_EIO);
+    assert_non_null(strstr(diag.where, file));
+    assert_int_equal(gp_report_write(file, &w.m, 1, NULL, &diag), GP_EIO);
+    unlink(file);
+    rmdir(dir);
+    world_close(&w);
+}
+
+static void unfinished_metrics_refuse_to_print(void **st)
+{
+    struct gp_metrics *m;
+    FILE *f = fopen("/dev/null", "w");
+
+    (void)st;
+    assert_non_null(f);
+    assert_int_equal(gp_metrics_new(&m), GP_OK);
+    assert_int_equal(gp_metrics_write_jobs_csv(m, f), GP_ESTATE);
+    assert_int_equal(gp_output_json(f, &m, 1, false, false), GP_ESTATE);
+    assert_int_equal(gp_report_write("/tmp", &m, 1, NULL, NULL), GP_ESTATE);
+    fclose(f);
+    gp_metrics_free(m);
+    gp_metrics_free(NULL);
+}
+
+static void finishing_twice_is_a_state_error(void **st)
+{
+    struct world w = {0};
+
+    (void)st;
+    world_open(&w, "fifo", 4, 0);
+    assert_int_equal(gp_metrics_finish(w.m, w.core, 0, 0), GP_OK);
+    assert_int_equal(gp_metrics_finish(w.m, w.core, 0, 0), GP_ESTATE);
+    assert_int_equal(gp_metrics_summary(w.m)->jobs, 0);
+    assert_int_equal(gp_metrics_util_series(w.m)->n, 0);
+    world_close(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fifo_summary_matches_hand_numbers),
+        cmocka_unit_test(fifo_series_hold_one_second_averages),
+        cmocka_unit_test(an_idle_tail_after_the_last_end_is_left_out),
+        cmocka_unit_test(prediction_error_is_relative_to_the_run_time),
+        cmocka_unit_test(a_partly_covered_last_bucket_averages_its_covered_part),
+        cmocka_unit_test(buckets_merge_pairwise_and_double_in_width),
+        cmocka_unit_test(percentiles_take_the_nearest_rank),
+        cmocka_unit_test(restart_overhead_counts_as_lost_gpu_time),
+        cmocka_unit_test(rejected_and_unfinished_jobs_are_counted_apart),
+        cmocka_unit_test(jobs_csv_holds_exact_times_and_quotes_fields),
+        cmocka_unit_test(jobs_csv_leaves_unknown_times_empty),
+        cmocka_unit_test(json_has_every_key_and_reruns_byte_identical),
+        cmocka_unit_test(json_of_several_runs_is_an_array),
+        cmocka_unit_test(table_shows_runs_side_by_side),
+        cmocka_unit_test(report_is_one_html_file_with_charts),
+        cmocka_unit_test(report_to_an_unwritable_path_is_an_io_error),
+        cmocka_unit_test(unfinished_metrics_refuse_to_print),
+        cmocka_unit_test(finishing_twice_is_a_state_error),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -206,7 +206,7 @@ struct gp_tenant_info {
 int gp_core_add_tenant(struct gp_core *core, const struct gp_tenant_spec *spec,
                        struct gp_diag *diag);
 /* The ledger now (entitlements are recomputed when stale). */
-const struct gp_tenant_info *gp_core_tenant_info(struct gp_core *core,
+const struct gp_tenant_info *gp_core_tenant_info(const struct gp_core *core,
                                                  uint32_t tenant);
 /* Find a tenant by name: GP_ENOENT if unknown. */
 int gp_core_find_tenant(const struct gp_core *core, const char *name,

@@ -71,6 +71,12 @@ int gp_metrics_new(struct gp_metrics **out);
 void gp_metrics_free(struct gp_metrics *m);
 /* The observer ops to hand to the core, with the metrics as priv. */
 extern const struct gp_observer_ops gp_metrics_observer;
+/* The state of the core has been constant over (from_us, to_us]: take the
+ * per-minute samples (fair-share and guarantee compliance) whose instants
+ * fall in it. The simulator calls this before it applies the events at
+ * to_us. */
+void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
+                       int64_t from_us, int64_t to_us);
 /* Count one simulator event (for events per second). */
 void gp_metrics_count_event(struct gp_metrics *m);
 /* Close the books at end_us: summary, percentiles, series. The metrics copy

@@ -693,9 +693,12 @@ static void ledger_update(struct gp_core *c)
         c->ledger_stale = false;
 }
 
-const struct gp_tenant_info *gp_core_tenant_info(struct gp_core *c,
+const struct gp_tenant_info *gp_core_tenant_info(const struct gp_core *cc,
                                                  uint32_t tenant)
 {
+    /* logically const: entitlements are a cache of the ledger */
+    struct gp_core *c = (struct gp_core *)(uintptr_t)cc;
+
     if (tenant >= c->ntenants)
         return NULL;
     ledger_update(c); /* usage is as of the last change in the ledger */

@@ -335,6 +335,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
             break;
         if (t < now)
             t = now; /* a wake-up the core asked for in the past */
+        if (t > now)
+            gp_metrics_sample(metrics, core, now, t);
         now = t;
         while (w.n > 0 && w.heap[0].at_us == now) {
             struct completion e = comp_pop(&w);

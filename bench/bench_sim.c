@@ -35,6 +35,7 @@
 #define PHILLY_FALLBACK "352x8" /* the preset's size, in one shape */
 
 #define PHILLY_TARGET_S 1.0        /* open + parse + simulate */
+#define PHILLY_POOL_TARGET_S 3.0   /* the same, pooled: the pool issue's */
 #define SYNTH_TARGET_S 60.0        /* generate + simulate, 1M jobs */
 #define SYNTH_TARGET_JOBS 1000000.0
 #define MEM_TARGET_B_PER_JOB 1024.0
@@ -42,6 +43,10 @@
 #define NODE_GPUS 8
 #define MAX_JOBS 50000000ull       /* job ids are 32-bit; keep well inside */
 #define RESTART_COST_US (30 * GP_US_PER_S) /* the CLI's default */
+/* pooled cases: the CLI's defaults too (gpupool sim --tenants) */
+#define CKPT_COST_US (30 * GP_US_PER_S)
+#define HALF_LIFE_US (86400 * GP_US_PER_S)
+#define MAX_TENANTS 64
 
 /* ---- the synthetic trace ------------------------------------------------ */
 
@@ -121,7 +126,7 @@ static double std_normal(struct gp_rng *rng)
 static int synth_generate(const struct synth *s, struct gp_workload *w,
                           double *offered)
 {
-    char tenants[64][16];
+    char tenants[64][24]; /* "tenant" + any unsigned + NUL fits */
     double mean_gpus = 0, cum[NMIX], mu = log(s->median_s), rate, t = 0;
     double gpu_s = 0, cluster_gpus = (double)s->nodes * NODE_GPUS;
     struct gp_rng rng;
@@ -169,6 +174,101 @@ static int synth_generate(const struct synth *s, struct gp_workload *w,
     return GP_OK;
 }
 
+/* ---- Philly's virtual clusters as tenants -------------------------------- */
+
+/* Node counts (8-GPU servers) of the 11 Philly virtual clusters listed in
+ * HeliosArtifact's philly_vc.csv ("vc,node num"; S-Lab-System-Group/
+ * HeliosArtifact, commit bdaae109c21f8038a2331e6a23a582d5ae78ab5b, the
+ * same table as the `philly` cluster preset in src/trace/clusterspec.c):
+ * 352 nodes. The trace has 15 VCs; the other 4 are not in the file. */
+static const struct {
+    const char *vc;
+    double nodes;
+} philly_vc_nodes[] = {
+    {"6214e9", 64}, {"7f04ca", 32}, {"11cb48", 16}, {"b436b2", 64},
+    {"ee9e8c", 64}, {"e13805", 16}, {"6c71a0", 32}, {"2869ce", 16},
+    {"ed69ec", 8},  {"103959", 8},  {"0e4a51", 32},
+};
+#define NVC_LISTED (sizeof(philly_vc_nodes) / sizeof(philly_vc_nodes[0]))
+
+struct vc_tenants {
+    struct gp_tenant_spec spec[MAX_TENANTS];
+    double gpu_s[MAX_TENANTS]; /* duration x GPUs of its jobs */
+    size_t n;
+};
+
+/* Every tenant of the workload gets a guarantee: a listed VC its node
+ * count, an unlisted one its GPU-time times the listed VCs' nodes per
+ * GPU-time (sum of nodes / sum of GPU-time, over the listed VCs in the
+ * workload); then all are scaled to `gpus` GPUs in total with largest-
+ * remainder rounding (ties: the earlier tenant, in order of first
+ * appearance in the workload). Weight 1 each, no caps, no lending limit. */
+static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
+                         struct vc_tenants *vt, struct gp_diag *diag)
+{
+    double raw[MAX_TENANTS], rem[MAX_TENANTS], listed_nodes = 0,
+           listed_gpu_s = 0, sum = 0;
+    int listed[MAX_TENANTS];
+    uint32_t given = 0;
+
+    memset(vt, 0, sizeof(*vt));
+    for (size_t i = 0; i < w->n; i++) {
+        const char *t = w->jobs[i].tenant;
+        size_t k;
+
+        if (!t)
+            continue; /* no VC: no guarantee (the core's "default") */
+        for (k = 0; k < vt->n; k++)
+            if (vt->spec[k].name == t || strcmp(vt->spec[k].name, t) == 0)
+                break;
+        if (k == vt->n) {
+            if (vt->n == MAX_TENANTS)
+                return gp_diag_set(diag, GP_EINVAL, "tenants",
+                                   "more than %d tenants", MAX_TENANTS);
+            vt->spec[vt->n++].name = t;
+        }
+        vt->gpu_s[k] += gp_us_to_s(w->jobs[i].duration_us) *
+                        (double)w->jobs[i].gpus;
+    }
+    for (size_t k = 0; k < vt->n; k++) {
+        listed[k] = -1;
+        for (size_t l = 0; l < NVC_LISTED; l++)
+            if (strcmp(vt->spec[k].name, philly_vc_nodes[l].vc) == 0)
+                listed[k] = (int)l;
+        if (listed[k] >= 0) {
+            listed_nodes += philly_vc_nodes[listed[k]].nodes;
+            listed_gpu_s += vt->gpu_s[k];
+        }
+    }
+    if (vt->n == 0 || listed_gpu_s <= 0)
+        return gp_diag_set(diag, GP_EINVAL, "tenants",
+                           "no listed Philly VC has GPU-time in the trace");
+    for (size_t k = 0; k < vt->n; k++) {
+        raw[k] = listed[k] >= 0 ? philly_vc_nodes[listed[k]].nodes
+                                : vt->gpu_s[k] * listed_nodes / listed_gpu_s;
+        sum += raw[k];
+    }
+    for (size_t k = 0; k < vt->n; k++) {
+        double x = raw[k] / sum * gpus;
+
+        vt->spec[k].guarantee = (uint32_t)floor(x);
+        vt->spec[k].weight = 1;
+        rem[k] = x - floor(x);
+        given += vt->spec[k].guarantee;
+    }
+    while (given < gpus) {
+        size_t best = 0;
+
+        for (size_t k = 1; k < vt->n; k++)
+            if (rem[k] > rem[best])
+                best = k;
+        vt->spec[best].guarantee++;
+        rem[best] = -1;
+        given++;
+    }
+    return GP_OK;
+}
+
 /* ---- cases -------------------------------------------------------------- */
 
 enum kind { PHILLY, SYNTH, CALLGRIND };
@@ -180,21 +280,33 @@ struct bcase {
     const char *policy;
     const char *cluster; /* PHILLY: the cluster spec */
     bool by_default;
+    /* PHILLY only: the VCs are tenants (vc_guarantees) and every job can
+     * checkpoint; grace, protections and checkpoint cost are the CLI's */
+    bool pooled;
 };
 
 /* On its own cluster (2,816 GPUs) Philly never queues: no job waits, so
  * those cases measure parsing and the arrival/completion path. The same
  * trace on the demo's 64x8 keeps a queue for months (las preempts ~70,000
- * times), which is what exercises ranking, fitting and preemption. */
+ * times), which is what exercises ranking, fitting and preemption. The
+ * pool cases run it there with the 15 VCs as tenants (vc_guarantees),
+ * every job checkpointable, the policy's grace (120 s) and protections:
+ * the issue's target for the whole replay under pool is 3 s. */
 static const struct bcase cases[] = {
-    {"philly-fifo", "philly", PHILLY, "fifo", PHILLY_CLUSTER, true},
-    {"philly-las", "philly", PHILLY, "las", PHILLY_CLUSTER, true},
-    {"philly-64x8-fifo", "philly-64x8", PHILLY, "fifo", "64x8", true},
-    {"philly-64x8-las", "philly-64x8", PHILLY, "las", "64x8", true},
-    {"synthetic-fifo", "synthetic", SYNTH, "fifo", NULL, true},
-    {"synthetic-las", "synthetic", SYNTH, "las", NULL, true},
+    {"philly-fifo", "philly", PHILLY, "fifo", PHILLY_CLUSTER, true, false},
+    {"philly-las", "philly", PHILLY, "las", PHILLY_CLUSTER, true, false},
+    {"philly-64x8-fifo", "philly-64x8", PHILLY, "fifo", "64x8", true, false},
+    {"philly-64x8-las", "philly-64x8", PHILLY, "las", "64x8", true, false},
+    /* multi-tenant: the 15 VCs share 64x8 by guarantee (the pool issue) */
+    {"philly-pool", "pool", PHILLY, "pool", "64x8", true, true},
+    {"philly-static-quota", "pool", PHILLY, "static-quota", "64x8", true,
+     true},
+    {"philly-pool-noreclaim", "pool", PHILLY, "pool-noreclaim", "64x8", true,
+     true},
+    {"synthetic-fifo", "synthetic", SYNTH, "fifo", NULL, true, false},
+    {"synthetic-las", "synthetic", SYNTH, "las", NULL, true, false},
     /* fixed forever: callgrind counts are compared between commits */
-    {"callgrind-fixed", "callgrind", CALLGRIND, "las", NULL, false},
+    {"callgrind-fixed", "callgrind", CALLGRIND, "las", NULL, false, false},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -273,13 +385,16 @@ static bool case_selected(const struct bcase *c, const struct opts *o)
 {
     char name[48], group[48];
     const char *dash;
+    size_t glen;
 
     if (!o->only)
         return c->by_default;
     case_name(c, o, name, sizeof(name));
     dash = strrchr(name, '-');
-    snprintf(group, sizeof(group), "%.*s",
-             dash ? (int)(dash - name) : (int)strlen(name), name);
+    /* the group is a prefix of name, so it fits the same size */
+    glen = dash ? (size_t)(dash - name) : strlen(name);
+    memcpy(group, name, glen);
+    group[glen] = '\0';
     return strcmp(o->only, c->id) == 0 || strcmp(o->only, c->group) == 0 ||
            strcmp(o->only, name) == 0 ||
            (c->kind == SYNTH && strcmp(o->only, group) == 0);
@@ -295,11 +410,13 @@ static int fail(struct result *r, int rc, const struct gp_diag *diag)
     return rc;
 }
 
-/* Simulate `w` under the case's policy on a fresh cluster from `spec`. */
+/* Simulate `w` under the case's policy on a fresh cluster from `spec`.
+ * A pooled case fills `vt` (its tenants, from the workload and the
+ * cluster's size) and runs with them. */
 static int simulate(const struct bcase *c, const struct gp_workload *w,
                     const char *spec, const char *fallback, uint64_t seed,
                     bool timed, struct gp_metrics **out, uint64_t *gpus,
-                    struct gp_diag *diag)
+                    struct vc_tenants *vt, struct gp_diag *diag)
 {
     struct gp_env env = {log_stderr, NULL, GP_LOG_WARN, seed};
     struct gp_sim_config cfg = {
@@ -326,6 +443,22 @@ static int simulate(const struct bcase *c, const struct gp_workload *w,
     if (rc != GP_OK)
         return rc;
     *gpus = gp_cluster_gpus(cluster);
+    if (c->pooled) {
+        if ((rc = vc_guarantees(w, (uint32_t)*gpus, vt, diag)) != GP_OK) {
+            gp_cluster_free(cluster);
+            return rc;
+        }
+        cfg.tenants = vt->spec;
+        cfg.ntenants = vt->n;
+        cfg.grace_us = GP_TIME_NONE; /* the policy's: 120 s for pool */
+        cfg.ckpt_cost_us = CKPT_COST_US;
+        cfg.half_life_us = HALF_LIFE_US;
+        cfg.ckpt = GP_CKPT_ALL;
+        for (int k = 0; k < GP_NPRIO; k++) {
+            cfg.min_run_us[k] = -1; /* the policy's protections */
+            cfg.max_preemptions[k] = UINT32_MAX;
+        }
+    }
     if ((rc = gp_metrics_new(&m)) != GP_OK) {
         gp_cluster_free(cluster);
         return gp_diag_set(diag, rc, c->id, "out of memory");
@@ -363,6 +496,8 @@ static int run_philly(const struct bcase *c, const struct opts *o,
     struct gp_workload w;
     struct gp_metrics *m = NULL;
     struct gp_diag diag = {{0}, {0}};
+    struct vc_tenants vt;
+    char guar[MAX_TENANTS * 24] = "";
     double t0 = now_s(), t1, t2;
     int rc;
 
@@ -377,7 +512,7 @@ static int run_philly(const struct bcase *c, const struct opts *o,
     rc = simulate(c, &w, c->cluster,
                   strcmp(c->cluster, PHILLY_CLUSTER) == 0 ? PHILLY_FALLBACK
                                                           : NULL,
-                  o->seed, true, &m, &r->gpus, &diag);
+                  o->seed, true, &m, &r->gpus, &vt, &diag);
     if (rc != GP_OK)
         goto out;
     t2 = now_s();
@@ -385,12 +520,20 @@ static int run_philly(const struct bcase *c, const struct opts *o,
     r->prep_s = t1 - t0;
     r->sim_s = t2 - t1;
     r->total_s = t2 - t0;
-    r->target_s = PHILLY_TARGET_S;
+    r->target_s = c->pooled ? PHILLY_POOL_TARGET_S : PHILLY_TARGET_S;
     r->maxrss_b = maxrss_bytes();
+    if (c->pooled) {
+        size_t used = (size_t)snprintf(guar, sizeof(guar), " guarantees=");
+
+        for (size_t k = 0; k < vt.n && used < sizeof(guar); k++)
+            used += (size_t)snprintf(guar + used, sizeof(guar) - used,
+                                     "%s%s:%u", k ? "," : "",
+                                     vt.spec[k].name, vt.spec[k].guarantee);
+    }
     printf("%s: jobs=%llu rows=%llu skipped=%llu gpus=%llu parse_s=%.3f "
            "sim_s=%.3f wall_s=%.3f events=%llu events_per_s=%.0f "
            "rounds=%llu completed=%llu preemptions=%llu util=%.3f "
-           "avg_jct_s=%.0f peak_rss_mib=%.1f target_s=%.1f ratio=%.2f\n",
+           "avg_jct_s=%.0f peak_rss_mib=%.1f target_s=%.1f ratio=%.2f%s\n",
            r->name, (unsigned long long)r->jobs,
            (unsigned long long)w.rows, (unsigned long long)w.skipped,
            (unsigned long long)r->gpus, r->prep_s, r->sim_s, r->total_s,
@@ -400,7 +543,7 @@ static int run_philly(const struct bcase *c, const struct opts *o,
            (unsigned long long)gp_metrics_summary(m)->preemptions,
            gp_metrics_summary(m)->gpu_utilization,
            gp_metrics_summary(m)->avg_jct_s, r->maxrss_b / 1048576.0,
-           r->target_s, ratio(r->total_s, r->target_s));
+           r->target_s, ratio(r->total_s, r->target_s), guar);
 out:
     if (rc != GP_OK)
         fail(r, rc, &diag);
@@ -435,7 +578,8 @@ static int run_synth(const struct bcase *c, const struct opts *o,
     }
     t1 = now_s();
     snprintf(spec, sizeof(spec), "%ux%u", s.nodes, NODE_GPUS);
-    rc = simulate(c, &w, spec, NULL, s.seed, !fixed, &m, &r->gpus, &diag);
+    rc = simulate(c, &w, spec, NULL, s.seed, !fixed, &m, &r->gpus, NULL,
+                  &diag);
     if (rc != GP_OK)
         goto out;
     t2 = now_s();
@@ -625,6 +769,8 @@ static void usage(FILE *out)
             "philly-las,\n"
             "                 philly-64x8, philly-64x8-fifo, "
             "philly-64x8-las,\n"
+            "                 pool, philly-pool, philly-static-quota, "
+            "philly-pool-noreclaim,\n"
             "                 synthetic (or synthetic-1m), synthetic-fifo, "
             "synthetic-las,\n"
             "                 callgrind-fixed (only when named)\n"

@@ -51,7 +51,8 @@ int gp_cluster_new(struct gp_cluster **out);
 void gp_cluster_free(struct gp_cluster *c);
 
 /* Declare a GPU type; relative speed (1.0 = reference) is optional (0 = 1).
- * Re-declaring a known type updates its speed. */
+ * Re-declaring a known type with a speed > 0 updates its speed; with speed 0
+ * it leaves the speed as it was. */
 int gp_cluster_add_type(struct gp_cluster *c, const char *name, double speed,
                         uint8_t *type_out);
 /* Add a node (its type and switch are created on first use). Only before the

@@ -129,6 +129,10 @@ const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,
                                             uint32_t tenant);
 /* Can this job be preempted now (minimum run time, preemption cap)? */
 bool gp_view_may_preempt(const struct gp_view *v, const struct gp_job *job);
+/* When the job may first be preempted (now if it may already; INT64_MAX if
+ * its preemption cap is reached or it is not running). */
+int64_t gp_view_preemptible_at(const struct gp_view *v,
+                               const struct gp_job *job);
 /* Work the job would lose if preempted now (microseconds): nothing for a
  * checkpoint-capable job (it saves at the signal), all of it for one that
  * cannot checkpoint. */
@@ -195,6 +199,7 @@ struct gp_tenant_info {
     double usage_gpu_s;    /* past GPU use, decayed with the half-life */
     uint32_t npending, nrunning;
     uint64_t incoming;     /* GPUs being reclaimed for it (preempting) */
+    uint64_t outgoing;     /* GPUs of its own jobs that are stopping */
     uint64_t owed;         /* GPUs reclaimed for it, free now, not yet used
                               by it (kept for it until the end of the round
                               after its last victim stopped) */

@@ -14,11 +14,19 @@
 
 struct gp_tenant_summary {
     const char *name;
+    uint64_t guarantee;     /* GPUs it is guaranteed (0 = none) */
     uint64_t jobs, completed;
     double avg_jct_s, avg_wait_s, p99_wait_s;
     double gpu_hours;       /* GPU time held */
     double share_of_gpu_time; /* its part of all GPU time held */
     uint64_t preemptions;
+    /* per-minute samples (see gp_metrics_sample): counted samples and the
+     * share of them that were compliant; meaningless while samples = 0 */
+    uint64_t guarantee_samples, fairshare_samples;
+    double guarantee_compliance, fairshare_compliance;
+    /* closed reclaim episodes of this tenant, and their delays */
+    uint64_t reclaim_episodes;
+    double reclaim_delay_p50_s, reclaim_delay_p99_s;
 };
 
 struct gp_summary {
@@ -34,8 +42,24 @@ struct gp_summary {
     double makespan_s;       /* last end - first submit */
     double gpu_utilization;  /* allocated GPU-s / (GPUs x makespan) */
     double avg_queue_len;    /* time-average pending jobs over the makespan */
+    /* the workload: GPU-work submitted per GPU-second of the submit span
+     * (meaningless while offered_load_known is false: a span of 0) */
+    double offered_load;
+    bool offered_load_known;
+    double submit_span_s;    /* last - first submit, rejected jobs aside */
     uint64_t preemptions;
-    double lost_gpu_s;       /* GPU-seconds spent on restart overhead */
+    double preemptions_per_job_mean; /* over jobs not rejected */
+    uint64_t preemptions_per_job_max;
+    double lost_gpu_s;       /* lost_work_gpu_s + restart_gpu_s */
+    double lost_work_gpu_s;  /* work thrown away by preemptions x GPUs */
+    double restart_gpu_s;    /* GPU-seconds spent on restart overhead */
+    /* tenancy: compliance over per-minute tenant-samples (meaningless
+     * while the matching samples count is 0), reclaim episodes */
+    uint64_t guaranteed_tenants; /* tenants with jobs and a guarantee */
+    uint64_t guarantee_samples, fairshare_samples;
+    double guarantee_compliance, fairshare_compliance;
+    uint64_t reclaim_episodes;
+    double reclaim_delay_p50_s, reclaim_delay_p99_s;
     /* lower bounds, so every result shows its distance from the limit */
     double lb_avg_jct_s;     /* mean duration: no job finishes faster */
     double lb_makespan_s;    /* work conservation with arrivals */
@@ -73,8 +97,9 @@ void gp_metrics_free(struct gp_metrics *m);
 extern const struct gp_observer_ops gp_metrics_observer;
 /* The state of the core has been constant over (from_us, to_us]: take the
  * per-minute samples (fair-share and guarantee compliance) whose instants
- * fall in it. The simulator calls this before it applies the events at
- * to_us. */
+ * (first submit + k minutes, k >= 1) fall in it. The simulator calls this
+ * before it applies the events at to_us. O(1) when no minute boundary is
+ * crossed, O(tenants) when one is (however many). */
 void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
                        int64_t from_us, int64_t to_us);
 /* Count one simulator event (for events per second). */

@@ -32,9 +32,11 @@ struct gp_report_info {
     const char *command; /* the command line that produced it */
 };
 /* Write DIR/index.html (DIR and its parents created if missing): summary
- * table, GPU utilization and queue length over time, JCT CDF per run,
- * per-tenant GPU usage over time. Charts are inline SVG; the file needs
- * nothing else. info and its fields may be NULL. GP_EIO (diag names the
+ * table, per-tenant table, a load sweep when the runs span more than one
+ * cluster size (average wait, GPU utilization and, with tenants, fair-share
+ * compliance against offered load, a line per policy), GPU utilization and
+ * jobs waiting over time, JCT CDF per run, per-tenant GPU usage over time.
+ * Charts are inline SVG; the file needs nothing else. info and its fields may be NULL. GP_EIO (diag names the
  * path) when a directory or the file cannot be made or written. */
 int gp_report_write(const char *dir, struct gp_metrics *const *runs, size_t n,
                     const struct gp_report_info *info, struct gp_diag *diag);

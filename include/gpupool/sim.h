@@ -50,6 +50,9 @@ struct gp_sim_config {
     uint32_t max_preemptions[GP_NPRIO];
     int64_t half_life_us;     /* 0 = 24 h */
     enum gp_ckpt_mode { GP_CKPT_TRACE, GP_CKPT_ALL, GP_CKPT_NONE } ckpt;
+    /* a second observer, told after the metrics (tests check invariants) */
+    const struct gp_observer_ops *watch;
+    void *watch_priv;
     const char *label;   /* for progress lines */
     const struct gp_env *env;
 };

@@ -215,10 +215,10 @@ int gp_cluster_add_type(struct gp_cluster *c, const char *name, double speed,
 
     if (!name || !*name || speed < 0 || speed > 1e6)
         return GP_EINVAL;
-    if (speed == 0)
-        speed = 1.0;
     if (gp_cluster_find_type(c, name, &t) == GP_OK) {
-        c->types[t].speed = speed;
+        /* 0 means "no speed given": keep the one the type already has. */
+        if (speed > 0)
+            c->types[t].speed = speed;
         if (type_out)
             *type_out = t;
         return GP_OK;
@@ -232,7 +232,7 @@ int gp_cluster_add_type(struct gp_cluster *c, const char *name, double speed,
     t = (uint8_t)c->ntypes++;
     memset(&c->types[t], 0, sizeof(c->types[t]));
     c->types[t].name = id;
-    c->types[t].speed = speed;
+    c->types[t].speed = speed > 0 ? speed : 1.0;
     if (type_out)
         *type_out = t;
     return GP_OK;
@@ -272,6 +272,7 @@ int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
 {
     char namebuf[32];
     const char *name = spec->name;
+    const char *tname;
     uint8_t type;
     uint32_t sw, nameid;
     struct node *n;
@@ -298,8 +299,12 @@ int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
                 return gp_diag_set(diag, GP_EEXIST, name,
                                    "duplicate node name");
     }
-    rc = gp_cluster_add_type(c, spec->type && *spec->type ? spec->type : "gpu",
-                             0, &type);
+    /* Create the type on first use only; a known type keeps its speed. */
+    tname = spec->type && *spec->type ? spec->type : "gpu";
+    if (gp_cluster_find_type(c, tname, &type) == GP_OK)
+        rc = GP_OK;
+    else
+        rc = gp_cluster_add_type(c, tname, 0, &type);
     if (rc == GP_ERANGE)
         return gp_diag_set(diag, rc, name, "more than %d GPU types",
                            GP_MAX_GPU_TYPES);

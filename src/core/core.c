@@ -636,6 +636,12 @@ static int share_level(struct gp_core *c, uint32_t parent, double capacity)
         m[n].tenant = k;
         m[n].limit = fmin((double)t->sub_demand, cap);
         m[n].base = fmin((double)t->info.guarantee, m[n].limit);
+        /* the part of its guarantee it never lends stays its own, idle
+         * or not */
+        if ((double)t->info.lend_limit > m[n].base) {
+            m[n].base = (double)t->info.lend_limit;
+            m[n].limit = fmax(m[n].limit, m[n].base);
+        }
         m[n].weight = t->info.weight;
         child_g += t->info.guarantee;
         n++;
@@ -969,6 +975,7 @@ static int enter_preempting(struct gp_core *c, struct gp_job *j,
     j->signal_us = c->now_us;
     j->reclaim_for = beneficiary;
     c->preempting_gpus += j->where.gpus;
+    c->tenants[j->tenant].info.outgoing += j->where.gpus;
     if (beneficiary != GP_TENANT_NONE)
         c->tenants[beneficiary].info.incoming += j->where.gpus;
     c->ledger_stale = true;
@@ -984,6 +991,7 @@ static void leave_preempting(struct gp_core *c, struct gp_job *j)
         J(c, last)->heap_pos = j->heap_pos;
     }
     c->preempting_gpus -= j->where.gpus;
+    c->tenants[j->tenant].info.outgoing -= j->where.gpus;
     if (j->reclaim_for != GP_TENANT_NONE) {
         c->tenants[j->reclaim_for].info.incoming -= j->where.gpus;
         c->tenants[j->reclaim_for].info.owed += j->where.gpus;
@@ -1186,6 +1194,20 @@ const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,
 bool gp_view_may_preempt(const struct gp_view *v, const struct gp_job *job)
 {
     return may_preempt(v->core, job);
+}
+
+int64_t gp_view_preemptible_at(const struct gp_view *v,
+                               const struct gp_job *job)
+{
+    const struct gp_core *c = v->core;
+    enum gp_prio_class k = gp_job_class(job);
+    int64_t at = job->run_start_us + c->cfg.min_run_us[k];
+
+    if (job->state != GP_JOB_RUNNING ||
+        (c->cfg.max_preemptions[k] &&
+         job->preemptions >= c->cfg.max_preemptions[k]))
+        return INT64_MAX;
+    return at > c->now_us ? at : c->now_us;
 }
 
 int64_t gp_view_loss_if_preempted(const struct gp_view *v,

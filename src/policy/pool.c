@@ -33,12 +33,15 @@ enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
 
 /* Jobs a tenant may look past, per round, that would delay a reservation. */
 #define BACKFILL_DEPTH 16
+/* Pending jobs of one tenant a reclaim looks at in one round. */
+#define MAX_RECLAIM_JOBS 256
 
 struct pool {
     enum mode mode;
     /* a failed reclaim is not retried for the same job until the running
      * set changed (per tenant: job id and running count at the failure) */
     uint32_t *fail_job, *fail_nrun;
+    int64_t *fail_until, *fail_key; /* key: GPUs wanted and reclaimable */
     uint32_t nfail;
     int64_t reserve_after_us;
     uint32_t large_gang; /* GPUs from which a job counts as a large gang;
@@ -129,6 +132,8 @@ static void pool_fini(void *priv)
     if (p) {
         free(p->fail_job);
         free(p->fail_nrun);
+        free(p->fail_until);
+        free(p->fail_key);
     }
     free(p);
 }
@@ -389,9 +394,10 @@ static size_t tindex(const struct tstate *ts, size_t nts, uint32_t t)
 }
 
 /* Candidate victims: running, preemptible jobs of tenants above their
- * entitlement, in the order they should go. */
+ * entitlement, in the order they should go. *next_at: when the first job
+ * now protected by its minimum run time becomes preemptible. */
 static int collect_victims(const struct gp_view *v, struct victim **out,
-                           size_t *n)
+                           size_t *n, int64_t *next_at)
 {
     size_t nr = gp_view_nrunning(v), k = 0;
     struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
@@ -399,23 +405,30 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
 
     if (!vs)
         return GP_ENOMEM;
+    *next_at = INT64_MAX;
     for (size_t i = 0; i < nr; i++) {
         const struct gp_job *j = gp_view_running_at(v, i);
         const struct gp_tenant_info *ti = gp_view_tenant(v, j->tenant);
 
-        if (!gp_view_may_preempt(v, j))
-            continue;
         /* borrowers' jobs that can go without pushing their tenant below
          * its entitlement, and jobs below high priority (which a
          * high-priority job of the same tenant may take over) */
-        if ((double)(ti->held - j->demand.gpus) < floor(ti->entitled + 1e-9) &&
+        if ((double)(ti->held - ti->outgoing - j->demand.gpus) <
+                floor(ti->entitled + 1e-9) &&
             gp_job_class(j) == GP_PRIO_HIGH)
             continue;
+        if (!gp_view_may_preempt(v, j)) {
+            int64_t at = gp_view_preemptible_at(v, j);
+            if (at < *next_at)
+                *next_at = at;
+            continue;
+        }
         vs[k].job = j;
         vs[k].cls = (int)gp_job_class(j);
         vs[k].loss = gp_view_loss_if_preempted(v, j);
-        vs[k].over = ti->entitled > 0 ? (double)ti->held / ti->entitled
-                                      : 1e18;
+        vs[k].over = ti->entitled > 0
+                         ? (double)(ti->held - ti->outgoing) / ti->entitled
+                         : 1e18;
         vs[k].usage = ti->usage_gpu_s / ti->weight;
         vs[k].left = gp_view_predicted_remaining(v, j);
         k++;
@@ -426,19 +439,20 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
     return GP_OK;
 }
 
-/* Take GPUs back for `job` (of tenant ts[i]); GP_OK if victims were
- * signalled (or, without a grace period, the job started). */
+/* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
+ * jobs it waits to start) fits; GP_OK if victims were chosen and
+ * preempted (signalled, with a grace period). */
 static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
-                       struct tstate *ts, struct totals *tot, size_t nts,
-                       size_t i, const struct gp_job *job, struct victim *vs,
-                       size_t nv)
+                       struct tstate *ts, size_t nts, size_t i,
+                       const struct gp_job *probe, int64_t need,
+                       struct victim *vs, size_t nv)
 {
     const struct gp_job **chosen;
     int64_t *taken; /* GPUs already chosen per tenant */
     size_t nc = 0, mark = gp_plan_mark(plan);
     struct gp_placement where;
-    uint64_t freed = free_for(v, job) + gp_view_preempting_gpus(v);
-    bool own_high = gp_job_class(job) == GP_PRIO_HIGH;
+    int64_t freed = 0;
+    bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
     int rc;
 
     chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
@@ -446,21 +460,21 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     if (!chosen || !taken)
         return GP_ENOMEM;
     memset(taken, 0, (nts + 1) * sizeof(*taken));
-    for (size_t k = 0; k < nv; k++) {
+    for (size_t k = 0; k < nv && freed < need; k++) {
         const struct gp_job *x = vs[k].job;
         size_t xi;
         const struct gp_tenant_info *xt;
 
         if (!x || gp_plan_has(plan, x))
             continue;
-        if (x->demand.type != job->demand.type &&
-            job->demand.type != GP_TYPE_ANY)
+        if (x->demand.type != probe->demand.type &&
+            probe->demand.type != GP_TYPE_ANY)
             continue;
         xi = tindex(ts, nts, x->tenant);
         if (xi == nts)
             continue;
         xt = gp_view_tenant(v, x->tenant);
-        if (x->tenant == job->tenant) {
+        if (x->tenant == probe->tenant) {
             /* only a high-priority job, and only lower-priority victims */
             if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
                 continue;
@@ -471,15 +485,12 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         chosen[nc++] = x;
         taken[xi] += x->demand.gpus;
         freed += x->demand.gpus;
-        if (freed >= job->demand.gpus &&
-            gp_view_fit_if_freed(v, job, chosen, nc, &where) == GP_OK)
-            break;
     }
-    if (nc == 0 || freed < job->demand.gpus ||
-        gp_view_fit_if_freed(v, job, chosen, nc, &where) != GP_OK)
+    if (nc == 0 || freed < need ||
+        gp_view_fit_if_freed(v, probe, chosen, nc, &where) != GP_OK)
         return GP_ENOFIT;
     for (size_t k = 0; k < nc; k++) {
-        if ((rc = gp_plan_preempt_for(plan, chosen[k], job->tenant))) {
+        if ((rc = gp_plan_preempt_for(plan, chosen[k], probe->tenant))) {
             gp_plan_rollback(plan, mark);
             return rc == GP_EPLAN ? GP_ENOFIT : rc;
         }
@@ -489,9 +500,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         for (size_t q = 0; q < nc; q++)
             if (vs[k].job == chosen[q])
                 vs[k].job = NULL;
-    ts[i].incoming += (int64_t)job->demand.gpus;
-    if (!gp_view_graceful(v))
-        (void)try_start(v, plan, job, &ts[i], tot); /* free now */
+    ts[i].incoming += freed;
     return GP_OK;
 }
 
@@ -512,6 +521,9 @@ static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
     return sum;
 }
 
+/* For every tenant: the pending jobs it waits to start within its
+ * entitlement; if the free GPUs (less what is owed to others and what is
+ * already on its way) do not cover them, take the rest back. */
 static int reclaim(struct pool *p, const struct gp_view *v,
                    struct gp_plan *plan, struct tstate *ts, struct totals *tot,
                    size_t nts)
@@ -520,64 +532,107 @@ static int reclaim(struct pool *p, const struct gp_view *v,
     size_t nv = 0;
     bool collected = false;
     uint32_t nrun = (uint32_t)gp_view_nrunning(v);
+    int64_t now = gp_view_now(v), next_at = INT64_MAX;
+    const struct gp_job **list;
     int rc;
+
+    list = gp_arena_alloc(gp_view_scratch(v), MAX_RECLAIM_JOBS * sizeof(*list));
+    if (!list)
+        return GP_ENOMEM;
 
     if (p->nfail < gp_view_ntenants(v)) {
         uint32_t n = (uint32_t)gp_view_ntenants(v) + 16;
         uint32_t *a = realloc(p->fail_job, n * sizeof(*a));
         uint32_t *b = a ? realloc(p->fail_nrun, n * sizeof(*b)) : NULL;
+        int64_t *c = b ? realloc(p->fail_until, n * sizeof(*c)) : NULL;
+        int64_t *d = c ? realloc(p->fail_key, n * sizeof(*d)) : NULL;
 
         if (a)
             p->fail_job = a;
-        if (!a || !b)
+        if (b)
+            p->fail_nrun = b;
+        if (c)
+            p->fail_until = c;
+        if (!a || !b || !c || !d)
             return GP_ENOMEM;
-        p->fail_nrun = b;
+        p->fail_key = d;
         for (uint32_t k = p->nfail; k < n; k++)
             p->fail_job[k] = UINT32_MAX;
         p->nfail = n;
     }
-
     for (size_t i = 0; i < nts; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
         struct gp_pending_iter it;
-        const struct gp_job *job;
+        const struct gp_job *job, *first, *probe;
+        int64_t room, want = 0, have, avail, key;
+        size_t nlist;
 
         if (ti->npending == 0)
             continue;
+        room = (int64_t)ceil(ti->entitled - 1e-9) - ts[i].held -
+               ts[i].incoming;
         if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
             return rc;
-        /* its next job in line is the one to make room for */
-        while ((job = gp_pending_iter_next(&it)) && gp_plan_has(plan, job))
-            ;
-        if (!job)
+        nlist = 0;
+        while ((job = gp_pending_iter_next(&it)) && nlist < MAX_RECLAIM_JOBS) {
+            if (gp_plan_has(plan, job))
+                continue;
+            if ((int64_t)job->demand.gpus > room) {
+                /* beyond its entitlement it waits or borrows - unless it
+                 * is high priority and first in line */
+                if (nlist == 0 && gp_job_class(job) == GP_PRIO_HIGH)
+                    list[nlist++] = job;
+                break;
+            }
+            list[nlist++] = job;
+            room -= job->demand.gpus;
+        }
+        if (nlist == 0)
             continue;
-        if ((double)(ts[i].held + ts[i].incoming +
-                     (int64_t)job->demand.gpus) >
-                ceil(ti->entitled - 1e-9) &&
-            gp_job_class(job) != GP_PRIO_HIGH)
-            continue; /* beyond its entitlement: it waits or borrows */
-        if (ts[i].incoming > 0)
-            continue; /* GPUs are already on their way to it */
-        if (gp_job_class(job) != GP_PRIO_HIGH &&
-            (int64_t)free_for(v, job) +
-                    (int64_t)gp_view_preempting_gpus(v) +
-                    reclaimable(v, ts, nts, ts[i].t) <
-                (int64_t)job->demand.gpus)
-            continue; /* not enough borrowed GPUs to take back */
-        if (p->fail_job[ts[i].t] == job->id && p->fail_nrun[ts[i].t] == nrun)
+        first = list[0];
+        for (size_t k = 0; k < nlist; k++)
+            want += list[k]->demand.gpus;
+        have = (int64_t)free_for(v, first) - (tot->owed - ts[i].owed);
+        if (have < 0)
+            have = 0;
+        if (want <= have)
+            continue; /* the GPUs are there; placement, not reclaim */
+        avail = reclaimable(v, ts, nts, ts[i].t);
+        /* take back what can be taken, for the jobs first in line */
+        if (gp_job_class(first) != GP_PRIO_HIGH)
+            while (nlist > 1 && want > have + avail)
+                want -= list[--nlist]->demand.gpus;
+        probe = first;
+        for (size_t k = 1; k < nlist; k++)
+            if (list[k]->demand.gpus > probe->demand.gpus)
+                probe = list[k];
+        key = (want << 32) ^ avail;
+        if (p->fail_job[ts[i].t] == first->id &&
+            p->fail_nrun[ts[i].t] == nrun && p->fail_key[ts[i].t] == key &&
+            now < p->fail_until[ts[i].t])
             continue; /* nothing changed since it last failed */
+        if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
+            goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv)) != GP_OK)
+            if ((rc = collect_victims(v, &vs, &nv, &next_at)) != GP_OK)
                 return rc;
             collected = true;
         }
-        rc = reclaim_for(v, plan, ts, tot, nts, i, job, vs, nv);
-        if (rc == GP_ENOFIT) {
-            p->fail_job[ts[i].t] = job->id;
-            p->fail_nrun[ts[i].t] = nrun;
-        } else if (rc != GP_OK) {
+        rc = reclaim_for(v, plan, ts, nts, i, probe, want - have, vs, nv);
+        if (rc == GP_OK)
+            continue;
+        if (rc != GP_ENOFIT)
             return rc;
+    failed:
+        if (!collected) {
+            if ((rc = collect_victims(v, &vs, &nv, &next_at)) != GP_OK)
+                return rc;
+            collected = true;
         }
+        p->fail_job[ts[i].t] = first->id;
+        p->fail_nrun[ts[i].t] = nrun;
+        p->fail_key[ts[i].t] = key;
+        p->fail_until[ts[i].t] = next_at;
     }
     return GP_OK;
 }
@@ -626,10 +681,17 @@ static int pool_schedule(void *priv, const struct gp_view *v,
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
+        int64_t need;
+
         ts[nts].t = t;
-        ts[nts].held = (int64_t)ti->held;
+        /* judge a tenant by what it will hold: its stopping jobs are gone */
+        ts[nts].held = (int64_t)ti->held - (int64_t)ti->outgoing;
         ts[nts].incoming = (int64_t)ti->incoming;
-        ts[nts].owed = (int64_t)ti->owed;
+        /* reclaimed GPUs are kept for it only as far as it still needs them
+         * within its entitlement */
+        need = (int64_t)ceil(ti->entitled - 1e-9) - ts[nts].held;
+        ts[nts].owed = (int64_t)ti->owed < need ? (int64_t)ti->owed
+                                                : (need > 0 ? need : 0);
         ts[nts].keep = keep_of(v, &ts[nts]);
         tot.keep += ts[nts].keep;
         tot.owed += ts[nts].owed;

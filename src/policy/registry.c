@@ -60,6 +60,67 @@ static bool enough_gpus(const struct gp_view *v, const struct gp_job *job)
     return free >= job->demand.gpus;
 }
 
+/* With a grace period the victims' GPUs come free only when they stop: the
+ * job is not started now, and nothing more is preempted for it while GPUs
+ * already on their way out would let it fit. */
+static int preempt_gracefully(const struct gp_view *v, struct gp_plan *p,
+                              const struct gp_job *job, gp__victim_fn eligible,
+                              void *ctx)
+{
+    struct gp_arena *scratch = gp_view_scratch(v);
+    struct gp_running_iter it;
+    const struct gp_job *victim, **victims;
+    size_t nv = 0, cap = 64, mark = gp_plan_mark(p);
+    struct gp_placement where;
+    bool fits = false;
+    int rc;
+
+    if (gp_view_fit_if_freed(v, job, NULL, 0, &where) == GP_OK)
+        return GP_ENOFIT; /* it waits for what is already stopping */
+    if (!(victims = gp_arena_alloc(scratch, cap * sizeof(*victims))))
+        return GP_ENOMEM;
+    if ((rc = gp_running_iter_init(&it, v)) != GP_OK)
+        return rc;
+    while ((victim = gp_running_iter_next(&it))) {
+        if (gp_plan_has(p, victim) || !gp_view_may_preempt(v, victim))
+            continue;
+        if (!eligible(ctx, v, victim, job))
+            break;
+        if (nv == cap) {
+            const struct gp_job **more =
+                gp_arena_alloc(scratch, 2 * cap * sizeof(*more));
+            if (!more)
+                return GP_ENOMEM;
+            memcpy(more, victims, nv * sizeof(*more));
+            victims = more;
+            cap *= 2;
+        }
+        victims[nv++] = victim;
+        if (gp_view_fit_if_freed(v, job, victims, nv, &where) == GP_OK) {
+            fits = true;
+            break;
+        }
+    }
+    if (!fits)
+        return GP_ENOFIT;
+    /* keep every victim the job can do without */
+    for (size_t i = 0; i + 1 < nv; i++) {
+        const struct gp_job *keep = victims[i];
+        victims[i] = victims[nv - 1];
+        if (gp_view_fit_if_freed(v, job, victims, nv - 1, &where) == GP_OK)
+            nv--;
+        else
+            victims[i] = keep;
+    }
+    for (size_t k = 0; k < nv; k++) {
+        if ((rc = gp_plan_preempt(p, victims[k])) != GP_OK) {
+            gp_plan_rollback(p, mark);
+            return rc == GP_EPLAN ? GP_ENOFIT : rc;
+        }
+    }
+    return GP_OK;
+}
+
 int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
                             const struct gp_job *job, gp__victim_fn eligible,
                             void *ctx)
@@ -72,10 +133,12 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
     bool fits = false;
     int rc;
 
+    if (gp_view_graceful(v))
+        return preempt_gracefully(v, p, job, eligible, ctx);
     if ((rc = gp_running_iter_init(&it, v)) != GP_OK)
         return rc;
     while ((victim = gp_running_iter_next(&it))) {
-        if (gp_plan_has(p, victim))
+        if (gp_plan_has(p, victim) || !gp_view_may_preempt(v, victim))
             continue;
         if (!eligible(ctx, v, victim, job))
             break;

@@ -14,6 +14,17 @@
  * changes only at hooks about its own jobs, so only those hooks touch it,
  * and merging is linear, so a late flush lands where an eager one would.
  *
+ * Tenancy figures (docs/metrics.md): the simulator asks for the
+ * per-minute compliance samples between events (gp_metrics_sample), which
+ * read the core's ledger once per crossing of a minute boundary. Reclaim
+ * episodes are followed at the hooks, O(1) each: every tenant's held and
+ * pending GPUs are mirrored here (held from the core, pending from the
+ * hooks: the ledger's own figure would cost a water-fill to read), and so
+ * is the total borrowed, sum over tenants of max(0, held - guarantee),
+ * updated only for the tenant a hook touches. A tenant's guarantee is read
+ * from the core the first time a hook sees it (one ledger read for all the
+ * tenants not seen yet) and again at every sample.
+ *
  * At gp_metrics_finish the metrics copy a compact record of every job
  * (strings into their own table), so the core may be freed afterwards.
  */
@@ -26,6 +37,7 @@
 #define NB GP_SERIES_BUCKETS
 #define FIRST_WIDTH_US GP_US_PER_S
 #define IDS_CAP ((size_t)UINT32_MAX - 1) /* ext ids live at 32-bit offsets */
+#define SAMPLE_US (60 * GP_US_PER_S)       /* compliance samples: a minute */
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -34,6 +46,18 @@ struct tenant_acc {
     int64_t last_us; /* integrated up to here */
     uint64_t *sums;  /* NB buckets of GPU-us; NULL until first busy */
     u128 total_gpu_us;
+    uint64_t pend;      /* GPUs its pending jobs ask for */
+    uint64_t guarantee; /* as the core has it, once known */
+    bool known;         /* guarantee read from the core */
+    int64_t ep_start_us; /* open reclaim episode since; GP_TIME_NONE */
+    uint64_t g_n, g_ok; /* guarantee samples: counted, compliant */
+    uint64_t f_n, f_ok; /* fair-share samples: counted, compliant */
+};
+
+/* A value of one tenant (a reclaim delay, a wait). */
+struct tv {
+    uint32_t tenant;
+    int64_t v;
 };
 
 struct gp_metrics {
@@ -44,14 +68,22 @@ struct gp_metrics {
     uint64_t busy, pending; /* state since last_us */
     uint64_t busy_sums[NB], queue_sums[NB];
     u128 busy_total, queue_total; /* GPU-us, job-us */
-    u128 lost_gpu_us;
+    u128 restart_gpu_us;   /* restart overhead x GPUs of the run */
+    u128 lost_work_gpu_us; /* work lost at preemptions x GPUs of the run */
     uint64_t events;
+    uint64_t borrowed; /* sum over tenants of max(0, held - guarantee) */
 
     struct tenant_acc *tacc; /* by the core's tenant index */
     size_t ntacc;
 
     uint32_t *run_gpus; /* by job id: GPUs of its open run, 0 = none */
     size_t nrun;
+    int64_t *lost_seen; /* by job id: its lost work already booked; NULL
+                           until a preemption loses work */
+    size_t nlost;
+
+    struct tv *eps; /* closed reclaim episodes: core tenant, delay */
+    size_t neps, capeps;
 
     /* the books, after finish */
     struct gp_summary sum;
@@ -88,6 +120,8 @@ void gp_metrics_free(struct gp_metrics *m)
         free(m->tacc[i].sums);
     free(m->tacc);
     free(m->run_gpus);
+    free(m->lost_seen);
+    free(m->eps);
     free(m->sum.tenants);
     free(m->jobs);
     free(m->ids);
@@ -184,8 +218,10 @@ static struct tenant_acc *tenant_get(struct gp_metrics *m, uint32_t tenant)
             return NULL;
         }
         memset(t + m->ntacc, 0, (n - m->ntacc) * sizeof(*t));
-        for (size_t i = m->ntacc; i < n; i++)
+        for (size_t i = m->ntacc; i < n; i++) {
             t[i].last_us = m->last_us;
+            t[i].ep_start_us = GP_TIME_NONE;
+        }
         m->tacc = t;
         m->ntacc = n;
     }
@@ -207,19 +243,102 @@ static void tenant_flush(struct gp_metrics *m, struct tenant_acc *t)
     t->last_us = now_us;
 }
 
-static void tenant_step(struct gp_metrics *m, const struct gp_core *core,
-                        uint32_t tenant)
+/* GPUs a tenant holds beyond its guarantee. */
+static uint64_t over(const struct tenant_acc *t)
+{
+    return t->busy > t->guarantee ? t->busy - t->guarantee : 0;
+}
+
+static void set_guarantee(struct gp_metrics *m, struct tenant_acc *t,
+                          uint64_t guarantee)
+{
+    m->borrowed -= over(t);
+    t->guarantee = guarantee;
+    t->known = true;
+    m->borrowed += over(t);
+}
+
+/* The tenant's accumulator, its guarantee known: on first sight read the
+ * guarantees of every tenant not seen yet, with one ledger update. */
+static struct tenant_acc *tenant_see(struct gp_metrics *m,
+                                     const struct gp_core *core,
+                                     uint32_t tenant)
 {
     struct tenant_acc *t = tenant_get(m, tenant);
+    size_t n;
+
+    if (!t || t->known)
+        return t;
+    n = gp_core_ntenants(core);
+    if (n > 0 && !tenant_get(m, (uint32_t)(n - 1)))
+        return NULL;
+    for (size_t k = 0; k < n; k++) {
+        if (!m->tacc[k].known) {
+            const struct gp_tenant_info *ti =
+                gp_core_tenant_info(core, (uint32_t)k);
+
+            set_guarantee(m, &m->tacc[k], ti ? ti->guarantee : 0);
+        }
+    }
+    return &m->tacc[tenant]; /* tenant_get may have moved the array */
+}
+
+static struct tenant_acc *tenant_step(struct gp_metrics *m,
+                                      const struct gp_core *core,
+                                      uint32_t tenant)
+{
+    struct tenant_acc *t = tenant_see(m, core, tenant);
 
     if (!t)
-        return;
+        return NULL;
     tenant_flush(m, t);
+    m->borrowed -= over(t);
     t->busy = gp_core_tenant_busy_gpus(core, tenant);
     if (t->busy && !t->sums && !(t->sums = calloc(NB, sizeof(*t->sums)))) {
         t->busy = 0;
         m->err = GP_ENOMEM;
     }
+    m->borrowed += over(t);
+    return t;
+}
+
+/* Reclaim episodes, at one of the tenant's own hooks (now = m->last_us).
+ * One starts (at submitted and preempted) when the tenant holds less than
+ * min(demand, guarantee) while some tenant holds more than its guarantee;
+ * it ends at the first hook (started, ended, preempted) after which the
+ * tenant holds at least that. */
+static void reclaim_check(struct gp_metrics *m, struct tenant_acc *t,
+                          uint32_t tenant, bool may_start, bool may_end)
+{
+    uint64_t demand = t->busy + t->pend;
+    uint64_t target = demand < t->guarantee ? demand : t->guarantee;
+
+    if (t->ep_start_us != GP_TIME_NONE) {
+        if (!may_end || t->busy < target)
+            return;
+        if (m->neps == m->capeps) {
+            size_t cap = m->capeps ? 2 * m->capeps : 64;
+            struct tv *e = realloc(m->eps, cap * sizeof(*e));
+
+            if (!e) {
+                m->err = GP_ENOMEM;
+                return;
+            }
+            m->eps = e;
+            m->capeps = cap;
+        }
+        m->eps[m->neps].tenant = tenant;
+        m->eps[m->neps++].v = m->last_us - t->ep_start_us;
+        t->ep_start_us = GP_TIME_NONE;
+        return;
+    }
+    if (may_start && t->busy < target && m->borrowed > 0)
+        t->ep_start_us = m->last_us;
+}
+
+static void pend_sub(struct tenant_acc *t, uint32_t gpus)
+{
+    t->pend = t->pend > gpus ? t->pend - gpus : 0;
 }
 
 /* Remember a run's GPUs at its start: by the time it closes the core has
@@ -257,7 +376,35 @@ static void close_run(struct gp_metrics *m, const struct gp_job *job,
         return;
     m->run_gpus[job->id] = 0;
     if (oh > 0)
-        m->lost_gpu_us += (u128)(uint64_t)oh * gpus;
+        m->restart_gpu_us += (u128)(uint64_t)oh * gpus;
+}
+
+/* A preemption closed a run: book the work it threw away (what the core
+ * added to the job's lost work) on the run's GPUs. Before close_run. */
+static void book_lost_work(struct gp_metrics *m, const struct gp_job *job)
+{
+    int64_t seen = job->id < m->nlost ? m->lost_seen[job->id] : 0;
+    uint32_t gpus;
+
+    if (job->lost_work_us <= seen)
+        return;
+    if (job->id >= m->nlost) {
+        size_t n = m->nlost ? m->nlost : 1024;
+        int64_t *l;
+
+        while (n <= job->id)
+            n *= 2;
+        if (!(l = realloc(m->lost_seen, n * sizeof(*l)))) {
+            m->err = GP_ENOMEM;
+            return;
+        }
+        memset(l + m->nlost, 0, (n - m->nlost) * sizeof(*l));
+        m->lost_seen = l;
+        m->nlost = n;
+    }
+    gpus = job->id < m->nrun ? m->run_gpus[job->id] : 0;
+    m->lost_work_gpu_us += (u128)(uint64_t)(job->lost_work_us - seen) * gpus;
+    m->lost_seen[job->id] = job->lost_work_us;
 }
 
 /* ---- the observer hooks ------------------------------------------------- */
@@ -266,35 +413,68 @@ static void on_submitted(void *priv, const struct gp_core *core,
                          const struct gp_job *job, int64_t now_us)
 {
     struct gp_metrics *m = priv;
+    struct tenant_acc *t;
 
     if (m->finished)
         return;
     step(m, core, now_us);
-    tenant_get(m, job->tenant);
+    if (!(t = tenant_see(m, core, job->tenant)) ||
+        job->state != GP_JOB_PENDING) /* rejected: never waits */
+        return;
+    t->pend += job->demand.gpus;
+    reclaim_check(m, t, job->tenant, true, false);
 }
 
 static void on_started(void *priv, const struct gp_core *core,
                        const struct gp_job *job, int64_t now_us)
 {
     struct gp_metrics *m = priv;
+    struct tenant_acc *t;
 
     if (m->finished)
         return;
     step(m, core, now_us);
-    tenant_step(m, core, job->tenant);
     open_run(m, job);
+    if (!(t = tenant_step(m, core, job->tenant)))
+        return;
+    pend_sub(t, job->demand.gpus);
+    reclaim_check(m, t, job->tenant, false, true);
 }
 
-static void on_stopped(void *priv, const struct gp_core *core,
-                       const struct gp_job *job, int64_t now_us)
+/* The job stopped and waits again: its GPUs are free, its demand stays. */
+static void on_preempted(void *priv, const struct gp_core *core,
+                         const struct gp_job *job, int64_t now_us)
 {
     struct gp_metrics *m = priv;
+    struct tenant_acc *t;
 
     if (m->finished)
         return;
     step(m, core, now_us);
-    tenant_step(m, core, job->tenant);
+    book_lost_work(m, job);
     close_run(m, job, m->last_us);
+    if (!(t = tenant_step(m, core, job->tenant)))
+        return;
+    t->pend += job->demand.gpus;
+    reclaim_check(m, t, job->tenant, true, true);
+}
+
+static void on_ended(void *priv, const struct gp_core *core,
+                     const struct gp_job *job, int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+    struct tenant_acc *t;
+    bool was_running = job->id < m->nrun && m->run_gpus[job->id];
+
+    if (m->finished)
+        return;
+    step(m, core, now_us);
+    close_run(m, job, m->last_us);
+    if (!(t = tenant_step(m, core, job->tenant)))
+        return;
+    if (!was_running) /* cancelled while it waited */
+        pend_sub(t, job->demand.gpus);
+    reclaim_check(m, t, job->tenant, false, true);
 }
 
 static void on_rejected(void *priv, const struct gp_core *core,
@@ -307,7 +487,7 @@ static void on_rejected(void *priv, const struct gp_core *core,
     if (m->finished)
         return;
     step(m, core, now_us);
-    tenant_get(m, job->tenant);
+    tenant_see(m, core, job->tenant);
 }
 
 static void on_round(void *priv, const struct gp_core *core, int64_t now_us)
@@ -321,8 +501,8 @@ static void on_round(void *priv, const struct gp_core *core, int64_t now_us)
 const struct gp_observer_ops gp_metrics_observer = {
     .submitted = on_submitted,
     .started = on_started,
-    .preempted = on_stopped,
-    .ended = on_stopped,
+    .preempted = on_preempted,
+    .ended = on_ended,
     .rejected = on_rejected,
     .round = on_round,
 };
@@ -496,6 +676,7 @@ static int cmp_tenant(const void *a, const void *b)
 /* Tenants that had a job, sorted by name; remap the job records to them. */
 static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
 {
+    size_t ncore = gp_core_ntenants(core);
     size_t nt = gp_core_ntenants(core), k = 0;
     uint32_t *map = NULL;
     struct tenant_sort *order = NULL;
@@ -536,13 +717,26 @@ static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
     for (size_t i = 0; i < k; i++) {
         uint32_t t = order[i].core_idx;
         const struct tenant_acc *acc = t < m->ntacc ? &m->tacc[t] : NULL;
+        const struct gp_tenant_info *ti =
+            t < ncore ? gp_core_tenant_info(core, t) : NULL;
+        struct gp_tenant_summary *ts = &s->tenants[i];
 
         map[t] = (uint32_t)i;
         m->tseries_of[i] = t;
-        s->tenants[i].name = order[i].name;
+        ts->name = order[i].name;
+        ts->guarantee = ti ? ti->guarantee : 0;
+        s->guaranteed_tenants += ts->guarantee > 0;
         if (acc) {
-            s->tenants[i].gpu_hours = us_to_s(acc->total_gpu_us) / 3600.0;
+            ts->gpu_hours = us_to_s(acc->total_gpu_us) / 3600.0;
             all_gpu_us += acc->total_gpu_us;
+            ts->guarantee_samples = acc->g_n;
+            ts->fairshare_samples = acc->f_n;
+            if (acc->g_n)
+                ts->guarantee_compliance =
+                    (double)acc->g_ok / (double)acc->g_n;
+            if (acc->f_n)
+                ts->fairshare_compliance =
+                    (double)acc->f_ok / (double)acc->f_n;
         }
     }
     for (size_t i = 0; i < k; i++) {
@@ -554,17 +748,15 @@ static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
     }
     for (size_t i = 0; i < m->njobs; i++)
         m->jobs[i].tenant = map[m->jobs[i].tenant];
+    /* an episode starts at a hook of its tenant's job: the tenant is here */
+    for (size_t i = 0; i < m->neps; i++)
+        m->eps[i].tenant = m->eps[i].tenant < nt ? map[m->eps[i].tenant] : 0;
     rc = GP_OK;
 fail:
     free(map);
     free(order);
     return rc;
 }
-
-struct tv {
-    uint32_t tenant;
-    int64_t v;
-};
 
 static int cmp_tv(const void *a, const void *b)
 {
@@ -624,6 +816,62 @@ fail:
     free(wait_sum);
     free(waits);
     return rc;
+}
+
+/* Compliance over all tenant-samples. */
+static void compliance_figures(struct gp_metrics *m)
+{
+    struct gp_summary *s = &m->sum;
+    uint64_t g_ok = 0, f_ok = 0;
+
+    for (size_t t = 0; t < m->ntacc; t++) {
+        s->guarantee_samples += m->tacc[t].g_n;
+        s->fairshare_samples += m->tacc[t].f_n;
+        g_ok += m->tacc[t].g_ok;
+        f_ok += m->tacc[t].f_ok;
+    }
+    if (s->guarantee_samples)
+        s->guarantee_compliance =
+            (double)g_ok / (double)s->guarantee_samples;
+    if (s->fairshare_samples)
+        s->fairshare_compliance =
+            (double)f_ok / (double)s->fairshare_samples;
+}
+
+/* Reclaim delays: nearest-rank p50 and p99, overall and per tenant (the
+ * episodes' tenants are sorted indexes by now). Episodes still open at the
+ * end are not counted. */
+static int reclaim_figures(struct gp_metrics *m)
+{
+    struct gp_summary *s = &m->sum;
+    int64_t *d;
+
+    s->reclaim_episodes = m->neps;
+    if (!m->neps)
+        return GP_OK;
+    if (!(d = malloc(m->neps * sizeof(*d))))
+        return GP_ENOMEM;
+    for (size_t i = 0; i < m->neps; i++)
+        d[i] = m->eps[i].v;
+    qsort(d, m->neps, sizeof(*d), cmp_i64);
+    s->reclaim_delay_p50_s = gp_us_to_s(pct(d, m->neps, 50));
+    s->reclaim_delay_p99_s = gp_us_to_s(pct(d, m->neps, 99));
+    qsort(m->eps, m->neps, sizeof(*m->eps), cmp_tv);
+    for (size_t i = 0; i < m->neps;) {
+        size_t start = i, n;
+        uint32_t t = m->eps[i].tenant;
+
+        for (; i < m->neps && m->eps[i].tenant == t; i++)
+            d[i - start] = m->eps[i].v;
+        n = i - start;
+        if (t >= s->ntenants)
+            continue;
+        s->tenants[t].reclaim_episodes = n;
+        s->tenants[t].reclaim_delay_p50_s = gp_us_to_s(pct(d, n, 50));
+        s->tenants[t].reclaim_delay_p99_s = gp_us_to_s(pct(d, n, 99));
+    }
+    free(d);
+    return GP_OK;
 }
 
 struct sw {
@@ -687,7 +935,9 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     struct gp_summary *s = &m->sum;
     int64_t *waits = NULL, *jcts = NULL;
     int64_t first = GP_TIME_MAX, last_end = GP_TIME_NONE, window;
-    u128 jct_sum = 0, wait_sum = 0, dur_sum = 0;
+    int64_t first_in = GP_TIME_MAX, last_in = GP_TIME_NONE;
+    u128 jct_sum = 0, wait_sum = 0, dur_sum = 0, offered = 0;
+    uint64_t admitted = 0, admitted_preemptions = 0;
     size_t nc = 0;
 
     if (m->njobs && (!(waits = malloc(m->njobs * sizeof(*waits))) ||
@@ -706,6 +956,16 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
             s->rejected++;
             continue;
         }
+        admitted++;
+        admitted_preemptions += r->preemptions;
+        if (r->preemptions > s->preemptions_per_job_max)
+            s->preemptions_per_job_max = r->preemptions;
+        if (r->duration_us > 0)
+            offered += (u128)(uint64_t)r->duration_us * r->gpus;
+        if (r->submit_us < first_in)
+            first_in = r->submit_us;
+        if (r->submit_us > last_in)
+            last_in = r->submit_us;
         if (r->state < GP_JOB_COMPLETED) {
             s->unfinished++;
             continue;
@@ -755,7 +1015,21 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
                                  ((double)s->cluster_gpus * (double)window);
         s->avg_queue_len = (double)m->queue_total / (double)window;
     }
-    s->lost_gpu_s = us_to_s(m->lost_gpu_us);
+    s->restart_gpu_s = us_to_s(m->restart_gpu_us);
+    s->lost_work_gpu_s = us_to_s(m->lost_work_gpu_us);
+    s->lost_gpu_s = us_to_s(m->restart_gpu_us + m->lost_work_gpu_us);
+    if (admitted)
+        s->preemptions_per_job_mean =
+            (double)admitted_preemptions / (double)admitted;
+    if (admitted && last_in > first_in) {
+        s->submit_span_s = gp_us_to_s(last_in - first_in);
+        if (s->cluster_gpus) {
+            s->offered_load_known = true;
+            s->offered_load = (double)offered /
+                              ((double)s->cluster_gpus *
+                               (double)(last_in - first_in));
+        }
+    }
     free(waits);
     if (nc) {
         if (!(m->jcts = malloc(nc * sizeof(*m->jcts)))) {
@@ -807,10 +1081,12 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
         (rc = prediction_figures(m, core)) != GP_OK ||
         (rc = build_tenants(m, core)) != GP_OK ||
         (rc = tenant_figures(m)) != GP_OK ||
+        (rc = reclaim_figures(m)) != GP_OK ||
         (rc = overall_figures(m, end_us, &first_submit_us, &window_end_us)) !=
             GP_OK ||
         (rc = lb_makespan(m, first_submit_us, &s->lb_makespan_s)) != GP_OK)
         return rc;
+    compliance_figures(m);
     if (s->lb_avg_jct_s > 0)
         s->avg_jct_ratio = s->avg_jct_s / s->lb_avg_jct_s;
     if (s->lb_makespan_s > 0)
@@ -833,6 +1109,9 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     free(m->run_gpus);
     m->run_gpus = NULL;
     m->nrun = 0;
+    free(m->lost_seen);
+    m->lost_seen = NULL;
+    m->nlost = 0;
     /* the integer bucket sums are folded into the series now */
     for (size_t t = 0; t < m->ntacc; t++) {
         free(m->tacc[t].sums);
@@ -901,11 +1180,53 @@ bool gp__metrics_finished(const struct gp_metrics *m)
     return m->finished;
 }
 
+/* ---- compliance samples ------------------------------------------------- */
+
+/* Samples at t0 + k minutes, k >= 1 (t0: the first hook, the first submit),
+ * for the instants in (from_us, to_us]. The state held over the whole
+ * interval, so every such sample sees the same thing: evaluate the flags
+ * once and count them as many times. */
 void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
                        int64_t from_us, int64_t to_us)
 {
-    (void)m;
-    (void)core;
-    (void)from_us;
-    (void)to_us;
+    int64_t k_lo, k_hi;
+    uint64_t count;
+    size_t n;
+
+    if (!m || !core || m->finished || !m->started || to_us <= from_us ||
+        to_us - m->t0_us < SAMPLE_US)
+        return;
+    k_lo = from_us < m->t0_us ? 1 : (from_us - m->t0_us) / SAMPLE_US + 1;
+    k_hi = (to_us - m->t0_us) / SAMPLE_US;
+    if (k_hi < k_lo)
+        return;
+    count = (uint64_t)(k_hi - k_lo + 1);
+    if ((n = gp_core_ntenants(core)) == 0 ||
+        !tenant_get(m, (uint32_t)(n - 1)))
+        return;
+    for (size_t k = 0; k < n; k++) {
+        const struct gp_tenant_info *ti =
+            gp_core_tenant_info(core, (uint32_t)k);
+        struct tenant_acc *t = &m->tacc[k];
+        uint64_t target;
+
+        if (!ti)
+            continue;
+        if (!t->known || t->guarantee != ti->guarantee)
+            set_guarantee(m, t, ti->guarantee);
+        if (ti->demand == 0)
+            continue;
+        /* held >= 0.95 x target, as 20 held >= 19 target */
+        target = ti->demand < ti->guarantee ? ti->demand : ti->guarantee;
+        if (target > 0) {
+            t->g_n += count;
+            if (20 * ti->held >= 19 * target)
+                t->g_ok += count;
+        }
+        if (ti->entitled > 0) {
+            t->f_n += count;
+            if (20.0 * (double)ti->held >= 19.0 * ti->entitled)
+                t->f_ok += count;
+        }
+    }
 }

@@ -38,7 +38,7 @@ enum gp__row_kind {
     GP__ROW_TIME,  /* seconds, shown in a unit chosen per row */
     GP__ROW_PCT,   /* a fraction, shown as a percentage */
     GP__ROW_NUM,   /* a plain number, 2 decimals */
-    GP__ROW_RATIO, /* a ratio to a lower bound, 3 decimals */
+    GP__ROW_RATIO, /* a ratio (to a lower bound, a load), 3 decimals */
     GP__ROW_GPUH,  /* GPU-seconds, shown as GPU-hours */
 };
 
@@ -47,10 +47,17 @@ struct gp__row {
     enum gp__row_kind kind;
     size_t off;       /* of the field in struct gp_summary */
     bool group_start; /* first row of a group (drawn apart) */
+    /* does this run have the figure? NULL = always. A cell without it
+     * shows "-", and a row no run has is left out. */
+    bool (*has)(const struct gp_summary *s);
 };
 
 extern const struct gp__row gp__rows[];
 extern const size_t gp__nrows;
+
+/* Is the row shown for these runs (does any run have the figure)? */
+bool gp__row_shown(const struct gp__row *row, struct gp_metrics *const *runs,
+                   size_t n);
 
 /* A time unit readable for values up to max_s: s, min, h or d. */
 struct gp__tunit {
@@ -62,12 +69,40 @@ struct gp__tunit gp__time_unit(double max_s);
 /* "avg JCT (h)" for a row over these runs; the unit for its cells. */
 void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
                    size_t n, char *buf, size_t len, struct gp__tunit *unit);
-/* One cell of a row for one run. */
+/* One cell of a row for one run ("-" when the run lacks the figure). */
 void gp__row_cell(const struct gp__row *row, const struct gp_summary *s,
                   struct gp__tunit unit, char *buf, size_t len);
 
+/* The rows of the per-tenant tables, the same way. */
+struct gp__trow {
+    const char *label;
+    enum gp__row_kind kind;
+    size_t off; /* of the field in struct gp_tenant_summary */
+    bool (*has)(const struct gp_summary *s, const struct gp_tenant_summary *t);
+};
+
+extern const struct gp__trow gp__trows[];
+extern const size_t gp__ntrows;
+
+/* Shown when any tenant of any run has the figure. */
+bool gp__trow_shown(const struct gp__trow *row, struct gp_metrics *const *runs,
+                    size_t n);
+/* The label and the unit (for time rows, from the largest value over every
+ * tenant of every run); one cell, "-" for a tenant without the figure or
+ * for t = NULL (a tenant the run does not have). */
+void gp__trow_label(const struct gp__trow *row, struct gp_metrics *const *runs,
+                    size_t n, char *buf, size_t len, struct gp__tunit *unit);
+void gp__trow_cell(const struct gp__trow *row, const struct gp_summary *s,
+                   const struct gp_tenant_summary *t, struct gp__tunit unit,
+                   char *buf, size_t len);
+
+/* Does the run have more than one tenant (fair shares mean something)? */
+bool gp__multi_tenant(const struct gp_summary *s);
+
 /* Column headers: policy names, with "/placement" added to every run when
- * two runs would share a name. */
+ * two runs would share a name, and "@GPUs" (the cluster's size) too when
+ * two runs of one policy and placement ran on clusters of different
+ * sizes. */
 void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i,
                   char *buf, size_t len);
 

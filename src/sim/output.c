@@ -20,16 +20,54 @@
 
 /* ---- the rows of the summary table -------------------------------------- */
 
-#define ROW(label, kind, field)                                                \
-    {label, kind, offsetof(struct gp_summary, field), false}
-#define GROUP(label, kind, field)                                              \
-    {label, kind, offsetof(struct gp_summary, field), true}
+static bool has_load(const struct gp_summary *s)
+{
+    return s->offered_load_known;
+}
+
+static bool has_guarantee_samples(const struct gp_summary *s)
+{
+    return s->guarantee_samples > 0;
+}
+
+bool gp__multi_tenant(const struct gp_summary *s)
+{
+    return s->ntenants > 1;
+}
+
+static bool has_fairshare_samples(const struct gp_summary *s)
+{
+    return s->fairshare_samples > 0 && gp__multi_tenant(s);
+}
+
+static bool has_guarantees(const struct gp_summary *s)
+{
+    return s->guaranteed_tenants > 0;
+}
+
+static bool has_episodes(const struct gp_summary *s)
+{
+    return s->reclaim_episodes > 0;
+}
+
+static bool has_predictions(const struct gp_summary *s)
+{
+    return s->predicted > 0;
+}
+
+#define ROW_IF(label, kind, field, has)                                        \
+    {label, kind, offsetof(struct gp_summary, field), false, has}
+#define GROUP_IF(label, kind, field, has)                                      \
+    {label, kind, offsetof(struct gp_summary, field), true, has}
+#define ROW(label, kind, field) ROW_IF(label, kind, field, NULL)
+#define GROUP(label, kind, field) GROUP_IF(label, kind, field, NULL)
 
 const struct gp__row gp__rows[] = {
     GROUP("jobs", GP__ROW_COUNT, jobs),
     ROW("completed", GP__ROW_COUNT, completed),
     ROW("rejected", GP__ROW_COUNT, rejected),
     ROW("unfinished", GP__ROW_COUNT, unfinished),
+    ROW_IF("offered load", GP__ROW_RATIO, offered_load, has_load),
     GROUP("avg JCT", GP__ROW_TIME, avg_jct_s),
     ROW("p50 JCT", GP__ROW_TIME, p50_jct_s),
     ROW("p95 JCT", GP__ROW_TIME, p95_jct_s),
@@ -41,33 +79,108 @@ const struct gp__row gp__rows[] = {
     GROUP("makespan", GP__ROW_TIME, makespan_s),
     ROW("GPU utilization (%)", GP__ROW_PCT, gpu_utilization),
     ROW("avg queue length (jobs)", GP__ROW_NUM, avg_queue_len),
+    GROUP_IF("guarantee compliance (%)", GP__ROW_PCT, guarantee_compliance,
+             has_guarantee_samples),
+    ROW_IF("fair-share compliance (%)", GP__ROW_PCT, fairshare_compliance,
+           has_fairshare_samples),
+    ROW_IF("reclaim episodes", GP__ROW_COUNT, reclaim_episodes,
+           has_guarantees),
+    ROW_IF("reclaim delay p50", GP__ROW_TIME, reclaim_delay_p50_s,
+           has_episodes),
+    ROW_IF("reclaim delay p99", GP__ROW_TIME, reclaim_delay_p99_s,
+           has_episodes),
     GROUP("preemptions", GP__ROW_COUNT, preemptions),
-    ROW("lost to restarts (GPU-h)", GP__ROW_GPUH, lost_gpu_s),
+    ROW("preemptions per job (mean)", GP__ROW_RATIO, preemptions_per_job_mean),
+    ROW("preemptions per job (max)", GP__ROW_COUNT, preemptions_per_job_max),
+    ROW("GPU time lost (GPU-h)", GP__ROW_GPUH, lost_gpu_s),
+    ROW("lost work (GPU-h)", GP__ROW_GPUH, lost_work_gpu_s),
+    ROW("lost to restarts (GPU-h)", GP__ROW_GPUH, restart_gpu_s),
     GROUP("lower bound avg JCT", GP__ROW_TIME, lb_avg_jct_s),
     ROW("lower bound makespan", GP__ROW_TIME, lb_makespan_s),
     ROW("avg JCT / lower bound", GP__ROW_RATIO, avg_jct_ratio),
     ROW("makespan / lower bound", GP__ROW_RATIO, makespan_ratio),
-    GROUP("prediction error p50 (%)", GP__ROW_PCT, pred_p50_rel_err),
-    ROW("prediction error p90 (%)", GP__ROW_PCT, pred_p90_rel_err),
-    ROW("underestimated (%)", GP__ROW_PCT, pred_underestimated),
+    GROUP_IF("prediction error p50 (%)", GP__ROW_PCT, pred_p50_rel_err,
+             has_predictions),
+    ROW_IF("prediction error p90 (%)", GP__ROW_PCT, pred_p90_rel_err,
+           has_predictions),
+    ROW_IF("underestimated (%)", GP__ROW_PCT, pred_underestimated,
+           has_predictions),
     GROUP("rounds", GP__ROW_COUNT, rounds),
     ROW("events", GP__ROW_COUNT, events),
 };
 const size_t gp__nrows = sizeof(gp__rows) / sizeof(gp__rows[0]);
 
-static double row_double(const struct gp__row *row, const struct gp_summary *s)
+/* ---- the rows of the tenant tables -------------------------------------- */
+
+static bool t_guaranteed(const struct gp_summary *s,
+                         const struct gp_tenant_summary *t)
+{
+    (void)s;
+    return t->guarantee > 0;
+}
+
+static bool t_completed(const struct gp_summary *s,
+                        const struct gp_tenant_summary *t)
+{
+    (void)s;
+    return t->completed > 0;
+}
+
+static bool t_guarantee_samples(const struct gp_summary *s,
+                                const struct gp_tenant_summary *t)
+{
+    (void)s;
+    return t->guarantee_samples > 0;
+}
+
+static bool t_fairshare_samples(const struct gp_summary *s,
+                                const struct gp_tenant_summary *t)
+{
+    return t->fairshare_samples > 0 && gp__multi_tenant(s);
+}
+
+static bool t_episodes(const struct gp_summary *s,
+                       const struct gp_tenant_summary *t)
+{
+    (void)s;
+    return t->reclaim_episodes > 0;
+}
+
+#define TROW(label, kind, field, has)                                          \
+    {label, kind, offsetof(struct gp_tenant_summary, field), has}
+
+const struct gp__trow gp__trows[] = {
+    TROW("guarantee (GPUs)", GP__ROW_COUNT, guarantee, t_guaranteed),
+    TROW("completed", GP__ROW_COUNT, completed, NULL),
+    TROW("avg JCT", GP__ROW_TIME, avg_jct_s, t_completed),
+    TROW("avg wait", GP__ROW_TIME, avg_wait_s, t_completed),
+    TROW("p99 wait", GP__ROW_TIME, p99_wait_s, t_completed),
+    TROW("share of GPU time (%)", GP__ROW_PCT, share_of_gpu_time, NULL),
+    TROW("guarantee compliance (%)", GP__ROW_PCT, guarantee_compliance,
+         t_guarantee_samples),
+    TROW("fair-share compliance (%)", GP__ROW_PCT, fairshare_compliance,
+         t_fairshare_samples),
+    TROW("reclaim episodes", GP__ROW_COUNT, reclaim_episodes, t_guaranteed),
+    TROW("reclaim delay p99", GP__ROW_TIME, reclaim_delay_p99_s, t_episodes),
+    TROW("preemptions", GP__ROW_COUNT, preemptions, NULL),
+};
+const size_t gp__ntrows = sizeof(gp__trows) / sizeof(gp__trows[0]);
+
+/* ---- cells -------------------------------------------------------------- */
+
+static double field_double(const void *base, size_t off)
 {
     double v;
 
-    memcpy(&v, (const char *)s + row->off, sizeof(v));
+    memcpy(&v, (const char *)base + off, sizeof(v));
     return v;
 }
 
-static uint64_t row_u64(const struct gp__row *row, const struct gp_summary *s)
+static uint64_t field_u64(const void *base, size_t off)
 {
     uint64_t v;
 
-    memcpy(&v, (const char *)s + row->off, sizeof(v));
+    memcpy(&v, (const char *)base + off, sizeof(v));
     return v;
 }
 
@@ -82,6 +195,42 @@ struct gp__tunit gp__time_unit(double max_s)
     return (struct gp__tunit){"d", 86400};
 }
 
+static void cell(enum gp__row_kind kind, const void *base, size_t off,
+                 struct gp__tunit unit, char *buf, size_t len)
+{
+    switch (kind) {
+    case GP__ROW_COUNT:
+        snprintf(buf, len, "%" PRIu64, field_u64(base, off));
+        break;
+    case GP__ROW_TIME:
+        snprintf(buf, len, "%.2f", field_double(base, off) / unit.div_s);
+        break;
+    case GP__ROW_PCT:
+        snprintf(buf, len, "%.1f", field_double(base, off) * 100);
+        break;
+    case GP__ROW_NUM:
+        snprintf(buf, len, "%.2f", field_double(base, off));
+        break;
+    case GP__ROW_RATIO:
+        snprintf(buf, len, "%.3f", field_double(base, off));
+        break;
+    case GP__ROW_GPUH:
+        snprintf(buf, len, "%.2f", field_double(base, off) / 3600);
+        break;
+    }
+}
+
+bool gp__row_shown(const struct gp__row *row, struct gp_metrics *const *runs,
+                   size_t n)
+{
+    if (!row->has)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (row->has(gp_metrics_summary(runs[i])))
+            return true;
+    return false;
+}
+
 void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
                    size_t n, char *buf, size_t len, struct gp__tunit *unit)
 {
@@ -93,9 +242,10 @@ void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        double v = row_double(row, gp_metrics_summary(runs[i]));
+        const struct gp_summary *s = gp_metrics_summary(runs[i]);
+        double v = field_double(s, row->off);
 
-        if (v > max_s)
+        if ((!row->has || row->has(s)) && v > max_s)
             max_s = v;
     }
     *unit = gp__time_unit(max_s);
@@ -105,39 +255,83 @@ void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
 void gp__row_cell(const struct gp__row *row, const struct gp_summary *s,
                   struct gp__tunit unit, char *buf, size_t len)
 {
-    switch (row->kind) {
-    case GP__ROW_COUNT:
-        snprintf(buf, len, "%" PRIu64, row_u64(row, s));
-        break;
-    case GP__ROW_TIME:
-        snprintf(buf, len, "%.2f", row_double(row, s) / unit.div_s);
-        break;
-    case GP__ROW_PCT:
-        snprintf(buf, len, "%.1f", row_double(row, s) * 100);
-        break;
-    case GP__ROW_NUM:
-        snprintf(buf, len, "%.2f", row_double(row, s));
-        break;
-    case GP__ROW_RATIO:
-        snprintf(buf, len, "%.3f", row_double(row, s));
-        break;
-    case GP__ROW_GPUH:
-        snprintf(buf, len, "%.2f", row_double(row, s) / 3600);
-        break;
+    if (row->has && !row->has(s))
+        snprintf(buf, len, "-");
+    else
+        cell(row->kind, s, row->off, unit, buf, len);
+}
+
+bool gp__trow_shown(const struct gp__trow *row, struct gp_metrics *const *runs,
+                    size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_summary *s = gp_metrics_summary(runs[i]);
+
+        for (size_t t = 0; t < s->ntenants; t++)
+            if (!row->has || row->has(s, &s->tenants[t]))
+                return true;
     }
+    return false;
+}
+
+void gp__trow_label(const struct gp__trow *row, struct gp_metrics *const *runs,
+                    size_t n, char *buf, size_t len, struct gp__tunit *unit)
+{
+    double max_s = 0;
+
+    *unit = (struct gp__tunit){"", 1};
+    if (row->kind != GP__ROW_TIME) {
+        snprintf(buf, len, "%s", row->label);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_summary *s = gp_metrics_summary(runs[i]);
+
+        for (size_t t = 0; t < s->ntenants; t++) {
+            const struct gp_tenant_summary *ts = &s->tenants[t];
+            double v = field_double(ts, row->off);
+
+            if ((!row->has || row->has(s, ts)) && v > max_s)
+                max_s = v;
+        }
+    }
+    *unit = gp__time_unit(max_s);
+    snprintf(buf, len, "%s (%s)", row->label, unit->name);
+}
+
+void gp__trow_cell(const struct gp__trow *row, const struct gp_summary *s,
+                   const struct gp_tenant_summary *t, struct gp__tunit unit,
+                   char *buf, size_t len)
+{
+    if (!t || (row->has && !row->has(s, t)))
+        snprintf(buf, len, "-");
+    else
+        cell(row->kind, t, row->off, unit, buf, len);
 }
 
 void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i,
                   char *buf, size_t len)
 {
     const struct gp_summary *s = gp_metrics_summary(runs[i]);
-    bool clash = false;
+    bool clash = false, sizes = false;
 
-    for (size_t a = 0; a < n && !clash; a++)
-        for (size_t b = a + 1; b < n && !clash; b++)
-            clash = strcmp(gp_metrics_summary(runs[a])->policy,
-                           gp_metrics_summary(runs[b])->policy) == 0;
-    if (clash)
+    for (size_t a = 0; a < n; a++) {
+        const struct gp_summary *x = gp_metrics_summary(runs[a]);
+
+        for (size_t b = a + 1; b < n; b++) {
+            const struct gp_summary *y = gp_metrics_summary(runs[b]);
+
+            if (strcmp(x->policy, y->policy) != 0)
+                continue;
+            clash = true;
+            sizes |= strcmp(x->placement, y->placement) == 0 &&
+                     x->cluster_gpus != y->cluster_gpus;
+        }
+    }
+    if (sizes)
+        snprintf(buf, len, "%s/%s@%" PRIu64, s->policy, s->placement,
+                 s->cluster_gpus);
+    else if (clash)
         snprintf(buf, len, "%s/%s", s->policy, s->placement);
     else
         snprintf(buf, len, "%s", s->policy);
@@ -191,6 +385,12 @@ static json_t *jreal(double x)
     return json_real(round(x * 1e6) / 1e6 + 0.0); /* + 0.0: no "-0.0" */
 }
 
+/* A ratio over samples, null when there were none. */
+static json_t *jratio(double x, uint64_t samples)
+{
+    return samples ? jreal(x) : json_null();
+}
+
 static json_t *juint(uint64_t x)
 {
     return json_integer(x > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)x);
@@ -217,6 +417,8 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "completed", juint(s->completed), &ok);
     put(o, "rejected", juint(s->rejected), &ok);
     put(o, "unfinished", juint(s->unfinished), &ok);
+    put(o, "offered_load",
+        s->offered_load_known ? jreal(s->offered_load) : json_null(), &ok);
     put(o, "avg_jct_s", jreal(s->avg_jct_s), &ok);
     put(o, "p50_jct_s", jreal(s->p50_jct_s), &ok);
     put(o, "p95_jct_s", jreal(s->p95_jct_s), &ok);
@@ -228,8 +430,20 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "makespan_s", jreal(s->makespan_s), &ok);
     put(o, "gpu_utilization", jreal(s->gpu_utilization), &ok);
     put(o, "avg_queue_len", jreal(s->avg_queue_len), &ok);
+    put(o, "guarantee_compliance",
+        jratio(s->guarantee_compliance, s->guarantee_samples), &ok);
+    put(o, "fairshare_compliance",
+        jratio(s->fairshare_compliance, s->fairshare_samples), &ok);
+    put(o, "reclaim_episodes", juint(s->reclaim_episodes), &ok);
+    put(o, "reclaim_delay_p50_s", jreal(s->reclaim_delay_p50_s), &ok);
+    put(o, "reclaim_delay_p99_s", jreal(s->reclaim_delay_p99_s), &ok);
     put(o, "preemptions", juint(s->preemptions), &ok);
+    put(o, "preemptions_per_job_mean", jreal(s->preemptions_per_job_mean),
+        &ok);
+    put(o, "preemptions_per_job_max", juint(s->preemptions_per_job_max), &ok);
     put(o, "lost_gpu_s", jreal(s->lost_gpu_s), &ok);
+    put(o, "lost_work_gpu_s", jreal(s->lost_work_gpu_s), &ok);
+    put(o, "restart_gpu_s", jreal(s->restart_gpu_s), &ok);
     put(o, "lb_avg_jct_s", jreal(s->lb_avg_jct_s), &ok);
     put(o, "lb_makespan_s", jreal(s->lb_makespan_s), &ok);
     put(o, "avg_jct_ratio", jreal(s->avg_jct_ratio), &ok);
@@ -252,6 +466,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
             ok = false;
             break;
         }
+        put(to, "guarantee", juint(t->guarantee), &ok);
         put(to, "jobs", juint(t->jobs), &ok);
         put(to, "completed", juint(t->completed), &ok);
         put(to, "avg_jct_s", jreal(t->avg_jct_s), &ok);
@@ -260,6 +475,13 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
         put(to, "gpu_hours", jreal(t->gpu_hours), &ok);
         put(to, "share_of_gpu_time", jreal(t->share_of_gpu_time), &ok);
         put(to, "preemptions", juint(t->preemptions), &ok);
+        put(to, "guarantee_compliance",
+            jratio(t->guarantee_compliance, t->guarantee_samples), &ok);
+        put(to, "fairshare_compliance",
+            jratio(t->fairshare_compliance, t->fairshare_samples), &ok);
+        put(to, "reclaim_episodes", juint(t->reclaim_episodes), &ok);
+        put(to, "reclaim_delay_p50_s", jreal(t->reclaim_delay_p50_s), &ok);
+        put(to, "reclaim_delay_p99_s", jreal(t->reclaim_delay_p99_s), &ok);
         put(tenants, t->name, to, &ok);
     }
     put(o, "tenants", tenants, &ok);
@@ -327,6 +549,7 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
     size_t top[TOP_TENANTS], ntop = 0;
     const struct gp_summary *first;
     struct gp__tunit unit;
+    bool gap = false;
 
     if (n == 0 || !(cells = calloc(n, CELL)))
         return;
@@ -345,12 +568,18 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
     table_line(out, "", lw, cells, n, cw);
 
     for (size_t r = 0; r < gp__nrows; r++) {
-        if (r > 0 && gp__rows[r].group_start)
+        const struct gp__row *row = &gp__rows[r];
+
+        gap |= r > 0 && row->group_start;
+        if (!gp__row_shown(row, runs, n))
+            continue;
+        if (gap)
             fputc('\n', out);
-        gp__row_label(&gp__rows[r], runs, n, label, sizeof(label), &unit);
+        gap = false;
+        gp__row_label(row, runs, n, label, sizeof(label), &unit);
         for (size_t i = 0; i < n; i++)
-            gp__row_cell(&gp__rows[r], gp_metrics_summary(runs[i]), unit,
-                         cells[i], CELL);
+            gp__row_cell(row, gp_metrics_summary(runs[i]), unit, cells[i],
+                         CELL);
         table_line(out, label, lw, cells, n, cw);
     }
     if (with_wall) {
@@ -367,29 +596,14 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
         table_line(out, "events/s", lw, cells, n, cw);
     }
     if (ntop) {
-        static const char *const what[] = {"avg JCT", "avg wait",
-                                           "GPU share (%)"};
-
         fprintf(out, "\ntenants: the %zu holding the most GPU time in %s\n",
                 ntop, first->policy);
-        for (size_t w = 0; w < 3; w++) {
-            double max_s = 0;
+        for (size_t r = 0; r < gp__ntrows; r++) {
+            const struct gp__trow *row = &gp__trows[r];
 
-            for (size_t i = 0; i < n && w < 2; i++) {
-                const struct gp_summary *s = gp_metrics_summary(runs[i]);
-
-                for (size_t t = 0; t < s->ntenants; t++) {
-                    double v = w == 0 ? s->tenants[t].avg_jct_s
-                                      : s->tenants[t].avg_wait_s;
-                    if (v > max_s)
-                        max_s = v;
-                }
-            }
-            unit = gp__time_unit(max_s);
-            if (w < 2)
-                snprintf(label, sizeof(label), "%s (%s)", what[w], unit.name);
-            else
-                snprintf(label, sizeof(label), "%s", what[w]);
+            if (!gp__trow_shown(row, runs, n))
+                continue;
+            gp__trow_label(row, runs, n, label, sizeof(label), &unit);
             fprintf(out, "%s\n", label);
             for (size_t t = 0; t < ntop; t++) {
                 const char *name = first->tenants[top[t]].name;
@@ -397,20 +611,10 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
                 for (size_t i = 0; i < n; i++) {
                     const struct gp_summary *s = gp_metrics_summary(runs[i]);
                     size_t k = gp__tenant_find(s, name);
-                    const struct gp_tenant_summary *ts =
-                        k == (size_t)-1 ? NULL : &s->tenants[k];
 
-                    if (!ts)
-                        snprintf(cells[i], CELL, "-");
-                    else if (w == 0)
-                        snprintf(cells[i], CELL, "%.2f",
-                                 ts->avg_jct_s / unit.div_s);
-                    else if (w == 1)
-                        snprintf(cells[i], CELL, "%.2f",
-                                 ts->avg_wait_s / unit.div_s);
-                    else
-                        snprintf(cells[i], CELL, "%.1f",
-                                 ts->share_of_gpu_time * 100);
+                    gp__trow_cell(row, s,
+                                  k == (size_t)-1 ? NULL : &s->tenants[k],
+                                  unit, cells[i], CELL);
                 }
                 snprintf(label, sizeof(label), "  %.*s", lw - 2, name);
                 table_line(out, label, lw, cells, n, cw);

@@ -505,6 +505,175 @@ static int tenant_chart(FILE *f, const struct gp_metrics *m,
     return GP_OK;
 }
 
+/* ---- the load sweep ----------------------------------------------------- */
+
+/* Runs over more than one cluster size: a sweep of offered load. */
+static bool is_sweep(struct gp_metrics *const *runs, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (gp_metrics_summary(runs[i])->cluster_gpus !=
+            gp_metrics_summary(runs[0])->cluster_gpus)
+            return true;
+    return false;
+}
+
+struct sweep_pt {
+    size_t run;
+    size_t policy; /* index into the policy names, by first appearance */
+    double load;
+};
+
+static int cmp_sweep_pt(const void *a, const void *b)
+{
+    const struct sweep_pt *x = a, *y = b;
+
+    if (x->policy != y->policy)
+        return x->policy < y->policy ? -1 : 1;
+    if (x->load != y->load)
+        return x->load < y->load ? -1 : 1;
+    return (x->run > y->run) - (x->run < y->run);
+}
+
+enum sweep_y { SWEEP_WAIT_H, SWEEP_UTIL_PCT, SWEEP_FAIRSHARE_PCT };
+
+/* Does a run give a point on this chart, and where? */
+static bool sweep_y(const struct gp_summary *s, enum sweep_y what, double *y)
+{
+    switch (what) {
+    case SWEEP_WAIT_H:
+        *y = s->avg_wait_s / 3600;
+        return true;
+    case SWEEP_UTIL_PCT:
+        *y = s->gpu_utilization * 100;
+        return true;
+    case SWEEP_FAIRSHARE_PCT:
+        *y = s->fairshare_compliance * 100;
+        return s->fairshare_samples > 0 && gp__multi_tenant(s);
+    }
+    return false;
+}
+
+/* One line per policy with a marker per run, x = offered load; pts sorted
+ * by policy, then load. */
+static void sweep_chart(FILE *f, struct gp_metrics *const *runs,
+                        const struct sweep_pt *pts, size_t npts,
+                        double max_load, enum sweep_y what,
+                        const char *ytitle, const char *label)
+{
+    struct chart c = {.f = f};
+    double ymax = 0, y;
+
+    for (size_t p = 0; p < npts; p++)
+        if (sweep_y(gp_metrics_summary(runs[pts[p].run]), what, &y) &&
+            y > ymax)
+            ymax = y;
+    c.x = y_axis(max_load);
+    c.y = what == SWEEP_WAIT_H ? y_axis(ymax) : (struct axis){0, 100, false};
+    chart_open(&c, label);
+    chart_axes(&c, "offered load (GPU-work submitted / GPU capacity)",
+               ytitle);
+    for (size_t p = 0; p < npts;) {
+        size_t q = p, k = 0, have = 0;
+
+        while (q < npts && pts[q].policy == pts[p].policy)
+            q++;
+        for (size_t i = p; i < q; i++)
+            have += sweep_y(gp_metrics_summary(runs[pts[i].run]), what, &y);
+        if (have == 0) {
+            p = q;
+            continue;
+        }
+        fprintf(f,
+                "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
+                "stroke-linejoin=\"round\" points=\"",
+                colour(pts[p].policy));
+        for (size_t i = p; i < q; i++)
+            if (sweep_y(gp_metrics_summary(runs[pts[i].run]), what, &y))
+                fprintf(f, "%s%.1f,%.1f", k++ ? " " : "",
+                        px(&c, pts[i].load), py(&c, y));
+        fputs("\"/>\n", f);
+        for (size_t i = p; i < q; i++)
+            if (sweep_y(gp_metrics_summary(runs[pts[i].run]), what, &y))
+                fprintf(f,
+                        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" "
+                        "fill=\"%s\"/>\n",
+                        px(&c, pts[i].load), py(&c, y),
+                        colour(pts[p].policy));
+        p = q;
+    }
+    chart_close(&c);
+}
+
+static int sweep_section(FILE *f, struct gp_metrics *const *runs, size_t n)
+{
+    const char **names;
+    struct sweep_pt *pts;
+    size_t nnames = 0, npts = 0, left_out = 0;
+    double max_load = 0, y;
+    bool fair = false;
+
+    if (!(names = calloc(n, sizeof(*names))) ||
+        !(pts = calloc(n, sizeof(*pts)))) {
+        free(names);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_summary *s = gp_metrics_summary(runs[i]);
+        size_t k = 0;
+
+        if (!s->offered_load_known) {
+            left_out++;
+            continue;
+        }
+        while (k < nnames && strcmp(names[k], s->policy) != 0)
+            k++;
+        if (k == nnames)
+            names[nnames++] = s->policy;
+        pts[npts].run = i;
+        pts[npts].policy = k;
+        pts[npts++].load = s->offered_load;
+        if (s->offered_load > max_load)
+            max_load = s->offered_load;
+        fair |= sweep_y(s, SWEEP_FAIRSHARE_PCT, &y);
+    }
+    qsort(pts, npts, sizeof(*pts), cmp_sweep_pt);
+    fputs("<h2>Load sweep</h2>\n", f);
+    fputs("<p class=\"note\">Runs on clusters of different sizes, one line "
+          "per policy and a point per run. Offered load: the GPU-work of the "
+          "jobs submitted (duration &times; GPUs) over the cluster&#39;s "
+          "GPU-time from the first submit to the last.",
+          f);
+    if (left_out)
+        fprintf(f, " %zu run%s with no submit span left out.", left_out,
+                left_out == 1 ? "" : "s");
+    fputs("</p>\n", f);
+    if (npts == 0) {
+        fputs("<p class=\"note\">No run has an offered load.</p>\n", f);
+        free(names);
+        free(pts);
+        return GP_OK;
+    }
+    fputs("<div class=\"legend\">", f);
+    for (size_t k = 0; k < nnames; k++)
+        legend_item(f, colour(k), names[k]);
+    fputs("</div>\n", f);
+    fputs("<h3>Average wait vs offered load</h3>\n", f);
+    sweep_chart(f, runs, pts, npts, max_load, SWEEP_WAIT_H,
+                "average wait (hours)", "average wait vs offered load");
+    fputs("<h3>GPU utilization vs offered load</h3>\n", f);
+    sweep_chart(f, runs, pts, npts, max_load, SWEEP_UTIL_PCT,
+                "GPU utilization (%)", "GPU utilization vs offered load");
+    if (fair) {
+        fputs("<h3>Fair-share compliance vs offered load</h3>\n", f);
+        sweep_chart(f, runs, pts, npts, max_load, SWEEP_FAIRSHARE_PCT,
+                    "fair-share compliance (%)",
+                    "fair-share compliance vs offered load");
+    }
+    free(names);
+    free(pts);
+    return GP_OK;
+}
+
 /* ---- tables ------------------------------------------------------------- */
 
 static void td(FILE *f, const char *cls, const char *text)
@@ -521,6 +690,7 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
 {
     char buf[128];
     struct gp__tunit unit;
+    bool gap = false;
 
     fputs("<table class=\"sum\">\n<thead><tr><th class=\"l\"></th>", f);
     for (size_t i = 0; i < n; i++) {
@@ -531,12 +701,17 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
     }
     fputs("</tr></thead>\n<tbody>\n", f);
     for (size_t r = 0; r < gp__nrows; r++) {
-        gp__row_label(&gp__rows[r], runs, n, buf, sizeof(buf), &unit);
-        fputs(r > 0 && gp__rows[r].group_start ? "<tr class=\"s\">" : "<tr>",
-              f);
+        const struct gp__row *row = &gp__rows[r];
+
+        gap |= r > 0 && row->group_start;
+        if (!gp__row_shown(row, runs, n))
+            continue;
+        gp__row_label(row, runs, n, buf, sizeof(buf), &unit);
+        fputs(gap ? "<tr class=\"s\">" : "<tr>", f);
+        gap = false;
         td(f, "l", buf);
         for (size_t i = 0; i < n; i++) {
-            gp__row_cell(&gp__rows[r], gp_metrics_summary(runs[i]), unit, buf,
+            gp__row_cell(row, gp_metrics_summary(runs[i]), unit, buf,
                          sizeof(buf));
             td(f, NULL, buf);
         }
@@ -575,28 +750,12 @@ static void tenant_table(FILE *f, struct gp_metrics *const *runs, size_t n)
         fputs("</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
-    for (size_t w = 0; w < 4; w++) {
-        static const char *const what[] = {"avg JCT", "avg wait", "p99 wait",
-                                           "share of GPU time (%)"};
-        double max_s = 0;
+    for (size_t r = 0; r < gp__ntrows; r++) {
+        const struct gp__trow *row = &gp__trows[r];
 
-        for (size_t i = 0; i < n && w < 3; i++) {
-            const struct gp_summary *s = gp_metrics_summary(runs[i]);
-
-            for (size_t t = 0; t < s->ntenants; t++) {
-                const struct gp_tenant_summary *ts = &s->tenants[t];
-                double v = w == 0 ? ts->avg_jct_s
-                           : w == 1 ? ts->avg_wait_s : ts->p99_wait_s;
-
-                if (v > max_s)
-                    max_s = v;
-            }
-        }
-        unit = gp__time_unit(max_s);
-        if (w < 3)
-            snprintf(buf, sizeof(buf), "%s (%s)", what[w], unit.name);
-        else
-            snprintf(buf, sizeof(buf), "%s", what[w]);
+        if (!gp__trow_shown(row, runs, n))
+            continue;
+        gp__trow_label(row, runs, n, buf, sizeof(buf), &unit);
         fprintf(f, "<tr class=\"g\"><td colspan=\"%zu\">", n + 1);
         esc(f, buf);
         fputs("</td></tr>\n", f);
@@ -608,20 +767,9 @@ static void tenant_table(FILE *f, struct gp_metrics *const *runs, size_t n)
             for (size_t i = 0; i < n; i++) {
                 const struct gp_summary *s = gp_metrics_summary(runs[i]);
                 size_t k = gp__tenant_find(s, name);
-                const struct gp_tenant_summary *ts =
-                    k == (size_t)-1 ? NULL : &s->tenants[k];
 
-                if (!ts)
-                    snprintf(buf, sizeof(buf), "-");
-                else if (w == 3)
-                    snprintf(buf, sizeof(buf), "%.1f",
-                             ts->share_of_gpu_time * 100);
-                else
-                    snprintf(buf, sizeof(buf), "%.2f",
-                             (w == 0   ? ts->avg_jct_s
-                              : w == 1 ? ts->avg_wait_s
-                                       : ts->p99_wait_s) /
-                                 unit.div_s);
+                gp__trow_cell(row, s, k == (size_t)-1 ? NULL : &s->tenants[k],
+                              unit, buf, sizeof(buf));
                 td(f, NULL, buf);
             }
             fputs("</tr>\n", f);
@@ -680,12 +828,16 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
     fputs("<h2>Tenants</h2>\n", f);
     tenant_table(f, runs, n);
 
+    if (is_sweep(runs, n) &&
+        (rc = sweep_section(f, runs, n)) != GP_OK)
+        return rc;
+
     fputs("<h2>GPU utilization over time</h2>\n", f);
     time_chart(f, runs, n, util_of, true, "busy GPUs (% of cluster)",
                "GPU utilization over time");
-    fputs("<h2>Queue length over time</h2>\n", f);
-    time_chart(f, runs, n, queue_of, false, "pending jobs",
-               "queue length over time");
+    fputs("<h2>Jobs waiting over time</h2>\n", f);
+    time_chart(f, runs, n, queue_of, false, "jobs waiting",
+               "jobs waiting over time");
     fputs("<h2>Job completion time CDF</h2>\n", f);
     cdf_chart(f, runs, n);
 

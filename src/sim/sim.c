@@ -268,6 +268,57 @@ static const struct gp_backend_ops sim_backend = {
     .preempt = sim_preempt,
 };
 
+/* ---- observers: the metrics, then an optional watcher ------------------- */
+
+struct chain {
+    struct gp_metrics *metrics;
+    const struct gp_observer_ops *watch;
+    void *watch_priv;
+};
+
+#define CHAIN_HOOK(name, ...)                                                  \
+    do {                                                                       \
+        struct chain *ch = priv;                                               \
+        if (gp_metrics_observer.name)                                          \
+            gp_metrics_observer.name(ch->metrics, __VA_ARGS__);                \
+        if (ch->watch && ch->watch->name)                                      \
+            ch->watch->name(ch->watch_priv, __VA_ARGS__);                      \
+    } while (0)
+
+static void ch_submitted(void *priv, const struct gp_core *c,
+                         const struct gp_job *j, int64_t now)
+{
+    CHAIN_HOOK(submitted, c, j, now);
+}
+static void ch_started(void *priv, const struct gp_core *c,
+                       const struct gp_job *j, int64_t now)
+{
+    CHAIN_HOOK(started, c, j, now);
+}
+static void ch_preempted(void *priv, const struct gp_core *c,
+                         const struct gp_job *j, int64_t now)
+{
+    CHAIN_HOOK(preempted, c, j, now);
+}
+static void ch_ended(void *priv, const struct gp_core *c,
+                     const struct gp_job *j, int64_t now)
+{
+    CHAIN_HOOK(ended, c, j, now);
+}
+static void ch_rejected(void *priv, const struct gp_core *c,
+                        const struct gp_job *j, const char *why, int64_t now)
+{
+    CHAIN_HOOK(rejected, c, j, why, now);
+}
+static void ch_round(void *priv, const struct gp_core *c, int64_t now)
+{
+    CHAIN_HOOK(round, c, now);
+}
+
+static const struct gp_observer_ops chain_ops = {
+    ch_submitted, ch_started, ch_preempted, ch_ended, ch_rejected, ch_round,
+};
+
 /* ---- the loop ----------------------------------------------------------- */
 
 static void show_progress(const struct gp_sim_config *cfg, size_t done,
@@ -285,6 +336,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                double (*clock_s)(void), struct gp_diag *diag)
 {
     struct world w = {0};
+    struct chain chain = {metrics, cfg->watch, cfg->watch_priv};
     struct gp_job_spec spec;
     struct gp_core *core = NULL;
     struct gp_core_config cc = {
@@ -296,8 +348,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .round_period_us = cfg->round_period_us,
         .backend = &sim_backend,
         .backend_priv = &w,
-        .observer = &gp_metrics_observer,
-        .observer_priv = metrics,
+        .observer = &chain_ops,
+        .observer_priv = &chain,
         .env = cfg->env,
         .grace_us = cfg->grace_us,
         .usage_half_life_us = cfg->half_life_us,

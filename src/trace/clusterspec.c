@@ -698,18 +698,6 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
         if ((rc = json_nodes(&j, nodes, NULL, diag)) != GP_OK)
             goto fail;
     }
-    /* Speeds again, last: gp_cluster_add_node re-declares a node's type
-     * with speed 0, which resets it to 1.0. */
-    json_array_foreach(types, i, v) {
-        json_t *sp = json_object_get(v, "speed");
-
-        if (sp && gp_cluster_add_type(c, json_string_value(json_object_get(
-                                             v, "name")),
-                                      json_number_value(sp), NULL) != GP_OK) {
-            rc = gp_diag_set(diag, GP_ENOMEM, j.file, "out of memory");
-            goto fail;
-        }
-    }
     if (j.b.nnodes == 0) {
         j.path[0] = '\0';
         rc = jerr(&j, NULL, diag, "no nodes: give \"switches\":[{\"name\", "

@@ -16,7 +16,8 @@
  *
  * The task table is opts->aux_path (--trace-aux). The reader sees a stream,
  * not its path, so finding the table next to the job table is
- * gp__pai_find_task_table's job, for a caller that knows the path.
+ * gp__pai_find_task_table's job, which gp_trace_open calls when it was
+ * given no aux_path.
  */
 #include <math.h>
 #include <stdio.h>
@@ -341,9 +342,9 @@ static int pai_open(void **priv, struct gp_input *in,
 
     if (!opts || !opts->aux_path || !opts->aux_path[0])
         return gp_diag_set(diag, GP_EINVAL, gp_input_name(in),
-                           "a PAI job table needs its task table: give "
-                           "--trace-aux PATH/pai_task_table.csv (or .gz, "
-                           ".xz, .tar.gz)");
+                           "a PAI job table needs its task table: put "
+                           "pai_task_table.csv (or .csv.gz, .csv.xz, "
+                           ".tar.gz) next to it or give --trace-aux PATH");
     if ((rc = gp_input_open_path(&tasks, opts->aux_path, diag)) != GP_OK)
         return rc;
     rc = gp_input_next_member(tasks, &member, diag);
@@ -452,7 +453,7 @@ static int pai_next(void *priv, struct gp_job_spec *out, struct gp_diag *diag)
 const struct gp_trace_reader_ops gp_trace_reader_pai = {
     .name = "pai",
     .summary = "Alibaba PAI 2020 pai_job_table.csv joined with "
-               "pai_task_table.csv (--aux)",
+               "pai_task_table.csv (--trace-aux)",
     .preset = "pai",
     .probe = pai_probe,
     .open = pai_open,

@@ -26,4 +26,12 @@ extern const size_t gp__gavel_ntputs;
 const struct gp__gavel_tput *gp__gavel_tput_find(const char *job_type,
                                                  size_t len, uint32_t scale);
 
+/* Steps per second of job_type on `scale` V100s, for any scale >= 1: the
+ * measured figure, or else that of the largest measured scale s0 <= scale
+ * (the smallest measured if none is) times scale / s0 -- ideal data-parallel
+ * scaling, an optimistic assumption. The scale used goes to measured_scale
+ * (may be NULL). 0 when the job type has no V100 figure in the table. */
+double gp__gavel_v100_tput(const char *job_type, size_t len, uint32_t scale,
+                           uint32_t *measured_scale);
+
 #endif

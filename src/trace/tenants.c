@@ -106,7 +106,7 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
                                    "guarantee_by_type: expected an object "
                                    "of GPU type -> GPUs");
             json_object_foreach(v, type, g) {
-                uint32_t n;
+                uint32_t n = 0; /* get_gpus writes it only on success */
                 char k[96];
                 snprintf(k, sizeof(k), "guarantee_by_type.%s", type);
                 if ((rc = get_gpus(g, where, k, &n, diag)))

@@ -7,9 +7,11 @@
  * archive matches nothing (a LICENSE file), the next members are tried and
  * the input is rewound before the reader starts.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/fmt_pai.h"
 #include "trace/reader.h"
 
 #define MAX_PROBE_MEMBERS 64
@@ -56,7 +58,7 @@ static const struct gp_trace_reader_ops *const readers[] = {
 #define INFO_pai \
     {"pai", \
      "Alibaba PAI 2020 pai_job_table.csv joined with " \
-     "pai_task_table.csv (--aux)"}
+     "pai_task_table.csv (--trace-aux)"}
 #define INFO_tiresias \
     {"tiresias", \
      "Tiresias simulator job CSV (job_id,num_gpu,submit_time," \
@@ -83,6 +85,7 @@ struct gp_trace {
     void *priv;
     bool priv_open;
     struct gp_trace_opts opts;
+    char aux[PATH_MAX]; /* a PAI task table found next to the job table */
     uint64_t rows, skipped;
     struct reason reasons[MAX_REASONS];
     size_t nreasons;
@@ -209,7 +212,8 @@ static int detect(struct gp_input *in, const struct gp_trace_reader_ops **out,
 
 /* ---- open / close ------------------------------------------------------ */
 
-static int start(struct gp_trace **out, struct gp_input *in,
+/* `path` is the trace's path, or NULL for bytes in memory. */
+static int start(struct gp_trace **out, struct gp_input *in, const char *path,
                  const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
     const char *format = opts ? opts->format : NULL;
@@ -243,6 +247,12 @@ static int start(struct gp_trace **out, struct gp_input *in,
     } else if ((rc = detect(in, &t->ops, diag)) < 0) {
         goto fail;
     }
+    /* A PAI reader sees a stream, not a path: the task table it needs is
+     * looked for here, next to the job table, when none was given. */
+    if (t->ops == &gp_trace_reader_pai && path &&
+        (!t->opts.aux_path || !t->opts.aux_path[0]) &&
+        gp__pai_find_task_table(path, t->aux, sizeof(t->aux)))
+        t->opts.aux_path = t->aux;
     if ((rc = t->ops->open(&t->priv, in, &t->opts, diag)) < 0)
         goto fail;
     t->priv_open = true;
@@ -263,7 +273,7 @@ int gp_trace_open(struct gp_trace **out, const char *path,
         return gp_diag_set(diag, GP_EINVAL, "", "no trace path");
     if ((rc = gp_input_open_path(&in, path, diag)) < 0)
         return rc;
-    return start(out, in, opts, diag);
+    return start(out, in, path, opts, diag);
 }
 
 int gp_trace_open_mem(struct gp_trace **out, const void *buf, size_t len,
@@ -277,7 +287,7 @@ int gp_trace_open_mem(struct gp_trace **out, const void *buf, size_t len,
         return gp_diag_set(diag, GP_EINVAL, "", "no trace bytes");
     if ((rc = gp_input_open_mem(&in, buf ? buf : "", len, name, diag)) < 0)
         return rc;
-    return start(out, in, opts, diag);
+    return start(out, in, NULL, opts, diag);
 }
 
 void gp_trace_close(struct gp_trace *t)

@@ -259,6 +259,34 @@ static void cpus_and_memory_limit_a_node(void **state)
     gp_cluster_free(c);
 }
 
+static void adding_a_node_keeps_its_types_speed(void **state)
+{
+    struct gp_cluster *c;
+    struct gp_node_spec spec = {.name = "a0", .type = "A100", .gpus = 8};
+    uint8_t t, t2;
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_type(c, "A100", 2.5, &t), GP_OK);
+    /* the first node of a declared type must not reset its speed */
+    assert_int_equal(gp_cluster_add_node(c, &spec, NULL), GP_OK);
+    assert_true(gp_cluster_type_speed(c, t) == 2.5);
+    /* re-declaring with speed 0 ("not given") leaves the speed alone... */
+    assert_int_equal(gp_cluster_add_type(c, "A100", 0, &t2), GP_OK);
+    assert_int_equal(t2, t);
+    assert_true(gp_cluster_type_speed(c, t) == 2.5);
+    /* ...a speed > 0 still updates it */
+    assert_int_equal(gp_cluster_add_type(c, "A100", 3.0, NULL), GP_OK);
+    assert_true(gp_cluster_type_speed(c, t) == 3.0);
+    /* a type first seen on a node gets the reference speed */
+    spec.name = "k0";
+    spec.type = "K80";
+    assert_int_equal(gp_cluster_add_node(c, &spec, NULL), GP_OK);
+    assert_int_equal(gp_cluster_find_type(c, "K80", &t2), GP_OK);
+    assert_true(gp_cluster_type_speed(c, t2) == 1.0);
+    gp_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +301,7 @@ int main(void)
         cmocka_unit_test(take_refuses_gpus_that_are_not_free),
         cmocka_unit_test(gpu_types_are_kept_apart),
         cmocka_unit_test(cpus_and_memory_limit_a_node),
+        cmocka_unit_test(adding_a_node_keeps_its_types_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 /* test_metrics.c - the metrics observe a real core driven by hand, and every
  * figure is checked against numbers worked out on paper: integrals of busy
  * GPUs and queue length, percentiles, lower bounds, tenants, time-series
- * buckets (and their doubling), the jobs CSV, JSON that reruns byte for
- * byte, and the HTML report (with its error path). */
+ * buckets (and their doubling), per-minute guarantee and fair-share
+ * compliance, reclaim delays, lost work, preemptions per job, offered load,
+ * the jobs CSV, JSON that reruns byte for byte, and the HTML report (with
+ * its load sweep and its error path). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +40,7 @@ struct world {
     struct gp_core *core;
     struct gp_metrics *m;
     int64_t predicted_us[3]; /* of the fifo run's jobs, at submission */
+    int64_t now_us;          /* the last event, for the samples */
 };
 
 static void world_open(struct world *w, const char *policy, uint32_t gpus,
@@ -57,6 +60,45 @@ static void world_open(struct world *w, const char *policy, uint32_t gpus,
     assert_int_equal(gp_cluster_new(&c), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, "gpu", 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&w->core, c, &cfg, NULL), GP_OK);
+}
+
+/* Two tenants, x and y, guaranteed 2 GPUs each, on one node; no
+ * protections (minimum run time, preemption cap), no restart cost. */
+static void world_open_tenants(struct world *w, const char *policy,
+                               uint32_t gpus, double grace_s)
+{
+    static const struct gp_tenant_spec x = {.name = "x", .guarantee = 2};
+    static const struct gp_tenant_spec y = {.name = "y", .guarantee = 2};
+    struct gp_cluster *c;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .observer = &gp_metrics_observer,
+        .grace_us = S(grace_s),
+    };
+
+    assert_non_null(cfg.policy);
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = 0;
+        cfg.max_preemptions[k] = 0;
+    }
+    assert_int_equal(gp_metrics_new(&w->m), GP_OK);
+    cfg.observer_priv = w->m;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, "gpu", 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_core_new(&w->core, c, &cfg, NULL), GP_OK);
+    assert_int_equal(gp_core_add_tenant(w->core, &x, NULL), GP_OK);
+    assert_int_equal(gp_core_add_tenant(w->core, &y, NULL), GP_OK);
+    w->now_us = 0;
+}
+
+/* Time moves on to at_s: the state since the last event held over
+ * (now, at_s], so take its samples, as the simulator does. */
+static void advance(struct world *w, double at_s)
+{
+    gp_metrics_sample(w->m, w->core, w->now_us, S(at_s));
+    w->now_us = S(at_s);
 }
 
 /* Finish the books and free the core: the metrics must stand alone. */
@@ -442,6 +484,291 @@ static void restart_overhead_counts_as_lost_gpu_time(void **st)
     world_close(&w);
 }
 
+/* ---- tenancy: compliance, reclaim delay, lost work ---------------------- */
+
+/* fifo, tenants x and y guaranteed 2 GPUs each, 4 GPUs (by hand; on a
+ * larger cluster the same jobs, unchecked):
+ *   a: x, 4 GPUs, 300 s, at 0  -> runs [0, 300)
+ *   b: y, 2 GPUs, 100 s, at 60 -> waits behind a (fifo reclaims nothing),
+ *                                 runs [300, 400)
+ * Samples at 60, 120, ..., 360 (each sees the state before the events at
+ * its instant):
+ *   60:             x holds 4 of demand 4: target 2, entitled 4: both met
+ *   120..300 (4):   x holds 4 (entitled 2 now): met; y holds 0 of demand 2
+ *                   (target 2, entitled 2): neither met
+ *   360:            y holds 2 of 2: met; x has no demand, not counted
+ * x 5/5, y 1/5, overall 6/10 for both figures. y's reclaim episode: it
+ * submits at 60 holding 0 < min(2, 2) while x holds 2 over its guarantee;
+ * it holds 2 at b's start at 300: 240 s. */
+static void run_guarantee_fifo(struct world *w, uint32_t gpus)
+{
+    uint32_t a, b;
+
+    world_open_tenants(w, "fifo", gpus, 0);
+    advance(w, 0);
+    a = submit(w, "a", "x", 4, 300, 0);
+    round_at(w, 0);
+    advance(w, 60);
+    b = submit(w, "b", "y", 2, 100, 60);
+    round_at(w, 60);
+    if (gpus == 4)
+        assert_int_equal(state(w, b), GP_JOB_PENDING);
+    advance(w, 300);
+    end_at(w, a, 300);
+    round_at(w, 300);
+    assert_int_equal(state(w, b), GP_JOB_RUNNING);
+    advance(w, 400);
+    end_at(w, b, 400);
+    round_at(w, 400);
+    world_finish(w, 400);
+}
+
+static void compliance_is_sampled_every_minute(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    const struct gp_tenant_summary *x, *y;
+
+    (void)st;
+    run_guarantee_fifo(&w, 4);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->guarantee_samples, 10);
+    assert_int_equal(s->fairshare_samples, 10);
+    assert_double_equal(s->guarantee_compliance, 0.6, EPS);
+    assert_double_equal(s->fairshare_compliance, 0.6, EPS);
+    assert_int_equal(s->ntenants, 2);
+    x = &s->tenants[0];
+    y = &s->tenants[1];
+    assert_string_equal(x->name, "x");
+    assert_int_equal(x->guarantee, 2);
+    assert_int_equal(x->guarantee_samples, 5);
+    assert_double_equal(x->guarantee_compliance, 1, EPS);
+    assert_double_equal(x->fairshare_compliance, 1, EPS);
+    assert_int_equal(y->guarantee, 2);
+    assert_int_equal(y->guarantee_samples, 5);
+    assert_double_equal(y->guarantee_compliance, 0.2, EPS);
+    assert_double_equal(y->fairshare_compliance, 0.2, EPS);
+    assert_int_equal(s->guaranteed_tenants, 2);
+    /* y's episode */
+    assert_int_equal(s->reclaim_episodes, 1);
+    assert_double_equal(s->reclaim_delay_p50_s, 240, EPS);
+    assert_double_equal(s->reclaim_delay_p99_s, 240, EPS);
+    assert_int_equal(x->reclaim_episodes, 0);
+    assert_int_equal(y->reclaim_episodes, 1);
+    assert_double_equal(y->reclaim_delay_p50_s, 240, EPS);
+    assert_double_equal(y->reclaim_delay_p99_s, 240, EPS);
+    /* GPU-work 4 x 300 + 2 x 100 over 4 GPUs x (60 - 0) s */
+    assert_true(s->offered_load_known);
+    assert_double_equal(s->offered_load, 1400.0 / 240, EPS);
+    assert_double_equal(s->submit_span_s, 60, EPS);
+    assert_double_equal(s->preemptions_per_job_mean, 0, EPS);
+    assert_int_equal(s->preemptions_per_job_max, 0);
+    world_close(&w);
+}
+
+/* The samples of one interval: its instants are counted once each, the
+ * end included and the start not, however the interval is cut. */
+static void samples_count_whole_minutes_in_the_interval(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+
+    (void)st;
+    world_open_tenants(&w, "fifo", 4, 0);
+    advance(&w, 0);
+    submit(&w, "a", "x", 1, 1000, 0);
+    round_at(&w, 0);
+    advance(&w, 59.999999);  /* none */
+    advance(&w, 60);         /* 60 */
+    advance(&w, 60);         /* an empty interval */
+    advance(&w, 119.5);      /* none */
+    advance(&w, 300);        /* 120, 180, 240, 300 */
+    advance(&w, 610);        /* 360 .. 600 */
+    gp_metrics_sample(w.m, w.core, S(610), S(600)); /* backwards: none */
+    world_finish(&w, 610);
+    s = gp_metrics_summary(w.m);
+    /* x holds 1 of demand 1: target min(1, 2) = 1 and entitled 1, met */
+    assert_int_equal(s->guarantee_samples, 10);
+    assert_int_equal(s->fairshare_samples, 10);
+    assert_double_equal(s->guarantee_compliance, 1, EPS);
+    /* y never had demand: never counted, so no figure */
+    assert_int_equal(s->ntenants, 1); /* only tenants with jobs are listed */
+    assert_int_equal(s->reclaim_episodes, 0);
+    /* one submit time: no span, no offered load */
+    assert_false(s->offered_load_known);
+    world_close(&w);
+}
+
+/* pool, grace 60 s, tenants x and y guaranteed 2 each on 4 GPUs:
+ *   a1, a2: x, 2 GPUs, 1000 s, at 0: both start (x borrows y's 2)
+ *   b:      y, 2 GPUs,  500 s, at 100: pool signals one of x's jobs (v);
+ *           v stops at 130 with nothing saved (not checkpoint-capable):
+ *           130 s of work x 2 GPUs = 260 GPU-s lost; b runs [130, 630)
+ *   v restarts at 630 and runs to 1630; the other (w) ends at 1000
+ *   a3:     x, 4 GPUs, 100 s, at 1000: waits for v, runs [1630, 1730)
+ * Samples (60 .. 1680):
+ *   60:          x 4 of 4: both met
+ *   120:         x 4 (2 of them stopping), entitled 2: met; y 0 of 2: not
+ *   180..600 (8): x 2, entitled 2: met; y 2 of 2: met
+ *   660..960 (6): x 4 of 4: met
+ *   1020..1620 (11): x 2 of demand 6: target 2 met, entitled 4 not
+ *   1680:        x 4 of 4: met
+ * guarantee: x 28/28, y 8/9, overall 36/37; fair share: x 17/28, y 8/9,
+ * overall 25/37. y's episode runs from its submit at 100 to b's start at
+ * 130: 30 s. One preemption over 4 jobs. Offered load: (2000 + 2000 +
+ * 1000 + 400) GPU-s over 4 GPUs x 1000 s = 1.35. */
+static void run_pool_reclaim(struct world *w)
+{
+    uint32_t a1, a2, b, a3, v, other;
+
+    world_open_tenants(w, "pool", 4, 60);
+    advance(w, 0);
+    a1 = submit(w, "a1", "x", 2, 1000, 0);
+    a2 = submit(w, "a2", "x", 2, 1000, 0);
+    round_at(w, 0);
+    assert_int_equal(state(w, a1), GP_JOB_RUNNING);
+    assert_int_equal(state(w, a2), GP_JOB_RUNNING);
+    advance(w, 100);
+    b = submit(w, "b", "y", 2, 500, 100);
+    round_at(w, 100);
+    assert_true(state(w, a1) == GP_JOB_PREEMPTING ||
+                state(w, a2) == GP_JOB_PREEMPTING);
+    v = state(w, a1) == GP_JOB_PREEMPTING ? a1 : a2;
+    other = v == a1 ? a2 : a1;
+    assert_int_equal(state(w, other), GP_JOB_RUNNING);
+    assert_int_equal(state(w, b), GP_JOB_PENDING);
+    advance(w, 130);
+    assert_int_equal(gp_core_job_stopped(w->core, v, 0, S(130)), GP_OK);
+    gp_metrics_count_event(w->m);
+    assert_int_equal(gp_core_job(w->core, v)->lost_work_us, S(130));
+    round_at(w, 130);
+    assert_int_equal(state(w, b), GP_JOB_RUNNING);
+    assert_int_equal(state(w, v), GP_JOB_PENDING);
+    advance(w, 630);
+    end_at(w, b, 630);
+    round_at(w, 630);
+    assert_int_equal(state(w, v), GP_JOB_RUNNING);
+    advance(w, 1000);
+    end_at(w, other, 1000);
+    a3 = submit(w, "a3", "x", 4, 100, 1000);
+    round_at(w, 1000);
+    assert_int_equal(state(w, a3), GP_JOB_PENDING);
+    assert_int_equal(state(w, v), GP_JOB_RUNNING);
+    advance(w, 1630);
+    end_at(w, v, 1630);
+    round_at(w, 1630);
+    assert_int_equal(state(w, a3), GP_JOB_RUNNING);
+    advance(w, 1730);
+    end_at(w, a3, 1730);
+    round_at(w, 1730);
+    world_finish(w, 1730);
+}
+
+static void pool_reclaim_by_hand(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    const struct gp_tenant_summary *x, *y;
+
+    (void)st;
+    run_pool_reclaim(&w);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->completed, 4);
+    assert_int_equal(s->guarantee_samples, 37);
+    assert_double_equal(s->guarantee_compliance, 36.0 / 37, EPS);
+    assert_int_equal(s->fairshare_samples, 37);
+    assert_double_equal(s->fairshare_compliance, 25.0 / 37, EPS);
+    x = &s->tenants[0];
+    y = &s->tenants[1];
+    assert_int_equal(x->guarantee_samples, 28);
+    assert_double_equal(x->guarantee_compliance, 1, EPS);
+    assert_double_equal(x->fairshare_compliance, 17.0 / 28, EPS);
+    assert_int_equal(y->guarantee_samples, 9);
+    assert_double_equal(y->guarantee_compliance, 8.0 / 9, EPS);
+    assert_double_equal(y->fairshare_compliance, 8.0 / 9, EPS);
+    assert_int_equal(s->reclaim_episodes, 1);
+    assert_double_equal(s->reclaim_delay_p50_s, 30, EPS);
+    assert_double_equal(s->reclaim_delay_p99_s, 30, EPS);
+    assert_int_equal(y->reclaim_episodes, 1);
+    assert_double_equal(y->reclaim_delay_p99_s, 30, EPS);
+    assert_int_equal(x->reclaim_episodes, 0);
+    assert_int_equal(s->preemptions, 1);
+    assert_int_equal(x->preemptions, 1);
+    assert_double_equal(s->preemptions_per_job_mean, 0.25, EPS);
+    assert_int_equal(s->preemptions_per_job_max, 1);
+    assert_double_equal(s->lost_work_gpu_s, 260, EPS);
+    assert_double_equal(s->restart_gpu_s, 0, EPS);
+    assert_double_equal(s->lost_gpu_s, 260, EPS);
+    assert_true(s->offered_load_known);
+    assert_double_equal(s->offered_load, 1.35, EPS);
+    world_close(&w);
+}
+
+/* A graceful preemption of a checkpoint-capable job keeps its work: only
+ * the restart overhead is lost. A rejected job counts in no per-job
+ * figure. srtf, grace 10 s, restart cost 2 s, 4 GPUs:
+ *   l: 4 GPUs, 20 s, checkpoint-capable, at 0
+ *   s: 4 GPUs,  3 s, at 5: l is signalled, stops at 6 keeping its 6 s;
+ *      s runs [6, 9); l resumes at 9, pays 2 s, ends at 9 + 2 + 14 = 25
+ *   r: 8 GPUs at 1: rejected */
+static void checkpointed_work_is_not_lost(void **st)
+{
+    struct world w = {0};
+    struct gp_cluster *c;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find("srtf"),
+        .model = GP_PLACE_PACK,
+        .restart_cost_us = S(2),
+        .observer = &gp_metrics_observer,
+        .grace_us = S(10),
+    };
+    struct gp_job_spec spec = {
+        .id = "l", .tenant = "t", .gpus = 4, .duration_us = S(20),
+        .checkpointable = true,
+    };
+    const struct gp_summary *s;
+    uint32_t l, sh, r;
+
+    (void)st;
+    assert_int_equal(gp_metrics_new(&w.m), GP_OK);
+    cfg.observer_priv = w.m;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 4, "gpu", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&w.core, c, &cfg, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(w.core, &spec, 0, &l, NULL), GP_OK);
+    round_at(&w, 0);
+    r = submit(&w, "r", "t", 8, 10, 1);
+    assert_int_equal(state(&w, r), GP_JOB_REJECTED);
+    sh = submit(&w, "s", "t", 4, 3, 5);
+    round_at(&w, 5);
+    assert_int_equal(state(&w, l), GP_JOB_PREEMPTING);
+    assert_int_equal(gp_core_job_stopped(w.core, l, S(6), S(6)), GP_OK);
+    assert_int_equal(gp_core_job(w.core, l)->lost_work_us, 0);
+    round_at(&w, 6);
+    assert_int_equal(state(&w, sh), GP_JOB_RUNNING);
+    end_at(&w, sh, 9);
+    round_at(&w, 9);
+    assert_int_equal(state(&w, l), GP_JOB_RUNNING);
+    end_at(&w, l, 25);
+    round_at(&w, 25);
+    world_finish(&w, 25);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->rejected, 1);
+    assert_int_equal(s->preemptions, 1);
+    assert_double_equal(s->preemptions_per_job_mean, 0.5, EPS); /* l and s */
+    assert_int_equal(s->preemptions_per_job_max, 1);
+    assert_double_equal(s->lost_work_gpu_s, 0, EPS);
+    assert_double_equal(s->restart_gpu_s, 2 * 4, EPS);
+    assert_double_equal(s->lost_gpu_s, 2 * 4, EPS);
+    /* (20 x 4 + 3 x 4) GPU-s over 4 GPUs x 5 s; r is left out */
+    assert_double_equal(s->offered_load, 92.0 / 20, EPS);
+    /* no guarantees: no episodes, and no samples in 25 s */
+    assert_int_equal(s->guaranteed_tenants, 0);
+    assert_int_equal(s->reclaim_episodes, 0);
+    assert_int_equal(s->guarantee_samples, 0);
+    world_close(&w);
+}
+
 /* A job that can never fit is rejected and counted; one still running at
  * the end is unfinished, and the window runs to the end given. */
 static void rejected_and_unfinished_jobs_are_counted_apart(void **st)
@@ -551,6 +878,10 @@ static void json_has_every_key_and_reruns_byte_identical(void **st)
         "lb_makespan_s", "avg_jct_ratio", "makespan_ratio", "policy",
         "placement", "cluster_gpus", "rounds", "events", "tenants",
         "pred_p50_rel_err", "pred_p90_rel_err", "pred_underestimated",
+        "offered_load", "guarantee_compliance", "fairshare_compliance",
+        "reclaim_episodes", "reclaim_delay_p50_s", "reclaim_delay_p99_s",
+        "preemptions_per_job_mean", "preemptions_per_job_max",
+        "lost_work_gpu_s", "restart_gpu_s",
     };
     struct world w1 = {0}, w2 = {0};
     char *a, *b, *walled;
@@ -573,6 +904,12 @@ static void json_has_every_key_and_reruns_byte_identical(void **st)
     /* 44 / 76 rounded to 6 decimals, printed short */
     assert_non_null(strstr(a, "\"gpu_utilization\": 0.578947,"));
     assert_non_null(strstr(a, "\"makespan_s\": 19.0,"));
+    /* 44 GPU-s over 4 GPUs x 2 s; 19 s hold no whole minute */
+    assert_non_null(strstr(a, "\"offered_load\": 5.5,"));
+    assert_true(json_is_null(json_object_get(root, "guarantee_compliance")));
+    assert_true(json_is_null(json_object_get(root, "fairshare_compliance")));
+    assert_int_equal(
+        json_integer_value(json_object_get(root, "reclaim_episodes")), 0);
     t = json_object_get(json_object_get(root, "tenants"), "alpha");
     assert_non_null(t);
     assert_int_equal(json_integer_value(json_object_get(t, "jobs")), 2);
@@ -591,6 +928,126 @@ static void json_has_every_key_and_reruns_byte_identical(void **st)
     free(walled);
     free(a);
     free(b);
+    world_close(&w1);
+    world_close(&w2);
+}
+
+/* The tenancy keys, top level and per tenant, with the hand numbers of
+ * the pool run; nulls where nothing was sampled; the same bytes twice. */
+static void json_has_tenancy_keys_and_reruns_byte_identical(void **st)
+{
+    static const char *const tkeys[] = {
+        "guarantee", "jobs", "completed", "avg_jct_s", "avg_wait_s",
+        "p99_wait_s", "gpu_hours", "share_of_gpu_time", "preemptions",
+        "guarantee_compliance", "fairshare_compliance", "reclaim_episodes",
+        "reclaim_delay_p50_s", "reclaim_delay_p99_s",
+    };
+    struct world w1 = {0}, w2 = {0}, w3 = {0};
+    char *a, *b, *c;
+    json_t *root, *y;
+    json_error_t err;
+
+    (void)st;
+    run_pool_reclaim(&w1);
+    run_pool_reclaim(&w2);
+    a = capture_json(&w1.m, 1, false);
+    b = capture_json(&w2.m, 1, false);
+    assert_string_equal(a, b);
+    root = json_loads(a, 0, &err);
+    assert_non_null(root);
+    assert_non_null(strstr(a, "\"offered_load\": 1.35,"));
+    assert_non_null(strstr(a, "\"guarantee_compliance\": 0.972973,"));
+    assert_non_null(strstr(a, "\"fairshare_compliance\": 0.675676,"));
+    assert_non_null(strstr(a, "\"reclaim_episodes\": 1,"));
+    assert_non_null(strstr(a, "\"reclaim_delay_p50_s\": 30.0,"));
+    assert_non_null(strstr(a, "\"reclaim_delay_p99_s\": 30.0,"));
+    assert_non_null(strstr(a, "\"preemptions_per_job_mean\": 0.25,"));
+    assert_non_null(strstr(a, "\"preemptions_per_job_max\": 1,"));
+    assert_non_null(strstr(a, "\"lost_gpu_s\": 260.0,"));
+    assert_non_null(strstr(a, "\"lost_work_gpu_s\": 260.0,"));
+    assert_non_null(strstr(a, "\"restart_gpu_s\": 0.0,"));
+    assert_non_null(strstr(a, "\"pred_p50_rel_err\": "));
+    y = json_object_get(json_object_get(root, "tenants"), "y");
+    assert_non_null(y);
+    for (size_t i = 0; i < sizeof(tkeys) / sizeof(tkeys[0]); i++)
+        assert_non_null(json_object_get(y, tkeys[i]));
+    assert_int_equal(json_integer_value(json_object_get(y, "guarantee")), 2);
+    assert_double_equal(
+        json_real_value(json_object_get(y, "guarantee_compliance")),
+        0.888889, EPS);
+    assert_double_equal(
+        json_real_value(json_object_get(y, "reclaim_delay_p50_s")), 30, EPS);
+    json_decref(root);
+
+    /* tenants with no counted sample: null, not 0 */
+    world_open_tenants(&w3, "fifo", 4, 0);
+    submit(&w3, "a", "x", 4, 10, 0);
+    round_at(&w3, 0);
+    end_at(&w3, 0, 10);
+    round_at(&w3, 10);
+    world_finish(&w3, 10);
+    c = capture_json(&w3.m, 1, false);
+    root = json_loads(c, 0, &err);
+    assert_non_null(root);
+    assert_true(json_is_null(json_object_get(root, "offered_load")));
+    assert_true(json_is_null(json_object_get(root, "guarantee_compliance")));
+    y = json_object_get(json_object_get(root, "tenants"), "x");
+    assert_true(json_is_null(json_object_get(y, "guarantee_compliance")));
+    assert_true(json_is_null(json_object_get(y, "fairshare_compliance")));
+    assert_double_equal(
+        json_real_value(json_object_get(root, "reclaim_delay_p99_s")), 0, EPS);
+    json_decref(root);
+    free(a);
+    free(b);
+    free(c);
+    world_close(&w1);
+    world_close(&w2);
+    world_close(&w3);
+}
+
+/* Rows show only where they mean something: the fifo runs have no
+ * guarantees and no samples; the pool run has both. */
+static void table_shows_tenancy_rows_only_when_meaningful(void **st)
+{
+    struct world w1 = {0}, w2 = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)st;
+    run_fifo(&w1);
+    assert_non_null(f = open_memstream(&buf, &len));
+    gp_output_table(f, &w1.m, 1, false);
+    fclose(f);
+    assert_null(strstr(buf, "compliance"));
+    assert_null(strstr(buf, "reclaim"));
+    assert_null(strstr(buf, "guarantee"));
+    assert_non_null(strstr(buf, "offered load"));
+    assert_non_null(strstr(buf, "5.500"));
+    assert_non_null(strstr(buf, "preemptions per job (mean)"));
+    assert_non_null(strstr(buf, "lost work (GPU-h)"));
+    assert_non_null(strstr(buf, "prediction error p50 (%)"));
+    assert_non_null(strstr(buf, "p99 wait (s)\n"));
+    free(buf);
+    buf = NULL;
+
+    run_pool_reclaim(&w2);
+    assert_non_null(f = open_memstream(&buf, &len));
+    gp_output_table(f, &w2.m, 1, false);
+    fclose(f);
+    assert_non_null(strstr(buf, "guarantee compliance (%)"));
+    assert_non_null(strstr(buf, "97.3"));  /* 36/37 */
+    assert_non_null(strstr(buf, "fair-share compliance (%)"));
+    assert_non_null(strstr(buf, "67.6"));  /* 25/37 */
+    assert_non_null(strstr(buf, "reclaim delay p50 (s)"));
+    assert_non_null(strstr(buf, "30.00"));
+    assert_non_null(strstr(buf, "GPU time lost (GPU-h)"));
+    assert_non_null(strstr(buf, "0.07"));  /* 260 GPU-s */
+    assert_non_null(strstr(buf, "0.250")); /* preemptions per job */
+    assert_non_null(strstr(buf, "1.350")); /* offered load */
+    assert_non_null(strstr(buf, "guarantee (GPUs)\n"));
+    assert_non_null(strstr(buf, "88.9")); /* y's compliance */
+    free(buf);
     world_close(&w1);
     world_close(&w2);
 }
@@ -692,6 +1149,8 @@ static void report_is_one_html_file_with_charts(void **st)
     assert_null(strstr(html, "<script"));
     assert_null(strstr(html, "http")); /* nothing from outside */
     assert_non_null(strstr(html, "alpha"));
+    assert_non_null(strstr(html, "Jobs waiting over time"));
+    assert_null(strstr(html, "Load sweep")); /* one cluster size */
     /* once more: the same bytes */
     assert_int_equal(gp_report_write(sub, &w.m, 1, &info, &diag), GP_OK);
     {
@@ -707,6 +1166,52 @@ static void report_is_one_html_file_with_charts(void **st)
     rmdir(sub);
     rmdir(dir);
     world_close(&w);
+}
+
+/* Runs on clusters of different sizes make a load sweep: a line per
+ * policy, a marker per run, by offered load; fair-share compliance too,
+ * since these runs have tenants and samples. */
+static void report_of_a_sweep_has_load_charts(void **st)
+{
+    struct world w4 = {0}, w8 = {0}, wp = {0};
+    struct gp_metrics *runs[3];
+    char dir[] = "/tmp/gp_report_XXXXXX", path[160], *html, *again;
+    struct gp_diag diag = {0};
+
+    (void)st;
+    run_guarantee_fifo(&w8, 8);
+    run_guarantee_fifo(&w4, 4);
+    run_pool_reclaim(&wp);
+    runs[0] = w8.m;
+    runs[1] = w4.m;
+    runs[2] = wp.m;
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(gp_report_write(dir, runs, 3, NULL, &diag), GP_OK);
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    html = slurp(path);
+    assert_non_null(strstr(html, "<h2>Load sweep</h2>"));
+    assert_non_null(strstr(html, "average wait vs offered load"));
+    assert_non_null(strstr(html, "GPU utilization vs offered load"));
+    assert_non_null(strstr(html, "fair-share compliance vs offered load"));
+    assert_non_null(strstr(html, "<circle"));
+    /* same policy and placement on two sizes: the size names the run */
+    assert_non_null(strstr(html, "fifo/pack@8"));
+    assert_non_null(strstr(html, "fifo/pack@4"));
+    assert_non_null(strstr(html, "guarantee compliance (%)"));
+    assert_non_null(strstr(html, "reclaim delay p50"));
+    assert_non_null(strstr(html, "offered load"));
+    assert_non_null(strstr(html, "prediction error p50 (%)"));
+    assert_null(strstr(html, "http"));
+    assert_int_equal(gp_report_write(dir, runs, 3, NULL, &diag), GP_OK);
+    again = slurp(path);
+    assert_string_equal(html, again);
+    free(again);
+    free(html);
+    unlink(path);
+    rmdir(dir);
+    world_close(&w4);
+    world_close(&w8);
+    world_close(&wp);
 }
 
 /* A file where a directory should be: GP_EIO naming the path (works as
@@ -773,13 +1278,20 @@ int main(void)
         cmocka_unit_test(buckets_merge_pairwise_and_double_in_width),
         cmocka_unit_test(percentiles_take_the_nearest_rank),
         cmocka_unit_test(restart_overhead_counts_as_lost_gpu_time),
+        cmocka_unit_test(compliance_is_sampled_every_minute),
+        cmocka_unit_test(samples_count_whole_minutes_in_the_interval),
+        cmocka_unit_test(pool_reclaim_by_hand),
+        cmocka_unit_test(checkpointed_work_is_not_lost),
         cmocka_unit_test(rejected_and_unfinished_jobs_are_counted_apart),
         cmocka_unit_test(jobs_csv_holds_exact_times_and_quotes_fields),
         cmocka_unit_test(jobs_csv_leaves_unknown_times_empty),
         cmocka_unit_test(json_has_every_key_and_reruns_byte_identical),
+        cmocka_unit_test(json_has_tenancy_keys_and_reruns_byte_identical),
+        cmocka_unit_test(table_shows_tenancy_rows_only_when_meaningful),
         cmocka_unit_test(json_of_several_runs_is_an_array),
         cmocka_unit_test(table_shows_runs_side_by_side),
         cmocka_unit_test(report_is_one_html_file_with_charts),
+        cmocka_unit_test(report_of_a_sweep_has_load_charts),
         cmocka_unit_test(report_to_an_unwritable_path_is_an_io_error),
         cmocka_unit_test(unfinished_metrics_refuse_to_print),
         cmocka_unit_test(finishing_twice_is_a_state_error),

@@ -6,9 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "gpupool/trace.h"
 #include "trace/fmt_pai.h"
@@ -167,7 +170,9 @@ static void gavel_physical_cluster_file_has_ten_fields(void **state)
     gp_trace_close(t);
 }
 
-static void gavel_scale_without_a_throughput_is_eparse(void **state)
+/* Gavel measured 1, 2, 4 and 8 GPUs; a row on 16 used to fail. Now it runs
+ * at the 8-GPU figure scaled linearly: twice as fast as the 8-GPU row. */
+static void gavel_unmeasured_scale_scales_a_measured_throughput(void **state)
 {
     struct gp_trace *t = must_open(DATA "gavel/vc2.trace", NULL, NULL, false);
     struct gp_job_spec j;
@@ -176,18 +181,46 @@ static void gavel_scale_without_a_throughput_is_eparse(void **state)
     must_next(t, &j);
     assert_int_equal(j.gpus, 8);
     assert_int_equal(j.duration_us, 100543891);
-    assert_next_fails(t, GP_EPARSE, "vc2.trace:2", "field 'scale_factor'");
-    must_next(t, &j); /* the bad row was consumed */
+    must_next(t, &j);
+    assert_string_equal(j.name, "LM (batch size 20)");
+    assert_int_equal(j.gpus, 16);
+    assert_int_equal(j.duration_us, 50271945); /* 100543891 / 2 */
+    must_next(t, &j);
     assert_string_equal(j.name, "ResNet-50 (batch size 64)");
     assert_end(t);
+    assert_int_equal(gp_trace_skipped(t), 0);
     gp_trace_close(t);
+}
 
-    t = must_open(DATA "gavel/vc2.trace", NULL, NULL, true);
-    must_next(t, &j);
-    must_next(t, &j);
-    assert_end(t);
-    assert_int_equal(gp_trace_skipped(t), 1);
-    gp_trace_close(t);
+static void gavel_fallback_uses_the_largest_measured_scale_below(void **state)
+{
+    static const char *const lm = "LM (batch size 20)";
+    const struct gp__gavel_tput *t8 = gp__gavel_tput_find(lm, strlen(lm), 8);
+    const struct gp__gavel_tput *t2 = gp__gavel_tput_find(lm, strlen(lm), 2);
+    const struct gp__gavel_tput *a3c = gp__gavel_tput_find("A3C", 3, 1);
+    uint32_t s0 = 0;
+
+    (void)state;
+    assert_non_null(t8);
+    assert_non_null(t2);
+    assert_non_null(a3c);
+    /* measured scales are used as they are */
+    assert_true(gp__gavel_v100_tput(lm, strlen(lm), 8, &s0) == t8->v100);
+    assert_int_equal(s0, 8);
+    /* 3 GPUs: the 2-GPU figure x 3/2; 64: the 8-GPU figure x 8 */
+    assert_true(gp__gavel_v100_tput(lm, strlen(lm), 3, &s0) ==
+                t2->v100 * 1.5);
+    assert_int_equal(s0, 2);
+    assert_true(gp__gavel_v100_tput(lm, strlen(lm), 64, &s0) ==
+                t8->v100 * 8);
+    assert_int_equal(s0, 8);
+    /* measured at 1 GPU only (A3C, CycleGAN, Recommendation) */
+    assert_true(gp__gavel_v100_tput("A3C", 3, 4, &s0) == a3c->v100 * 4);
+    assert_int_equal(s0, 1);
+    /* a type the table lacks altogether has no figure at any scale */
+    assert_true(gp__gavel_v100_tput("A3", 2, 1, NULL) == 0);
+    assert_true(gp__gavel_v100_tput("GPT-9 (batch size 1)", 20, 1, NULL) ==
+                0);
 }
 
 static void gavel_unknown_job_type_is_eparse(void **state)
@@ -229,8 +262,8 @@ static void gavel_tarball_replays_each_vc_as_a_tenant(void **state)
             fail_msg("tenant %s", j.tenant);
     }
     assert_int_equal(vc1, 3);
-    assert_int_equal(vc2, 2);
-    assert_int_equal(gp_trace_skipped(t), 1); /* vc2's 16-GPU job */
+    assert_int_equal(vc2, 3); /* its 16-GPU job too (scaled from 8) */
+    assert_int_equal(gp_trace_skipped(t), 0);
     gp_trace_close(t);
 }
 
@@ -422,11 +455,123 @@ static void pai_joins_tasks_into_jobs(void **state)
     gp_trace_close(t);
 }
 
+/* A temporary folder holding a copy of the PAI job table, and optionally
+ * the task table gzipped next to it (a PAI download's own layout). */
+struct pai_dir {
+    char dir[64];
+    char jobs[128];
+    char tasks_gz[128];
+};
+
+static void copy_file(const char *from, const char *to, bool gzip)
+{
+    char buf[4096];
+    size_t n;
+    FILE *in = fopen(from, "rb");
+    FILE *out = gzip ? NULL : fopen(to, "wb");
+    gzFile gz = gzip ? gzopen(to, "wb9") : NULL;
+
+    assert_non_null(in);
+    assert_true(gzip ? gz != NULL : out != NULL);
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+        if (gzip)
+            assert_int_equal(gzwrite(gz, buf, (unsigned)n), (int)n);
+        else
+            assert_int_equal(fwrite(buf, 1, n, out), n);
+    }
+    fclose(in);
+    if (gzip)
+        assert_int_equal(gzclose(gz), Z_OK);
+    else
+        assert_int_equal(fclose(out), 0);
+}
+
+static void pai_dir_make(struct pai_dir *d, bool with_tasks)
+{
+    memset(d, 0, sizeof(*d));
+    strcpy(d->dir, "/tmp/gp-pai-XXXXXX");
+    assert_non_null(mkdtemp(d->dir));
+    snprintf(d->jobs, sizeof(d->jobs), "%s/pai_job_table.csv", d->dir);
+    copy_file(DATA "pai/pai_job_table.csv", d->jobs, false);
+    if (with_tasks) {
+        snprintf(d->tasks_gz, sizeof(d->tasks_gz),
+                 "%s/pai_task_table.csv.gz", d->dir);
+        copy_file(DATA "pai/pai_task_table.csv", d->tasks_gz, true);
+    }
+}
+
+static void pai_dir_remove(struct pai_dir *d)
+{
+    unlink(d->jobs);
+    if (d->tasks_gz[0])
+        unlink(d->tasks_gz);
+    rmdir(d->dir);
+}
+
 static void pai_without_a_task_table_says_how_to_give_one(void **state)
 {
+    struct pai_dir d;
+
     (void)state;
-    assert_open_fails(DATA "pai/pai_job_table.csv", "pai", NULL, GP_EINVAL,
-                      NULL, "--trace-aux");
+    pai_dir_make(&d, false);
+    assert_open_fails(d.jobs, "pai", NULL, GP_EINVAL, NULL, "--trace-aux");
+    assert_open_fails(d.jobs, NULL, NULL, GP_EINVAL, NULL, "--trace-aux");
+    pai_dir_remove(&d);
+}
+
+/* No --trace-aux: gp_trace_open finds pai_task_table.csv beside the job
+ * table, whether the format is named or detected. */
+static void pai_open_without_aux_finds_the_task_table_next_to_it(void **state)
+{
+    static const char *const formats[] = {"pai", NULL, "auto"};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+        struct gp_trace *t =
+            must_open(DATA "pai/pai_job_table.csv", formats[i], NULL, false);
+        struct gp_job_spec j;
+
+        assert_string_equal(gp_trace_format(t), "pai");
+        must_next(t, &j);
+        assert_string_equal(j.id, "job_a");
+        must_next(t, &j);
+        assert_string_equal(j.id, "job_b");
+        assert_int_equal(j.gpus, 9);
+        must_next(t, &j);
+        assert_string_equal(j.id, "job_f");
+        assert_end(t);
+        gp_trace_close(t);
+    }
+}
+
+static void pai_open_without_aux_finds_a_gzipped_task_table(void **state)
+{
+    struct pai_dir d;
+    struct gp_trace *t;
+    struct gp_job_spec j;
+
+    (void)state;
+    pai_dir_make(&d, true);
+    t = must_open(d.jobs, NULL, NULL, false);
+    assert_string_equal(gp_trace_format(t), "pai");
+    must_next(t, &j);
+    assert_string_equal(j.id, "job_a");
+    assert_int_equal(j.gpus, 1);
+    gp_trace_close(t);
+    /* an explicit --trace-aux still wins over the sibling */
+    assert_open_fails(d.jobs, "pai", DATA "pai/bad_tasks.csv", GP_EPARSE,
+                      "bad_tasks.csv:2", "field 'plan_gpu'");
+    pai_dir_remove(&d);
+}
+
+static void pai_summary_names_the_trace_aux_option(void **state)
+{
+    (void)state;
+    assert_non_null(strstr(gp_trace_reader_pai.summary, "(--trace-aux)"));
+    for (size_t i = 0; gp_trace_formats[i].name; i++)
+        if (strcmp(gp_trace_formats[i].name, "pai") == 0)
+            assert_non_null(
+                strstr(gp_trace_formats[i].summary, "(--trace-aux)"));
 }
 
 static void pai_bad_task_row_fails_the_open_unless_skipped(void **state)
@@ -539,7 +684,8 @@ int main(void)
         cmocka_unit_test(gavel_table_is_sorted_for_bsearch),
         cmocka_unit_test(gavel_msr_file_turns_steps_into_v100_seconds),
         cmocka_unit_test(gavel_physical_cluster_file_has_ten_fields),
-        cmocka_unit_test(gavel_scale_without_a_throughput_is_eparse),
+        cmocka_unit_test(gavel_unmeasured_scale_scales_a_measured_throughput),
+        cmocka_unit_test(gavel_fallback_uses_the_largest_measured_scale_below),
         cmocka_unit_test(gavel_unknown_job_type_is_eparse),
         cmocka_unit_test(gavel_file_may_not_mix_layouts),
         cmocka_unit_test(gavel_tarball_replays_each_vc_as_a_tenant),
@@ -558,6 +704,9 @@ int main(void)
         cmocka_unit_test(pai_hook_reads_the_task_table_from_memory),
         cmocka_unit_test(pai_job_row_of_other_width_is_eparse),
         cmocka_unit_test(pai_task_table_is_found_next_to_the_job_table),
+        cmocka_unit_test(pai_open_without_aux_finds_the_task_table_next_to_it),
+        cmocka_unit_test(pai_open_without_aux_finds_a_gzipped_task_table),
+        cmocka_unit_test(pai_summary_names_the_trace_aux_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

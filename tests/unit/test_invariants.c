@@ -1,0 +1,273 @@
+/* test_invariants.c - random multi-tenant workloads through the simulator
+ * under every policy, with a watcher that checks at every change:
+ *  - no GPU is held twice: busy GPUs = the tenants' held GPUs = the
+ *    cluster's GPUs less its free ones, never more than the cluster;
+ *  - no job starts while it runs; every job ends;
+ *  - no job is preempted before its minimum run time or beyond its cap;
+ *  - while borrowed GPUs exist, a tenant below its guarantee whose pending
+ *    work fits (1-GPU jobs) is served within the grace period (the round
+ *    that follows its victims' stop runs at that same instant).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpupool/sim.h"
+
+#define NT 4
+#define GRACE_US (30 * GP_US_PER_S)
+#define MIN_RUN_US (300 * GP_US_PER_S)
+#define MAX_PREEMPT 4
+
+struct watch {
+    uint8_t *running;
+    size_t njobs;
+    int64_t owed_since[NT]; /* GP_TIME_NONE = not waiting */
+    int64_t worst_wait_us;
+    int64_t min_run_us, grace_us;
+    uint32_t max_preempt;
+    uint64_t gpus;
+    bool check_reclaim;
+    int failures;
+};
+
+static void broken(struct watch *w, const char *what, int64_t now)
+{
+    if (w->failures++ < 5)
+        print_error("invariant broken at t=%.3f s: %s\n", gp_us_to_s(now),
+                    what);
+}
+
+/* `whole`: between rounds, when the cluster's own free count must agree
+ * too (while a plan is applied, its GPUs are reserved before each start is
+ * booked). */
+static void check_books(struct watch *w, const struct gp_core *c, int64_t now,
+                        bool whole)
+{
+    uint64_t held = 0, busy = gp_core_busy_gpus(c);
+    const struct gp_cluster *cl = gp_core_cluster(c);
+    bool borrowed = false;
+
+    for (uint32_t t = 0; t < gp_core_ntenants(c); t++) {
+        const struct gp_tenant_info *ti = gp_core_tenant_info(c, t);
+        held += ti->held;
+        if (ti->held > ti->guarantee)
+            borrowed = true;
+    }
+    if (held != busy || busy > w->gpus)
+        broken(w, "tenants' GPUs and busy GPUs differ", now);
+    if (whole && gp_cluster_free_gpus(cl) + busy != gp_cluster_gpus(cl))
+        broken(w, "the cluster's free GPUs and busy GPUs differ", now);
+    if (!w->check_reclaim)
+        return;
+    for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
+        const struct gp_tenant_info *ti = gp_core_tenant_info(c, t);
+        uint64_t want = ti->demand < ti->guarantee ? ti->demand
+                                                   : ti->guarantee;
+        bool owed = borrowed && ti->held < want;
+
+        if (owed && w->owed_since[t] == GP_TIME_NONE)
+            w->owed_since[t] = now;
+        if (!owed && w->owed_since[t] != GP_TIME_NONE) {
+            int64_t waited = now - w->owed_since[t];
+            if (waited > w->worst_wait_us)
+                w->worst_wait_us = waited;
+            w->owed_since[t] = GP_TIME_NONE;
+        }
+    }
+}
+
+static void w_submitted(void *priv, const struct gp_core *c,
+                        const struct gp_job *j, int64_t now)
+{
+    (void)j;
+    check_books(priv, c, now, true);
+}
+
+static void w_started(void *priv, const struct gp_core *c,
+                      const struct gp_job *j, int64_t now)
+{
+    struct watch *w = priv;
+
+    if (w->running[j->id])
+        broken(w, "a running job started again", now);
+    w->running[j->id] = 1;
+    check_books(w, c, now, false);
+}
+
+static void w_preempted(void *priv, const struct gp_core *c,
+                        const struct gp_job *j, int64_t now)
+{
+    struct watch *w = priv;
+    int64_t signalled = w->grace_us > 0 ? j->signal_us : now;
+
+    if (!w->running[j->id])
+        broken(w, "a job not running was preempted", now);
+    w->running[j->id] = 0;
+    if (signalled - j->run_start_us < w->min_run_us)
+        broken(w, "preempted before its minimum run time", now);
+    if (j->preemptions > w->max_preempt)
+        broken(w, "preempted beyond its cap", now);
+    check_books(w, c, now, false);
+}
+
+static void w_ended(void *priv, const struct gp_core *c,
+                    const struct gp_job *j, int64_t now)
+{
+    struct watch *w = priv;
+
+    w->running[j->id] = 0;
+    check_books(w, c, now, true);
+}
+
+static void w_round(void *priv, const struct gp_core *c, int64_t now)
+{
+    check_books(priv, c, now, true);
+}
+
+static const struct gp_observer_ops watch_ops = {
+    .submitted = w_submitted,
+    .started = w_started,
+    .preempted = w_preempted,
+    .ended = w_ended,
+    .round = w_round,
+};
+
+static void make_workload(struct gp_workload *wl, uint64_t seed, size_t n,
+                          bool one_gpu)
+{
+    static const char *const tenants[NT] = {"t0", "t1", "t2", "t3"};
+    static const uint32_t sizes[] = {1, 1, 1, 1, 2, 2, 4, 8};
+    struct gp_rng rng;
+    double t = 0;
+
+    gp_rng_init(&rng, seed);
+    gp_workload_init(wl);
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        struct gp_job_spec s = {0};
+
+        snprintf(id, sizeof(id), "j%zu", i);
+        /* bursts: tenants take turns flooding the cluster */
+        t += gp_rng_unit(&rng) * 120.0;
+        s.id = id;
+        s.tenant = tenants[(i / 40 + (gp_rng_next(&rng) % 4 == 0)) % NT];
+        s.gpus = one_gpu ? 1 : sizes[gp_rng_next(&rng) % 8];
+        s.submit_us = (int64_t)(t * 1e6);
+        s.duration_us = (int64_t)((60 + gp_rng_unit(&rng) * 5000) * 1e6);
+        s.priority = (int32_t)(gp_rng_next(&rng) % 3) - 1;
+        s.checkpointable = gp_rng_next(&rng) % 4 != 0;
+        assert_int_equal(gp_workload_add(wl, &s), GP_OK);
+    }
+    gp_workload_seal(wl);
+}
+
+static void run_case(const char *policy, uint64_t seed, bool one_gpu)
+{
+    struct gp_tenant_spec tenants[NT] = {
+        {.name = "t0", .guarantee = 8, .weight = 2},
+        {.name = "t1", .guarantee = 4},
+        {.name = "t2", .guarantee = 4, .cap = 12},
+        {.name = "t3", .guarantee = 0},
+    };
+    struct gp_workload wl;
+    struct gp_cluster *cluster;
+    struct gp_metrics *m;
+    struct gp_diag diag = {{0}, {0}};
+    struct watch w = {0};
+    struct gp_sim_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .restart_cost_us = 20 * GP_US_PER_S,
+        .tenants = tenants,
+        .ntenants = NT,
+        .grace_us = GRACE_US,
+        .ckpt_cost_us = 10 * GP_US_PER_S,
+        .watch = &watch_ops,
+        .watch_priv = &w,
+    };
+    const struct gp_summary *sum;
+    size_t n = 600;
+
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = one_gpu ? 0 : MIN_RUN_US;
+        cfg.max_preemptions[k] = one_gpu ? 0 : MAX_PREEMPT;
+    }
+    assert_non_null(cfg.policy);
+    make_workload(&wl, seed, n, one_gpu);
+    w.running = calloc(n, 1);
+    w.min_run_us = cfg.min_run_us[0];
+    w.max_preempt = one_gpu ? UINT32_MAX : MAX_PREEMPT;
+    w.grace_us = GRACE_US;
+    w.gpus = 16;
+    w.check_reclaim = one_gpu && strcmp(policy, "pool") == 0;
+    for (int t = 0; t < NT; t++)
+        w.owed_since[t] = GP_TIME_NONE;
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 2, 8, NULL, 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_metrics_new(&m), GP_OK);
+    assert_int_equal(gp_sim_run(&wl, cluster, &cfg, m, NULL, &diag), GP_OK);
+    sum = gp_metrics_summary(m);
+    if (w.failures)
+        print_error("%s seed %llu: %d invariant failures\n", policy,
+                    (unsigned long long)seed, w.failures);
+    assert_int_equal(w.failures, 0);
+    assert_int_equal(sum->completed, n); /* every job ends */
+    assert_int_equal(sum->unfinished, 0);
+    if (w.check_reclaim) {
+        if (w.worst_wait_us > GRACE_US)
+            print_error("%s seed %llu: a tenant owed its guarantee waited "
+                        "%.1f s\n",
+                        policy, (unsigned long long)seed,
+                        gp_us_to_s(w.worst_wait_us));
+        assert_true(w.worst_wait_us <= GRACE_US);
+        assert_true(sum->preemptions > 0); /* the case did reclaim */
+    }
+    free(w.running);
+    gp_metrics_free(m);
+    gp_workload_fini(&wl);
+}
+
+static void pool_keeps_every_invariant_on_random_gangs(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        run_case("pool", seed, false);
+}
+
+static void pool_serves_a_guarantee_within_the_grace_period(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        run_case("pool", seed, true);
+}
+
+static void baselines_keep_every_invariant(void **state)
+{
+    static const char *const policies[] = {
+        "static-quota", "pool-noreclaim", "fifo", "fifo-backfill", "sjf",
+        "srtf", "las", "qssf",
+    };
+
+    (void)state;
+    for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++)
+        for (uint64_t seed = 1; seed <= 3; seed++)
+            run_case(policies[p], seed, false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pool_keeps_every_invariant_on_random_gangs),
+        cmocka_unit_test(pool_serves_a_guarantee_within_the_grace_period),
+        cmocka_unit_test(baselines_keep_every_invariant),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

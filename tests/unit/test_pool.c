@@ -1,0 +1,412 @@
+/* test_pool.c - guaranteed quotas, lending, reclaim by graceful
+ * preemption, protections, and the baselines, driven by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "core_harness.h"
+
+struct setup {
+    int64_t grace_us;
+    int64_t min_run_us;
+    uint32_t max_preempt;
+};
+
+static struct gp_core *pool_core(const char *policy, uint32_t gpus,
+                                 const struct gp_tenant_spec *tenants,
+                                 size_t nt, const struct setup *s,
+                                 struct rec *r)
+{
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .backend = &rec_backend,
+        .backend_priv = r,
+        .grace_us = s->grace_us,
+    };
+
+    memset(r, 0, sizeof(*r));
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = s->min_run_us;
+        cfg.max_preemptions[k] = s->max_preempt;
+    }
+    assert_non_null(cfg.policy);
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, NULL, 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    for (size_t i = 0; i < nt; i++)
+        assert_int_equal(gp_core_add_tenant(core, &tenants[i], NULL), GP_OK);
+    return core;
+}
+
+static uint32_t job_of(struct gp_core *core, const char *tenant,
+                       uint32_t gpus, double dur_s, double at_s, int prio,
+                       bool ckpt)
+{
+    static int n;
+    char id[32];
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .gpus = gpus,
+        .duration_us = (int64_t)(dur_s * 1e6),
+        .submit_us = (int64_t)(at_s * 1e6),
+        .priority = prio,
+        .checkpointable = ckpt,
+    };
+    uint32_t jid = UINT32_MAX;
+
+    snprintf(id, sizeof(id), "j%d", n++);
+    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
+                     GP_OK);
+    return jid;
+}
+
+/* Play the backend: every preempting job stops now, keeping its work. */
+static void stop_signalled(struct gp_core *core, int64_t now)
+{
+    for (uint32_t i = 0; i < gp_core_njobs(core); i++) {
+        const struct gp_job *j = gp_core_job(core, i);
+        if (j->state == GP_JOB_PREEMPTING)
+            assert_int_equal(
+                gp_core_job_stopped(core, i, gp_job_work_at(j, now), now),
+                GP_OK);
+    }
+}
+
+static const struct gp_tenant_spec two[] = {
+    {.name = "a", .guarantee = 4},
+    {.name = "b", .guarantee = 4},
+};
+
+static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 1000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 8);
+    assert_int_equal(gp_core_tenant_info(core, 1)->held, 8);
+    assert_true(gp_core_tenant_info(core, 1)->entitled > 7.99);
+    gp_core_free(core);
+}
+
+static void lender_reclaims_within_grace_plus_one_round(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t a1, a2;
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    gp_core_round(core, 0);
+    a1 = job_of(core, "a", 1, 100, 500, 0, true);
+    a2 = job_of(core, "a", 1, 100, 500, 0, true);
+    /* the round signals two of b's jobs; their GPUs stay held */
+    assert_int_equal(gp_core_round(core, S(500)), 2);
+    assert_int_equal(r.preempts, 2);
+    assert_int_equal(gp_core_busy_gpus(core), 8);
+    assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 2);
+    assert_int_equal(state_of(core, a1), GP_JOB_PENDING);
+    /* a round before they stop changes nothing: no second reclaim */
+    assert_int_equal(gp_core_round(core, S(510)), 0);
+    /* they stop within the grace; the next round starts a's jobs */
+    stop_signalled(core, S(520));
+    assert_int_equal(gp_core_round(core, S(520)), 2);
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, a2), GP_JOB_RUNNING);
+    assert_true(gp_core_job(core, a1)->first_start_us - S(500) <= S(30));
+    gp_core_free(core);
+}
+
+static void a_job_that_does_not_stop_is_stopped_when_the_grace_ends(
+    void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t a1;
+    const struct gp_job *victim;
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 10000, 0, 0, false);
+    gp_core_round(core, 0);
+    a1 = job_of(core, "a", 1, 100, 500, 0, true);
+    assert_int_equal(gp_core_round(core, S(500)), 1);
+    victim = gp_core_job(core, r.last_preempted);
+    assert_int_equal(gp_core_next_wakeup(core), S(530));
+    assert_int_equal(gp_core_round(core, S(530)), 1); /* a1 starts */
+    assert_int_equal(victim->state, GP_JOB_PENDING);
+    /* it could not checkpoint: 530 s of work are lost */
+    assert_int_equal(victim->lost_work_us, S(530));
+    assert_int_equal(victim->work_done_us, 0);
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+static void no_job_is_preempted_before_its_minimum_run_time(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), S(600), 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    gp_core_round(core, 0);
+    job_of(core, "a", 1, 100, 100, 0, true);
+    assert_int_equal(gp_core_round(core, S(100)), 0); /* 100 s < 600 s */
+    job_of(core, "a", 1, 100, 600, 0, true);
+    assert_int_equal(gp_core_round(core, S(600)), 2); /* now they may go */
+    gp_core_free(core);
+}
+
+static void no_job_is_preempted_beyond_its_cap(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 1};
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 1},
+                                 {.name = "b", .guarantee = 1}};
+    struct gp_core *core = pool_core("pool", 2, t, 2, &s, &r);
+    uint32_t b1, b2, a1;
+
+    (void)state;
+    b1 = job_of(core, "b", 1, 10000, 0, 0, true);
+    b2 = job_of(core, "b", 1, 10000, 0, 0, true);
+    gp_core_round(core, 0);
+    a1 = job_of(core, "a", 1, 100, 10, 0, true);
+    assert_int_equal(gp_core_round(core, S(10)), 2); /* instant reclaim */
+    assert_int_equal(gp_core_job(core, b1)->preemptions +
+                         gp_core_job(core, b2)->preemptions,
+                     1);
+    gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(110));
+    gp_core_round(core, S(110)); /* b's preempted job borrows again */
+    assert_int_equal(gp_core_tenant_info(core, 1)->held, 2);
+    /* a comes back; the preempted job is capped, the other one goes */
+    job_of(core, "a", 1, 100, 200, 0, true);
+    assert_int_equal(gp_core_round(core, S(200)), 2);
+    assert_int_equal(gp_core_job(core, b1)->preemptions, 1);
+    assert_int_equal(gp_core_job(core, b2)->preemptions, 1);
+    gp_core_free(core);
+}
+
+static void victims_go_lowest_priority_first_then_least_loss(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t high, normal_nockpt, normal_ckpt, low;
+
+    (void)state;
+    /* b borrows everything with four 2-GPU jobs */
+    high = job_of(core, "b", 2, 10000, 0, 1, true);
+    normal_nockpt = job_of(core, "b", 2, 10000, 0, 0, false);
+    normal_ckpt = job_of(core, "b", 2, 10000, 0, 0, true);
+    low = job_of(core, "b", 2, 10000, 0, -1, false);
+    gp_core_round(core, 0);
+    /* a wants 2: the low-priority job goes first, whatever it loses */
+    job_of(core, "a", 2, 100, 10, 0, true);
+    assert_int_equal(gp_core_round(core, S(10)), 1);
+    assert_int_equal(r.last_preempted, low);
+    stop_signalled(core, S(10));
+    gp_core_round(core, S(10));
+    /* a wants 2 more: of the normal jobs the one that can checkpoint goes
+     * (it loses nothing), not the one that would lose 20 s of work */
+    job_of(core, "a", 2, 100, 20, 0, true);
+    assert_int_equal(gp_core_round(core, S(20)), 1);
+    assert_int_equal(r.last_preempted, normal_ckpt);
+    stop_signalled(core, S(20));
+    gp_core_round(core, S(20));
+    assert_int_equal(state_of(core, normal_nockpt), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, high), GP_JOB_RUNNING);
+    /* b is at its entitlement (4): nothing more goes */
+    job_of(core, "a", 2, 100, 30, 0, true);
+    assert_int_equal(gp_core_round(core, S(30)), 0);
+    assert_int_equal(gp_core_tenant_info(core, 1)->held, 4);
+    gp_core_free(core);
+}
+
+static void a_gang_is_preempted_whole_or_not_at_all(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t gang;
+
+    (void)state;
+    gang = job_of(core, "b", 8, 10000, 0, 0, true);
+    gp_core_round(core, 0);
+    /* taking the gang would push b below its entitlement (4 of 8 if a
+     * asks for 1): b keeps it; a waits */
+    job_of(core, "a", 1, 100, 10, 0, true);
+    assert_int_equal(gp_core_round(core, S(10)), 0);
+    assert_int_equal(state_of(core, gang), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+static void static_quota_never_lends(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_core *core = pool_core("static-quota", 8, two, 2, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 1000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 4);
+    assert_int_equal(gp_core_tenant_info(core, 1)->held, 4);
+    /* one job larger than the guarantee may run while b holds nothing */
+    gp_core_free(core);
+    core = pool_core("static-quota", 8, two, 2, &s, &r);
+    job_of(core, "b", 6, 1000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 1);
+    gp_core_free(core);
+}
+
+static void pool_noreclaim_lends_but_never_takes_back(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_core *core = pool_core("pool-noreclaim", 8, two, 2, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 1000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 8);
+    job_of(core, "a", 1, 100, 10, 0, true);
+    assert_int_equal(gp_core_round(core, S(10)), 0);
+    assert_int_equal(r.preempts, 0);
+    gp_core_free(core);
+}
+
+static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4,
+                                  .lend_limit = 2},
+                                 {.name = "b", .guarantee = 4}};
+    struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 1000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 6);
+    gp_core_free(core);
+}
+
+static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
+                                 {.name = "b", .guarantee = 4, .cap = 5}};
+    struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 1000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 5);
+    assert_true(gp_core_tenant_info(core, 1)->entitled <= 5.0 + 1e-9);
+    gp_core_free(core);
+}
+
+static void excess_is_shared_by_weight(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_tenant_spec t[] = {{.name = "a", .weight = 3, .guarantee = 2},
+                                 {.name = "b", .weight = 1, .guarantee = 2},
+                                 {.name = "c", .guarantee = 0}};
+    struct gp_core *core = pool_core("pool", 10, t, 3, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 10; i++) {
+        job_of(core, "a", 1, 1000, 0, 0, true);
+        job_of(core, "b", 1, 1000, 0, 0, true);
+    }
+    gp_core_round(core, 0);
+    /* 10 GPUs: guarantees 2 + 2, the other 6 split 3:1 -> 6.5 and 3.5 */
+    assert_true(fabs(gp_core_tenant_info(core, 0)->entitled - 6.5) < 1e-9);
+    assert_true(fabs(gp_core_tenant_info(core, 1)->entitled - 3.5) < 1e-9);
+    assert_true(gp_core_tenant_info(core, 2)->entitled == 0);
+    gp_core_free(core);
+}
+
+static void nested_tenants_share_their_parents_guarantee(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_tenant_spec t[] = {
+        {.name = "org", .guarantee = 6},
+        {.name = "x", .parent = "org", .guarantee = 4},
+        {.name = "y", .parent = "org", .guarantee = 2},
+        {.name = "other", .guarantee = 2},
+    };
+    struct gp_core *core = pool_core("pool", 8, t, 4, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 8; i++) {
+        job_of(core, "x", 1, 1000, 0, 0, true);
+        job_of(core, "other", 1, 1000, 0, 0, true);
+    }
+    gp_core_round(core, 0);
+    /* y is idle: org's 6 go to x, the excess of 0 leaves other its 2 */
+    assert_true(fabs(gp_core_tenant_info(core, 1)->entitled - 6.0) < 1e-9);
+    assert_true(fabs(gp_core_tenant_info(core, 3)->entitled - 2.0) < 1e-9);
+    gp_core_free(core);
+}
+
+static void bad_tenants_are_refused_with_the_reason(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    struct gp_tenant_spec dup = {.name = "a"};
+    struct gp_tenant_spec orphan = {.name = "c", .parent = "nope"};
+    struct gp_tenant_spec lowcap = {.name = "d", .guarantee = 4, .cap = 2};
+    struct gp_diag diag = {{0}, {0}};
+
+    (void)state;
+    assert_int_equal(gp_core_add_tenant(core, &dup, &diag), GP_EEXIST);
+    assert_int_equal(gp_core_add_tenant(core, &orphan, &diag), GP_ENOENT);
+    assert_non_null(strstr(diag.msg, "nope"));
+    assert_int_equal(gp_core_add_tenant(core, &lowcap, &diag), GP_EINVAL);
+    assert_string_equal(diag.where, "d");
+    gp_core_free(core);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(idle_gpus_are_lent_to_a_tenant_with_pending_work),
+        cmocka_unit_test(lender_reclaims_within_grace_plus_one_round),
+        cmocka_unit_test(
+            a_job_that_does_not_stop_is_stopped_when_the_grace_ends),
+        cmocka_unit_test(no_job_is_preempted_before_its_minimum_run_time),
+        cmocka_unit_test(no_job_is_preempted_beyond_its_cap),
+        cmocka_unit_test(victims_go_lowest_priority_first_then_least_loss),
+        cmocka_unit_test(a_gang_is_preempted_whole_or_not_at_all),
+        cmocka_unit_test(static_quota_never_lends),
+        cmocka_unit_test(pool_noreclaim_lends_but_never_takes_back),
+        cmocka_unit_test(lending_limit_keeps_gpus_free_for_the_lender),
+        cmocka_unit_test(a_cap_bounds_what_a_tenant_may_borrow),
+        cmocka_unit_test(excess_is_shared_by_weight),
+        cmocka_unit_test(nested_tenants_share_their_parents_guarantee),
+        cmocka_unit_test(bad_tenants_are_refused_with_the_reason),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -46,6 +46,7 @@ struct sim_args {
     double min_run_s[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
     enum gp_ckpt_mode ckpt;
+    const char *sweep; /* offered loads, "0.6,0.8,1.0,1.2" */
 };
 
 static double now_s(void)
@@ -117,7 +118,11 @@ static void sim_usage(FILE *out, bool demo)
                 "      --max-preemptions [CLASS=]N   at most N preemptions "
                 "in a job's life\n"
                 "      --half-life S       decay of past usage (default "
-                "86400)\n\n"
+                "86400)\n"
+                "      --sweep-load LIST   run at each offered load (e.g. "
+                "0.6,0.8,1.0,1.2): the\n"
+                "                          cluster (NxG) is resized, tenants' "
+                "guarantees scaled\n\n"
                 "      --json              print JSON (an array for several "
                 "policies)\n"
                 "      --report DIR        write DIR/index.html with charts\n"
@@ -230,7 +235,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     enum { O_FORMAT = 256, O_AUX, O_PLACEMENT, O_OPT, O_RESTART, O_ROUND,
            O_SEED, O_JSON, O_REPORT, O_JOBS, O_SKIP, O_NOWALL, O_NOPROG,
            O_TENANTS, O_GRACE, O_CKPT_COST, O_HALF_LIFE, O_MIN_RUN,
-           O_MAX_PREEMPT, O_CKPT };
+           O_MAX_PREEMPT, O_CKPT, O_SWEEP };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"format", required_argument, NULL, O_FORMAT},
@@ -255,6 +260,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"min-run", required_argument, NULL, O_MIN_RUN},
         {"max-preemptions", required_argument, NULL, O_MAX_PREEMPT},
         {"checkpointable", required_argument, NULL, O_CKPT},
+        {"sweep-load", required_argument, NULL, O_SWEEP},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -303,6 +309,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_NOPROG: a->progress = false; break;
         case 'q': a->quiet = true; break;
         case O_TENANTS: a->tenants = optarg; break;
+        case O_SWEEP: a->sweep = optarg; break;
         case O_GRACE:
             if (parse_seconds("--grace", optarg, &a->grace_s))
                 return 2;
@@ -389,6 +396,101 @@ static int write_jobs_csv(const char *base, const char *policy, bool several,
     return 0;
 }
 
+/* Offered work per second of the trace, in GPUs: what a cluster must have
+ * to run at load 1.0. */
+static double offered_gpus(const struct gp_workload *wl)
+{
+    double work = 0, span;
+
+    if (wl->n < 2)
+        return 0;
+    for (size_t i = 0; i < wl->n; i++)
+        work += (double)wl->jobs[i].duration_us * wl->jobs[i].gpus;
+    span = (double)(wl->jobs[wl->n - 1].submit_us - wl->jobs[0].submit_us);
+    return span > 0 ? work / span : 0;
+}
+
+/* The spec of a uniform cluster resized for an offered load. */
+static int sweep_spec(const char *base, const struct gp_workload *wl,
+                      double load, char *out, size_t len, uint64_t *gpus)
+{
+    struct gp_cluster *c;
+    struct gp_diag diag = {{0}, {0}};
+    uint32_t g, n, biggest = 0;
+    uint8_t type;
+    char buf[600];
+    int rc;
+
+    if ((rc = gp_cluster_from_spec(base, &c, &diag)) != GP_OK) {
+        fprintf(stderr, "gpupool: --cluster: %s\n",
+                gp_diag_format(&diag, rc, buf, sizeof(buf)));
+        return -1;
+    }
+    g = gp_cluster_max_node_gpus(c, GP_TYPE_ANY);
+    type = gp_cluster_node_type(c, 0);
+    for (uint32_t i = 0; i < gp_cluster_nnodes(c); i++) {
+        if (gp_cluster_node_gpus(c, i) != g ||
+            gp_cluster_node_type(c, i) != type) {
+            gp_cluster_free(c);
+            fprintf(stderr, "gpupool: --sweep-load needs a uniform cluster "
+                            "(NxG), not '%s'\n",
+                    base);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < wl->n; i++)
+        if (wl->jobs[i].gpus > biggest)
+            biggest = wl->jobs[i].gpus;
+    n = (uint32_t)llround(offered_gpus(wl) / load / g);
+    if (n < (biggest + g - 1) / g)
+        n = (biggest + g - 1) / g; /* the largest gang must fit */
+    if (n < 1)
+        n = 1;
+    snprintf(out, len, "%ux%u:%s", n, g, gp_cluster_type_name(c, type));
+    *gpus = (uint64_t)n * g;
+    gp_cluster_free(c);
+    return 0;
+}
+
+/* Scale the tenants' guarantees (largest remainder, so they still add up),
+ * caps and lending limits by f. */
+static void scale_tenants(const struct gp_tenant_list *tl,
+                          struct gp_tenant_spec *out, double f)
+{
+    uint64_t total = 0, target = 0, sum = 0;
+
+    for (size_t i = 0; i < tl->n; i++) {
+        out[i] = tl->t[i];
+        total += tl->t[i].guarantee;
+        out[i].guarantee = (uint32_t)floor(tl->t[i].guarantee * f);
+        sum += out[i].guarantee;
+    }
+    target = (uint64_t)llround((double)total * f);
+    while (sum < target) {
+        size_t best = 0;
+        double rem = -1;
+        for (size_t i = 0; i < tl->n; i++) {
+            double r = tl->t[i].guarantee * f - out[i].guarantee;
+            if (r > rem + 1e-12) {
+                rem = r;
+                best = i;
+            }
+        }
+        out[best].guarantee++;
+        sum++;
+    }
+    for (size_t i = 0; i < tl->n; i++) {
+        if (out[i].cap) {
+            out[i].cap = (uint32_t)ceil(tl->t[i].cap * f);
+            if (out[i].cap < out[i].guarantee)
+                out[i].cap = out[i].guarantee;
+        }
+        out[i].lend_limit = (uint32_t)floor(tl->t[i].lend_limit * f);
+        if (out[i].lend_limit > out[i].guarantee)
+            out[i].lend_limit = out[i].guarantee;
+    }
+}
+
 static int run_sim(struct sim_args *a, int argc, char **argv)
 {
     const struct gp_policy_ops *pols[MAX_POLICIES];
@@ -404,6 +506,10 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     enum gp_place_model model = GP_PLACE_PACK;
     const char *cluster_spec = a->cluster;
     char buf[600], cmdline[2048] = "", polbuf[512];
+    double loads[16];
+    size_t nloads = 0;
+    uint64_t base_gpus = 0;
+    struct gp_tenant_spec *scaled = NULL;
     int rc, status = 1;
     double t0 = now_s();
 
@@ -488,10 +594,61 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
         n += snprintf(cmdline + n, sizeof(cmdline) - (size_t)n, "%s%s",
                       i ? " " : "gpupool ", argv[i]);
 
+    if (a->sweep) {
+        char lbuf[256], *save = NULL;
+        snprintf(lbuf, sizeof(lbuf), "%s", a->sweep);
+        for (char *t = strtok_r(lbuf, ",", &save); t;
+             t = strtok_r(NULL, ",", &save)) {
+            char *end;
+            double x = strtod(t, &end);
+            if (end == t || *end || !(x > 0.01 && x < 100) || nloads == 16) {
+                fprintf(stderr, "gpupool: --sweep-load: expected up to 16 "
+                                "loads in (0.01, 100), got '%s'\n",
+                        t);
+                status = 2;
+                goto out;
+            }
+            loads[nloads++] = x;
+        }
+        base_gpus = 0;
+        {
+            struct gp_cluster *c;
+            if (gp_cluster_from_spec(cluster_spec, &c, &diag) == GP_OK) {
+                base_gpus = gp_cluster_gpus(c);
+                gp_cluster_free(c);
+            }
+        }
+        if (nloads * npol > MAX_POLICIES) {
+            fprintf(stderr, "gpupool: --sweep-load: at most %d runs "
+                            "(loads x policies)\n",
+                    MAX_POLICIES);
+            status = 2;
+            goto out;
+        }
+    } else {
+        loads[nloads++] = 0; /* as given */
+    }
+    if (tl.n && !(scaled = calloc(tl.n, sizeof(*scaled)))) {
+        fprintf(stderr, "gpupool: out of memory\n");
+        goto out;
+    }
+    for (size_t li = 0; li < nloads; li++)
     for (size_t i = 0; i < npol; i++) {
         struct gp_kv opts[MAX_OPTS];
         size_t nopts = 0;
         struct gp_cluster *cluster = NULL;
+        const char *spec_now = cluster_spec;
+        char sweep_buf[128];
+        uint64_t gpus_now = 0;
+
+        if (loads[li] > 0) {
+            if (sweep_spec(cluster_spec, &wl, loads[li], sweep_buf,
+                           sizeof(sweep_buf), &gpus_now) != 0) {
+                status = 2;
+                goto out;
+            }
+            spec_now = sweep_buf;
+        }
         struct gp_sim_config cfg = {
             .policy = pols[i],
             .model = model,
@@ -502,6 +659,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             .env = &env,
             .tenants = tl.t,
             .ntenants = tl.n,
+            .label = NULL,
             .grace_us = a->grace_s < 0 ? GP_TIME_NONE
                                        : (int64_t)llround(a->grace_s * 1e6),
             .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),
@@ -521,7 +679,11 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 opts[nopts++] = a->opts[k];
         cfg.policy_opts = opts;
         cfg.npolicy_opts = nopts;
-        if ((rc = gp_cluster_from_spec(cluster_spec, &cluster, &diag))) {
+        if (loads[li] > 0 && tl.n && base_gpus > 0) {
+            scale_tenants(&tl, scaled, (double)gpus_now / (double)base_gpus);
+            cfg.tenants = scaled;
+        }
+        if ((rc = gp_cluster_from_spec(spec_now, &cluster, &diag))) {
             fprintf(stderr, "gpupool: --cluster: %s\n",
                     gp_diag_format(&diag, rc, buf, sizeof(buf)));
             status = 2;
@@ -579,6 +741,7 @@ out:
     gp_trace_close(trace);
     gp_workload_fini(&wl);
     gp_tenant_list_fini(&tl);
+    free(scaled);
     if (fflush(stdout) != 0 && status == 0) {
         fprintf(stderr, "gpupool: writing the output failed\n");
         status = 1;

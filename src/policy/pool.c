@@ -46,6 +46,7 @@ struct pool {
     int64_t reserve_after_us;
     uint32_t large_gang; /* GPUs from which a job counts as a large gang;
                             0 = a whole node of the largest kind */
+    bool fifo_order;     /* within a tenant: arrival order, not QSSF */
 };
 
 struct reservation {
@@ -96,13 +97,15 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
         }
         if (strcmp(k, "reserve_after") == 0) {
             p->reserve_after_us = (int64_t)llround(x * 1e6);
+        } else if (strcmp(k, "fifo") == 0 && (x == 0 || x == 1)) {
+            p->fifo_order = x == 1;
         } else if (strcmp(k, "large_gang") == 0 && x == floor(x)) {
             p->large_gang = (uint32_t)x;
         } else {
             free(p);
             return gp_diag_set(diag, GP_EINVAL, k,
                                "unknown option (known: reserve_after "
-                               "seconds, large_gang GPUs)");
+                               "seconds, large_gang GPUs, fifo 0|1)");
         }
     }
     *priv = p;
@@ -138,14 +141,20 @@ static void pool_fini(void *priv)
     free(p);
 }
 
-/* Within a tenant: higher priority first, then arrival. */
+/* Within a tenant: higher priority first, then the least predicted
+ * GPU-time (QSSF, as Helios orders each virtual cluster's queue), or
+ * arrival order with fifo=1. Ties go to the earlier arrival (job id). */
 static void pool_rank(void *priv, const struct gp_job *job, int64_t now_us,
                       int64_t rank[2])
 {
-    (void)priv;
+    const struct pool *p = priv;
+    double gpu_time = (double)job->predicted_us * (double)job->demand.gpus;
+
     (void)now_us;
     rank[0] = -(int64_t)job->priority;
-    rank[1] = job->submit_us;
+    rank[1] = p->fifo_order || p->mode == MODE_STATIC
+                  ? job->submit_us
+                  : (gpu_time > 9e18 ? INT64_MAX : (int64_t)gpu_time);
 }
 
 static uint64_t free_for(const struct gp_view *v, const struct gp_job *job)

@@ -319,8 +319,9 @@ const struct gp_policy_ops *gp_core_policy(const struct gp_core *core);
 enum gp_place_model gp_core_model(const struct gp_core *core);
 int64_t gp_core_restart_cost_us(const struct gp_core *core);
 int64_t gp_core_grace_us(const struct gp_core *core);
-/* Predicted remaining run time of a job now (microseconds, >= 1 s while it
- * runs past its prediction). */
+/* Predicted remaining run time of a job now (microseconds, >= 1 s): its
+ * prediction less the work done, but at least half the work done (a job
+ * that outlived its prediction is expected to keep going). */
 int64_t gp_core_predicted_remaining(const struct gp_core *core,
                                     const struct gp_job *job, int64_t now_us);
 /* Count of rounds run and of actions applied, for benchmarks. */

@@ -1811,9 +1811,14 @@ int64_t gp_core_grace_us(const struct gp_core *c) { return c->cfg.grace_us; }
 int64_t gp_core_predicted_remaining(const struct gp_core *c,
                                     const struct gp_job *j, int64_t now_us)
 {
-    int64_t left = j->predicted_us - gp_job_work_at(j, now_us);
+    int64_t done = gp_job_work_at(j, now_us);
+    int64_t left = j->predicted_us - done;
 
     (void)c;
+    /* past its prediction, run times are heavy-tailed: a job that ran t
+     * is expected to run about t more (so estimates grow with it) */
+    if (left < done / 2)
+        left = done / 2 > left ? done / 2 : left;
     return left > GP_US_PER_S ? left : GP_US_PER_S;
 }
 

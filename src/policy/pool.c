@@ -45,7 +45,7 @@ struct pool {
     uint32_t nfail;
     int64_t reserve_after_us;
     uint32_t large_gang; /* GPUs from which a job counts as a large gang;
-                            0 = a whole node of the largest kind */
+                            0 = two nodes of the largest kind */
     bool fifo_order;     /* within a tenant: arrival order, not QSSF */
 };
 
@@ -191,10 +191,14 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
     size_t n = 0, nr = gp_view_nrunning(v);
     int64_t have;
 
+    /* by default a gang is large when it needs more than one node: those
+     * are the jobs backfilling can starve (measured on Philly: with gangs
+     * from one node up, reservations held back so much backfill that the
+     * average wait grew 50-fold) */
     uint32_t large = p->large_gang
                          ? p->large_gang
-                         : gp_cluster_max_node_gpus(gp_view_cluster(v),
-                                                    GP_TYPE_ANY);
+                         : 2 * gp_cluster_max_node_gpus(gp_view_cluster(v),
+                                                        GP_TYPE_ANY);
 
     r->job = NULL;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
@@ -205,14 +209,19 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
             continue;
         if (gp_pending_iter_init_tenant(&it, v, t) != GP_OK)
             continue;
-        /* the head of a tenant's queue (priority, then arrival): smaller
-         * jobs ahead of a gang start first, so only a head can starve */
-        j = gp_pending_iter_next(&it);
-        if (j && j->demand.gpus >= large &&
-            now - j->submit_us >= p->reserve_after_us &&
-            (!oldest || j->submit_us < oldest->submit_us ||
-             (j->submit_us == oldest->submit_us && j->id < oldest->id)))
-            oldest = j;
+        /* every pending large gang of the tenant (smaller shapes are
+         * skipped whole): the oldest one that waited too long gets the
+         * reservation, wherever the queue order put it */
+        while ((j = gp_pending_iter_next(&it))) {
+            if (j->demand.gpus < large) {
+                gp_pending_iter_skip_shape(&it);
+                continue;
+            }
+            if (now - j->submit_us >= p->reserve_after_us &&
+                (!oldest || j->submit_us < oldest->submit_us ||
+                 (j->submit_us == oldest->submit_us && j->id < oldest->id)))
+                oldest = j;
+        }
     }
     if (!oldest)
         return GP_OK;
@@ -406,7 +415,7 @@ static size_t tindex(const struct tstate *ts, size_t nts, uint32_t t)
  * entitlement, in the order they should go. *next_at: when the first job
  * now protected by its minimum run time becomes preemptible. */
 static int collect_victims(const struct gp_view *v, struct victim **out,
-                           size_t *n, int64_t *next_at)
+                           size_t *n, int64_t *next_at, uint32_t high_tenant)
 {
     size_t nr = gp_view_nrunning(v), k = 0;
     struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
@@ -420,11 +429,11 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
         const struct gp_tenant_info *ti = gp_view_tenant(v, j->tenant);
 
         /* borrowers' jobs that can go without pushing their tenant below
-         * its entitlement, and jobs below high priority (which a
-         * high-priority job of the same tenant may take over) */
+         * its entitlement, and - for a high-priority job of its own -
+         * the tenant's jobs below high priority */
         if ((double)(ti->held - ti->outgoing - j->demand.gpus) <
                 floor(ti->entitled + 1e-9) &&
-            gp_job_class(j) == GP_PRIO_HIGH)
+            !(j->tenant == high_tenant && gp_job_class(j) < GP_PRIO_HIGH))
             continue;
         if (!gp_view_may_preempt(v, j)) {
             int64_t at = gp_view_preemptible_at(v, j);
@@ -622,10 +631,15 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             continue; /* nothing changed since it last failed */
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
-        if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv, &next_at)) != GP_OK)
+        if (!collected || gp_job_class(probe) == GP_PRIO_HIGH) {
+            /* a high-priority job may also look at its own tenant's jobs:
+             * collect for it alone */
+            uint32_t own = gp_job_class(probe) == GP_PRIO_HIGH
+                               ? probe->tenant
+                               : GP_TENANT_NONE;
+            if ((rc = collect_victims(v, &vs, &nv, &next_at, own)) != GP_OK)
                 return rc;
-            collected = true;
+            collected = own == GP_TENANT_NONE;
         }
         rc = reclaim_for(v, plan, ts, nts, i, probe, want - have, vs, nv);
         if (rc == GP_OK)
@@ -634,7 +648,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv, &next_at)) != GP_OK)
+            if ((rc = collect_victims(v, &vs, &nv, &next_at,
+                                      GP_TENANT_NONE)) != GP_OK)
                 return rc;
             collected = true;
         }

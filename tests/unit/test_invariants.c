@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "gpupool/report.h"
 #include "gpupool/sim.h"
 
 #define NT 4
@@ -262,12 +263,93 @@ static void baselines_keep_every_invariant(void **state)
             run_case(policies[p], seed, false);
 }
 
+/* 16 one-GPU jobs fill two 8-GPU nodes; a 16-GPU gang arrives; one-GPU
+ * jobs keep arriving. Each tenant's queue is ordered by predicted GPU-time,
+ * so the gang is always last: only its reservation gets it started. */
+static int64_t gang_start(const char *reserve_after)
+{
+    struct gp_tenant_spec t = {.name = "a", .guarantee = 16};
+    struct gp_kv opts[] = {{"reserve_after", reserve_after}};
+    struct gp_workload wl;
+    struct gp_cluster *cluster;
+    struct gp_metrics *m;
+    struct gp_sim_config cfg = {
+        .policy = gp_policy_find("pool"),
+        .policy_opts = opts,
+        .npolicy_opts = 1,
+        .model = GP_PLACE_PACK,
+        .tenants = &t,
+        .ntenants = 1,
+        .grace_us = 0,
+    };
+    int64_t start = -1;
+    size_t n = 0;
+
+    gp_workload_init(&wl);
+    for (int i = 0; i < 16 + 80; i++) {
+        char id[16];
+        struct gp_job_spec s = {.id = id, .tenant = "a", .gpus = 1,
+                                .duration_us = 1000 * GP_US_PER_S};
+        snprintf(id, sizeof(id), "s%d", i);
+        s.submit_us = i < 16 ? 0 : (int64_t)(i - 16) * 50 * GP_US_PER_S;
+        assert_int_equal(gp_workload_add(&wl, &s), GP_OK);
+        n++;
+    }
+    {
+        struct gp_job_spec g = {.id = "gang", .tenant = "a", .gpus = 16,
+                                .duration_us = 100 * GP_US_PER_S,
+                                .submit_us = GP_US_PER_S};
+        assert_int_equal(gp_workload_add(&wl, &g), GP_OK);
+        n++;
+    }
+    gp_workload_seal(&wl);
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 2, 8, NULL, 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_metrics_new(&m), GP_OK);
+    for (int k = 0; k < GP_NPRIO; k++)
+        cfg.min_run_us[k] = -1, cfg.max_preemptions[k] = UINT32_MAX;
+    assert_int_equal(gp_sim_run(&wl, cluster, &cfg, m, NULL, NULL), GP_OK);
+    {
+        FILE *f = tmpfile();
+        char line[512];
+        assert_non_null(f);
+        assert_int_equal(gp_metrics_write_jobs_csv(m, f), GP_OK);
+        rewind(f);
+        while (fgets(line, sizeof(line), f))
+            if (strncmp(line, "gang,", 5) == 0) {
+                /* id,tenant,user,name,gpus,submit_s,first_start_s,... */
+                char *p = line;
+                for (int k = 0; k < 6; k++)
+                    p = strchr(p, ',') + 1;
+                start = (int64_t)(strtod(p, NULL) * 1e6);
+            }
+        fclose(f);
+    }
+    assert_int_equal(gp_metrics_summary(m)->completed, n);
+    gp_metrics_free(m);
+    gp_workload_fini(&wl);
+    return start;
+}
+
+static void a_large_gang_that_waited_gets_a_reservation(void **state)
+{
+    (void)state;
+    /* reserved after 10 s: it starts when the first 16 jobs end */
+    int64_t with = gang_start("10"), without = gang_start("1000000");
+    print_message("gang starts at %.0f s with a reservation, %.0f s without\n", gp_us_to_s(with), gp_us_to_s(without));
+    assert_true(with <= 1000 * GP_US_PER_S);
+    /* never reserved: one-GPU jobs keep taking the GPUs it needs */
+    assert_true(without > 4000 * GP_US_PER_S);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pool_keeps_every_invariant_on_random_gangs),
         cmocka_unit_test(pool_serves_a_guarantee_within_the_grace_period),
         cmocka_unit_test(baselines_keep_every_invariant),
+        cmocka_unit_test(a_large_gang_that_waited_gets_a_reservation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

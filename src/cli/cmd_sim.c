@@ -18,6 +18,8 @@
 
 extern const unsigned char gp_demo_trace[];
 extern const size_t gp_demo_trace_len;
+extern const unsigned char gp_demo_tenants[];
+extern const size_t gp_demo_tenants_len;
 
 #define MAX_POLICIES 16
 #define MAX_OPTS 32
@@ -74,9 +76,12 @@ static void sim_usage(FILE *out, bool demo)
                 "                    [--report DIR] [--json] [--no-progress]"
                 "\n\n"
                 "Replays the bundled Microsoft Philly trace (82,247 jobs) on a "
-                "512-GPU cluster\n(64 nodes x 8 GPUs) under fifo, "
-                "fifo-backfill, sjf, srtf and las, prints\nthem side by side "
-                "and writes an HTML report to ./gpupool-report/.\n");
+                "512-GPU cluster\n(64 nodes x 8 GPUs) whose 15 virtual "
+                "clusters are tenants with guarantees\n(data/tenants/"
+                "philly-vcs.json), under fifo, fifo-backfill, sjf, las,\n"
+                "static-quota and pool; prints them side by side and writes "
+                "an HTML report\nto ./gpupool-report/. Every job can "
+                "checkpoint.\n");
     else
         fprintf(out,
                 "usage: gpupool sim --trace FILE [options]\n\n"
@@ -515,6 +520,14 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
 
     gp_workload_init(&wl);
     gp_tenant_list_init(&tl);
+    if (a->demo && !a->tenants &&
+        (rc = gp_tenants_parse(&tl, (const char *)gp_demo_tenants,
+                               gp_demo_tenants_len, "philly-vcs.json",
+                               &diag))) {
+        fprintf(stderr, "gpupool: demo tenants: %s\n",
+                gp_diag_format(&diag, rc, buf, sizeof(buf)));
+        goto out;
+    }
     if (a->tenants && (rc = gp_tenants_load(&tl, a->tenants, &diag))) {
         fprintf(stderr, "gpupool: --tenants: %s\n",
                 gp_diag_format(&diag, rc, buf, sizeof(buf)));
@@ -711,8 +724,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             goto out;
     } else if (!a->quiet) {
         if (a->demo)
-            printf("gpupool demo: %zu Philly jobs (%s) on %s, placement %s, "
-                   "restart cost %.0f s\n\n",
+            printf("gpupool demo: %zu Philly jobs (%s) on %s, 15 virtual "
+                   "clusters as tenants, placement %s, restart cost %.0f s\n\n",
                    wl.n, "Sept.-Dec. 2017", cluster_spec,
                    gp_place_model_name(model), a->restart_cost_s);
         gp_output_table(stdout, runs, nrun, a->with_wall);
@@ -780,12 +793,13 @@ int gp_cmd_sim(int argc, char **argv)
 
 int gp_cmd_demo(int argc, char **argv)
 {
-    char policies[] = "fifo,fifo-backfill,sjf,srtf,las";
+    char policies[] = "fifo,fifo-backfill,sjf,las,static-quota,pool";
     struct sim_args a;
     int rc;
 
     defaults(&a, policies);
     a.demo = true;
+    a.ckpt = GP_CKPT_ALL;
     a.cluster = "64x8";
     a.report = "gpupool-report";
     if ((rc = parse_args(argc, argv, &a)) != 0)

@@ -33,8 +33,8 @@ struct gp_env {
     uint64_t seed;
 };
 
-void gp_logf(const struct gp_env *env, enum gp_log_level level,
-             const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void gp_logf(const struct gp_env *env, enum gp_log_level level, const char *fmt,
+             ...) __attribute__((format(printf, 3, 4)));
 
 /* A deterministic random generator (splitmix64 seeded, xoshiro256**). */
 struct gp_rng {
@@ -60,13 +60,13 @@ void *gp_arena_alloc(struct gp_arena *a, size_t size);
 /* Interned strings: equal strings get the same id; ids are dense from 1,
  * 0 means "no string". Strings are stored once, NUL-terminated. */
 struct gp_strtab {
-    char **strs;     /* id -> string, strs[0] = "" */
-    uint32_t nstrs;  /* including the empty slot 0 */
+    char **strs;    /* id -> string, strs[0] = "" */
+    uint32_t nstrs; /* including the empty slot 0 */
     uint32_t cap;
     uint32_t *slots; /* open addressing: id or 0 */
     uint32_t nslots; /* power of two */
     struct gp_arena mem;
-    char empty[1];   /* the string of id 0 */
+    char empty[1]; /* the string of id 0 */
 };
 void gp_strtab_init(struct gp_strtab *t);
 void gp_strtab_fini(struct gp_strtab *t);

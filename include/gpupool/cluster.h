@@ -18,11 +18,11 @@
 #define GP_TYPE_ANY 0xff
 
 struct gp_node_spec {
-    const char *name;   /* unique; NULL = "node<index>" */
-    const char *type;   /* GPU type name, e.g. "V100"; NULL = "gpu" */
-    uint32_t gpus;      /* 1..GP_MAX_NODE_GPUS */
-    uint32_t cpus;      /* 0 = unlimited (not tracked) */
-    uint64_t mem_mib;   /* 0 = unlimited (not tracked) */
+    const char *name;        /* unique; NULL = "node<index>" */
+    const char *type;        /* GPU type name, e.g. "V100"; NULL = "gpu" */
+    uint32_t gpus;           /* 1..GP_MAX_NODE_GPUS */
+    uint32_t cpus;           /* 0 = unlimited (not tracked) */
+    uint64_t mem_mib;        /* 0 = unlimited (not tracked) */
     const char *switch_name; /* NULL = the default switch "sw0" */
 };
 

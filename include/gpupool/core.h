@@ -175,13 +175,13 @@ size_t gp_plan_nactions(const struct gp_plan *p);
 
 struct gp_tenant_spec {
     const char *name;
-    const char *parent;   /* NULL = top level; nested tenants share their
-                             parent's guarantee */
-    double weight;        /* > 0; 0 = 1 */
-    uint32_t guarantee;   /* GPUs it is guaranteed */
-    uint32_t cap;         /* most GPUs it may hold, borrowed included;
-                             0 = no cap */
-    uint32_t lend_limit;  /* GPUs of its guarantee it never lends */
+    const char *parent;  /* NULL = top level; nested tenants share their
+                            parent's guarantee */
+    double weight;       /* > 0; 0 = 1 */
+    uint32_t guarantee;  /* GPUs it is guaranteed */
+    uint32_t cap;        /* most GPUs it may hold, borrowed included;
+                            0 = no cap */
+    uint32_t lend_limit; /* GPUs of its guarantee it never lends */
 };
 
 /* What the ledger knows of a tenant now. */
@@ -198,11 +198,11 @@ struct gp_tenant_info {
                               over tenants with unmet demand, <= cap */
     double usage_gpu_s;    /* past GPU use, decayed with the half-life */
     uint32_t npending, nrunning;
-    uint64_t incoming;     /* GPUs being reclaimed for it (preempting) */
-    uint64_t outgoing;     /* GPUs of its own jobs that are stopping */
-    uint64_t owed;         /* GPUs reclaimed for it, free now, not yet used
-                              by it (kept for it until the end of the round
-                              after its last victim stopped) */
+    uint64_t incoming; /* GPUs being reclaimed for it (preempting) */
+    uint64_t outgoing; /* GPUs of its own jobs that are stopping */
+    uint64_t owed;     /* GPUs reclaimed for it, free now, not yet used
+                          by it (kept for it until the end of the round
+                          after its last victim stopped) */
 };
 
 /* Declare a tenant before its jobs arrive (jobs of undeclared tenants get
@@ -242,8 +242,7 @@ struct gp_observer_ops {
     void (*ended)(void *priv, const struct gp_core *core,
                   const struct gp_job *job, int64_t now_us);
     void (*rejected)(void *priv, const struct gp_core *core,
-                     const struct gp_job *job, const char *why,
-                     int64_t now_us);
+                     const struct gp_job *job, const char *why, int64_t now_us);
     /* called once at the end of each round that changed anything */
     void (*round)(void *priv, const struct gp_core *core, int64_t now_us);
 };

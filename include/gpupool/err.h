@@ -43,8 +43,7 @@ const char *gp_err_str(int err);
 
 /* Fill diag (if not NULL) and return err. printf-style message. */
 int gp_diag_set(struct gp_diag *diag, int err, const char *where,
-                const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* "where: msg" into buf, or the error's sentence when diag is empty. */
 const char *gp_diag_format(const struct gp_diag *diag, int err, char *buf,

@@ -10,8 +10,8 @@
  * what it keeps. Durations are the true run time on a reference GPU where
  * the world knows it (the simulator does); 0 = unknown. */
 struct gp_job_spec {
-    const char *id;       /* external id; NULL = assigned */
-    const char *tenant;   /* NULL = "default" */
+    const char *id;     /* external id; NULL = assigned */
+    const char *tenant; /* NULL = "default" */
     const char *user;
     const char *name;
     const char *gpu_type; /* NULL or "" = any */
@@ -39,11 +39,11 @@ const char *gp_job_state_name(enum gp_job_state s);
 
 /* The core's record of a job. Policies read it; only the core writes it. */
 struct gp_job {
-    uint32_t id;        /* dense index in the core, from 0 */
-    uint32_t ext_id;    /* strtab id of the external id */
-    uint32_t tenant;    /* tenant index (see gp_core_tenant_name) */
-    uint32_t user;      /* strtab id */
-    uint32_t name;      /* strtab id */
+    uint32_t id;     /* dense index in the core, from 0 */
+    uint32_t ext_id; /* strtab id of the external id */
+    uint32_t tenant; /* tenant index (see gp_core_tenant_name) */
+    uint32_t user;   /* strtab id */
+    uint32_t name;   /* strtab id */
     enum gp_job_state state;
     struct gp_demand demand;
     uint32_t min_gpus, max_gpus;
@@ -51,7 +51,7 @@ struct gp_job {
     bool checkpointable;
 
     int64_t submit_us;
-    int64_t duration_us;   /* true work on a reference GPU; 0 = unknown */
+    int64_t duration_us; /* true work on a reference GPU; 0 = unknown */
     int64_t time_limit_us;
 
     /* accounting */
@@ -68,8 +68,8 @@ struct gp_job {
     int64_t predicted_us;    /* predicted run time at submission */
     uint32_t preemptions;
     uint32_t starts;
-    uint8_t pred_source;     /* enum gp_predict_source */
-    uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
+    uint8_t pred_source;  /* enum gp_predict_source */
+    uint32_t reclaim_for; /* tenant a preemption reclaims GPUs for */
 
     /* placement while running */
     struct gp_placement where;
@@ -79,15 +79,16 @@ struct gp_job {
     uint32_t qclass;    /* pending shape class */
     uint32_t plan_mark; /* round in which the plan touched it */
     uint8_t plan_op;
-    int64_t rank[2];    /* the policy's rank, lower runs first */
+    int64_t rank[2]; /* the policy's rank, lower runs first */
 };
 
 /* Priority classes: priority > 0 is high, 0 normal, < 0 low. */
 enum gp_prio_class { GP_PRIO_LOW, GP_PRIO_NORMAL, GP_PRIO_HIGH, GP_NPRIO };
 static inline enum gp_prio_class gp_job_class(const struct gp_job *j)
 {
-    return j->priority > 0 ? GP_PRIO_HIGH
-                           : j->priority < 0 ? GP_PRIO_LOW : GP_PRIO_NORMAL;
+    return j->priority > 0   ? GP_PRIO_HIGH
+           : j->priority < 0 ? GP_PRIO_LOW
+                             : GP_PRIO_NORMAL;
 }
 
 static inline bool gp_job_is_running(const struct gp_job *j)

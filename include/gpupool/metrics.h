@@ -14,10 +14,10 @@
 
 struct gp_tenant_summary {
     const char *name;
-    uint64_t guarantee;     /* GPUs it is guaranteed (0 = none) */
+    uint64_t guarantee; /* GPUs it is guaranteed (0 = none) */
     uint64_t jobs, completed;
     double avg_jct_s, avg_wait_s, p99_wait_s;
-    double gpu_hours;       /* GPU time held */
+    double gpu_hours;         /* GPU time held */
     double share_of_gpu_time; /* its part of all GPU time held */
     uint64_t preemptions;
     /* per-minute samples (see gp_metrics_sample): counted samples and the
@@ -33,26 +33,26 @@ struct gp_summary {
     const char *policy;
     const char *placement;
     uint64_t cluster_gpus;
-    uint64_t jobs;      /* submitted (rejected included) */
+    uint64_t jobs; /* submitted (rejected included) */
     uint64_t completed;
-    uint64_t rejected;  /* could never fit the cluster */
+    uint64_t rejected;   /* could never fit the cluster */
     uint64_t unfinished; /* still pending or running at the end */
     double avg_jct_s, p50_jct_s, p95_jct_s, p99_jct_s;
     double avg_wait_s, p50_wait_s, p95_wait_s, p99_wait_s;
-    double makespan_s;       /* last end - first submit */
-    double gpu_utilization;  /* allocated GPU-s / (GPUs x makespan) */
-    double avg_queue_len;    /* time-average pending jobs over the makespan */
+    double makespan_s;      /* last end - first submit */
+    double gpu_utilization; /* allocated GPU-s / (GPUs x makespan) */
+    double avg_queue_len;   /* time-average pending jobs over the makespan */
     /* the workload: GPU-work submitted per GPU-second of the submit span
      * (meaningless while offered_load_known is false: a span of 0) */
     double offered_load;
     bool offered_load_known;
-    double submit_span_s;    /* last - first submit, rejected jobs aside */
+    double submit_span_s; /* last - first submit, rejected jobs aside */
     uint64_t preemptions;
     double preemptions_per_job_mean; /* over jobs not rejected */
     uint64_t preemptions_per_job_max;
-    double lost_gpu_s;       /* lost_work_gpu_s + restart_gpu_s */
-    double lost_work_gpu_s;  /* work thrown away by preemptions x GPUs */
-    double restart_gpu_s;    /* GPU-seconds spent on restart overhead */
+    double lost_gpu_s;      /* lost_work_gpu_s + restart_gpu_s */
+    double lost_work_gpu_s; /* work thrown away by preemptions x GPUs */
+    double restart_gpu_s;   /* GPU-seconds spent on restart overhead */
     /* tenancy: compliance over per-minute tenant-samples (meaningless
      * while the matching samples count is 0), reclaim episodes */
     uint64_t guaranteed_tenants; /* tenants with jobs and a guarantee */
@@ -61,15 +61,15 @@ struct gp_summary {
     uint64_t reclaim_episodes;
     double reclaim_delay_p50_s, reclaim_delay_p99_s;
     /* lower bounds, so every result shows its distance from the limit */
-    double lb_avg_jct_s;     /* mean duration: no job finishes faster */
-    double lb_makespan_s;    /* work conservation with arrivals */
-    double avg_jct_ratio;    /* avg JCT / lb_avg_jct_s */
-    double makespan_ratio;   /* makespan / lb_makespan_s */
+    double lb_avg_jct_s;   /* mean duration: no job finishes faster */
+    double lb_makespan_s;  /* work conservation with arrivals */
+    double avg_jct_ratio;  /* avg JCT / lb_avg_jct_s */
+    double makespan_ratio; /* makespan / lb_makespan_s */
     /* run-time prediction (see predict.h), over the completed jobs of known
      * duration: relative error |predicted - actual| / actual at submission */
-    uint64_t predicted;          /* jobs measured */
+    uint64_t predicted; /* jobs measured */
     double pred_p50_rel_err, pred_p90_rel_err;
-    double pred_underestimated;  /* share predicted shorter than they ran */
+    double pred_underestimated; /* share predicted shorter than they ran */
     uint64_t rounds;
     uint64_t events;
     double wall_s;
@@ -84,8 +84,8 @@ struct gp_summary {
 struct gp_series {
     int64_t t0_us;
     int64_t width_us;
-    int64_t end_us;           /* the series covers [t0_us, end_us) */
-    size_t n;                 /* buckets in use */
+    int64_t end_us; /* the series covers [t0_us, end_us) */
+    size_t n;       /* buckets in use */
     double v[GP_SERIES_BUCKETS];
 };
 

@@ -14,10 +14,10 @@
 #include "gpupool/job.h"
 
 struct gp_predictor_config {
-    uint32_t window;       /* recent durations kept per key (default 32) */
-    uint32_t min_samples;  /* history a key needs to answer (default 3;
-                              the "everyone" key answers from 1) */
-    int64_t default_us;    /* no history, no time limit (default 1 hour) */
+    uint32_t window;      /* recent durations kept per key (default 32) */
+    uint32_t min_samples; /* history a key needs to answer (default 3;
+                             the "everyone" key answers from 1) */
+    int64_t default_us;   /* no history, no time limit (default 1 hour) */
 };
 
 /* Which key answered (for reports and tests). */

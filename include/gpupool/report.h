@@ -36,8 +36,9 @@ struct gp_report_info {
  * cluster size (average wait, GPU utilization and, with tenants, fair-share
  * compliance against offered load, a line per policy), GPU utilization and
  * jobs waiting over time, JCT CDF per run, per-tenant GPU usage over time.
- * Charts are inline SVG; the file needs nothing else. info and its fields may be NULL. GP_EIO (diag names the
- * path) when a directory or the file cannot be made or written. */
+ * Charts are inline SVG; the file needs nothing else. info and its fields may
+ * be NULL. GP_EIO (diag names the path) when a directory or the file cannot be
+ * made or written. */
 int gp_report_write(const char *dir, struct gp_metrics *const *runs, size_t n,
                     const struct gp_report_info *info, struct gp_diag *diag);
 

@@ -40,20 +40,20 @@ struct gp_sim_config {
     int64_t restart_cost_us;
     int64_t round_period_us;
     uint64_t seed;
-    bool progress;       /* show progress on stderr */
+    bool progress; /* show progress on stderr */
     /* multi-tenant pooling */
     const struct gp_tenant_spec *tenants;
     size_t ntenants;
-    int64_t grace_us;         /* GP_TIME_NONE = the policy's default */
-    int64_t ckpt_cost_us;     /* a signalled job needs this to checkpoint */
+    int64_t grace_us;     /* GP_TIME_NONE = the policy's default */
+    int64_t ckpt_cost_us; /* a signalled job needs this to checkpoint */
     int64_t min_run_us[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
-    int64_t half_life_us;     /* 0 = 24 h */
+    int64_t half_life_us; /* 0 = 24 h */
     enum gp_ckpt_mode { GP_CKPT_TRACE, GP_CKPT_ALL, GP_CKPT_NONE } ckpt;
     /* a second observer, told after the metrics (tests check invariants) */
     const struct gp_observer_ops *watch;
     void *watch_priv;
-    const char *label;   /* for progress lines */
+    const char *label; /* for progress lines */
     const struct gp_env *env;
 };
 

@@ -171,8 +171,9 @@ static int parse_per_class(const char *opt, const char *s, double *out,
         if (parse_seconds(opt, s, &x) != 0)
             return -1;
         if (integer && x != floor(x)) {
-            fprintf(stderr, "gpupool: %s: expected a whole number, got "
-                            "'%s'\n",
+            fprintf(stderr,
+                    "gpupool: %s: expected a whole number, got "
+                    "'%s'\n",
                     opt, s);
             return -1;
         }
@@ -195,8 +196,9 @@ static int parse_per_class(const char *opt, const char *s, double *out,
         for (k = 0; k < GP_NPRIO && strcmp(names[k], item) != 0; k++)
             ;
         if (k == GP_NPRIO) {
-            fprintf(stderr, "gpupool: %s: unknown class '%s' (low, normal, "
-                            "high)\n",
+            fprintf(stderr,
+                    "gpupool: %s: unknown class '%s' (low, normal, "
+                    "high)\n",
                     opt, item);
             return -1;
         }
@@ -211,8 +213,9 @@ static int add_opt(struct sim_args *a, char *arg)
     char *eq = strchr(arg, '='), *dot;
 
     if (!eq || eq == arg) {
-        fprintf(stderr, "gpupool: --opt: expected [POLICY.]KEY=VALUE, got "
-                        "'%s'\n",
+        fprintf(stderr,
+                "gpupool: --opt: expected [POLICY.]KEY=VALUE, got "
+                "'%s'\n",
                 arg);
         return -1;
     }
@@ -237,10 +240,29 @@ static int add_opt(struct sim_args *a, char *arg)
 
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
-    enum { O_FORMAT = 256, O_AUX, O_PLACEMENT, O_OPT, O_RESTART, O_ROUND,
-           O_SEED, O_JSON, O_REPORT, O_JOBS, O_SKIP, O_NOWALL, O_NOPROG,
-           O_TENANTS, O_GRACE, O_CKPT_COST, O_HALF_LIFE, O_MIN_RUN,
-           O_MAX_PREEMPT, O_CKPT, O_SWEEP };
+    enum {
+        O_FORMAT = 256,
+        O_AUX,
+        O_PLACEMENT,
+        O_OPT,
+        O_RESTART,
+        O_ROUND,
+        O_SEED,
+        O_JSON,
+        O_REPORT,
+        O_JOBS,
+        O_SKIP,
+        O_NOWALL,
+        O_NOPROG,
+        O_TENANTS,
+        O_GRACE,
+        O_CKPT_COST,
+        O_HALF_LIFE,
+        O_MIN_RUN,
+        O_MAX_PREEMPT,
+        O_CKPT,
+        O_SWEEP
+    };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"format", required_argument, NULL, O_FORMAT},
@@ -276,12 +298,24 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     optind = 1;
     while ((ch = getopt_long(argc, argv, "t:c:p:qvh", longopts, NULL)) != -1) {
         switch (ch) {
-        case 't': a->trace = optarg; break;
-        case O_FORMAT: a->format = optarg; break;
-        case O_AUX: a->trace_aux = optarg; break;
-        case 'c': a->cluster = optarg; break;
-        case O_PLACEMENT: a->placement = optarg; break;
-        case 'p': a->policies = optarg; break;
+        case 't':
+            a->trace = optarg;
+            break;
+        case O_FORMAT:
+            a->format = optarg;
+            break;
+        case O_AUX:
+            a->trace_aux = optarg;
+            break;
+        case 'c':
+            a->cluster = optarg;
+            break;
+        case O_PLACEMENT:
+            a->placement = optarg;
+            break;
+        case 'p':
+            a->policies = optarg;
+            break;
         case O_OPT:
             if (add_opt(a, optarg) != 0)
                 return 2;
@@ -299,22 +333,41 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             errno = 0;
             a->seed = strtoull(optarg, &end, 10);
             if (end == optarg || *end || errno || optarg[0] == '-') {
-                fprintf(stderr, "gpupool: --seed: expected a non-negative "
-                                "integer, got '%s'\n",
+                fprintf(stderr,
+                        "gpupool: --seed: expected a non-negative "
+                        "integer, got '%s'\n",
                         optarg);
                 return 2;
             }
             break;
         }
-        case O_JSON: a->json = true; break;
-        case O_REPORT: a->report = optarg; break;
-        case O_JOBS: a->jobs_csv = optarg; break;
-        case O_SKIP: a->skip_bad = true; break;
-        case O_NOWALL: a->with_wall = false; break;
-        case O_NOPROG: a->progress = false; break;
-        case 'q': a->quiet = true; break;
-        case O_TENANTS: a->tenants = optarg; break;
-        case O_SWEEP: a->sweep = optarg; break;
+        case O_JSON:
+            a->json = true;
+            break;
+        case O_REPORT:
+            a->report = optarg;
+            break;
+        case O_JOBS:
+            a->jobs_csv = optarg;
+            break;
+        case O_SKIP:
+            a->skip_bad = true;
+            break;
+        case O_NOWALL:
+            a->with_wall = false;
+            break;
+        case O_NOPROG:
+            a->progress = false;
+            break;
+        case 'q':
+            a->quiet = true;
+            break;
+        case O_TENANTS:
+            a->tenants = optarg;
+            break;
+        case O_SWEEP:
+            a->sweep = optarg;
+            break;
         case O_GRACE:
             if (parse_seconds("--grace", optarg, &a->grace_s))
                 return 2;
@@ -355,15 +408,22 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             else if (strcmp(optarg, "trace") == 0)
                 a->ckpt = GP_CKPT_TRACE;
             else {
-                fprintf(stderr, "gpupool: --checkpointable: expected all, "
-                                "none or trace, got '%s'\n",
+                fprintf(stderr,
+                        "gpupool: --checkpointable: expected all, "
+                        "none or trace, got '%s'\n",
                         optarg);
                 return 2;
             }
             break;
-        case 'v': a->verbose++; break;
-        case 'h': sim_usage(stdout, a->demo); return 1;
-        default: sim_usage(stderr, a->demo); return 2;
+        case 'v':
+            a->verbose++;
+            break;
+        case 'h':
+            sim_usage(stdout, a->demo);
+            return 1;
+        default:
+            sim_usage(stderr, a->demo);
+            return 2;
         }
     }
     if (optind < argc) {
@@ -437,8 +497,9 @@ static int sweep_spec(const char *base, const struct gp_workload *wl,
         if (gp_cluster_node_gpus(c, i) != g ||
             gp_cluster_node_type(c, i) != type) {
             gp_cluster_free(c);
-            fprintf(stderr, "gpupool: --sweep-load needs a uniform cluster "
-                            "(NxG), not '%s'\n",
+            fprintf(stderr,
+                    "gpupool: --sweep-load needs a uniform cluster "
+                    "(NxG), not '%s'\n",
                     base);
             return -1;
         }
@@ -502,8 +563,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     struct gp_metrics *runs[MAX_POLICIES] = {0};
     size_t npol = 0, nrun = 0;
     struct gp_trace_opts topts = {a->format, a->trace_aux, a->skip_bad};
-    struct gp_env env = {log_stderr, NULL, a->verbose ? GP_LOG_DEBUG
-                                                      : GP_LOG_WARN, a->seed};
+    struct gp_env env = {log_stderr, NULL,
+                         a->verbose ? GP_LOG_DEBUG : GP_LOG_WARN, a->seed};
     struct gp_workload wl;
     struct gp_tenant_list tl;
     struct gp_trace *trace = NULL;
@@ -521,9 +582,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     gp_workload_init(&wl);
     gp_tenant_list_init(&tl);
     if (a->demo && !a->tenants &&
-        (rc = gp_tenants_parse(&tl, (const char *)gp_demo_tenants,
-                               gp_demo_tenants_len, "philly-vcs.json",
-                               &diag))) {
+        (rc =
+             gp_tenants_parse(&tl, (const char *)gp_demo_tenants,
+                              gp_demo_tenants_len, "philly-vcs.json", &diag))) {
         fprintf(stderr, "gpupool: demo tenants: %s\n",
                 gp_diag_format(&diag, rc, buf, sizeof(buf)));
         goto out;
@@ -534,8 +595,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
         goto out;
     }
     if (a->placement && gp_place_model_parse(a->placement, &model) != GP_OK) {
-        fprintf(stderr, "gpupool: --placement: expected count, pack or topo, "
-                        "got '%s'\n",
+        fprintf(stderr,
+                "gpupool: --placement: expected count, pack or topo, "
+                "got '%s'\n",
                 a->placement);
         status = 2;
         goto out;
@@ -550,8 +612,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             goto out;
         }
         if (!(pols[npol] = gp_policy_find(name))) {
-            fprintf(stderr, "gpupool: --policy: unknown policy '%s'; known:",
-                    name);
+            fprintf(stderr,
+                    "gpupool: --policy: unknown policy '%s'; known:", name);
             for (size_t i = 0; gp_policies[i]; i++)
                 fprintf(stderr, " %s", gp_policies[i]->name);
             fprintf(stderr, "\n");
@@ -570,8 +632,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
         for (size_t i = 0; i < npol && !found; i++)
             found = strcmp(pols[i]->name, a->opt_policy[k]) == 0;
         if (!found) {
-            fprintf(stderr, "gpupool: --opt %s.%s: policy '%s' is not in "
-                            "--policy\n",
+            fprintf(stderr,
+                    "gpupool: --opt %s.%s: policy '%s' is not in "
+                    "--policy\n",
                     a->opt_policy[k], a->opts[k].key, a->opt_policy[k]);
             status = 2;
             goto out;
@@ -595,8 +658,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 (unsigned long long)wl.skipped, (unsigned long long)wl.rows);
     if (!cluster_spec) {
         if (!wl.preset[0]) {
-            fprintf(stderr, "gpupool: the %s format implies no cluster; give "
-                            "one with --cluster (e.g. 64x8)\n",
+            fprintf(stderr,
+                    "gpupool: the %s format implies no cluster; give "
+                    "one with --cluster (e.g. 64x8)\n",
                     wl.format);
             status = 2;
             goto out;
@@ -615,8 +679,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             char *end;
             double x = strtod(t, &end);
             if (end == t || *end || !(x > 0.01 && x < 100) || nloads == 16) {
-                fprintf(stderr, "gpupool: --sweep-load: expected up to 16 "
-                                "loads in (0.01, 100), got '%s'\n",
+                fprintf(stderr,
+                        "gpupool: --sweep-load: expected up to 16 "
+                        "loads in (0.01, 100), got '%s'\n",
                         t);
                 status = 2;
                 goto out;
@@ -632,8 +697,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             }
         }
         if (nloads * npol > MAX_POLICIES) {
-            fprintf(stderr, "gpupool: --sweep-load: at most %d runs "
-                            "(loads x policies)\n",
+            fprintf(stderr,
+                    "gpupool: --sweep-load: at most %d runs "
+                    "(loads x policies)\n",
                     MAX_POLICIES);
             status = 2;
             goto out;
@@ -646,79 +712,80 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
         goto out;
     }
     for (size_t li = 0; li < nloads; li++)
-    for (size_t i = 0; i < npol; i++) {
-        struct gp_kv opts[MAX_OPTS];
-        size_t nopts = 0;
-        struct gp_cluster *cluster = NULL;
-        const char *spec_now = cluster_spec;
-        char sweep_buf[128];
-        uint64_t gpus_now = 0;
+        for (size_t i = 0; i < npol; i++) {
+            struct gp_kv opts[MAX_OPTS];
+            size_t nopts = 0;
+            struct gp_cluster *cluster = NULL;
+            const char *spec_now = cluster_spec;
+            char sweep_buf[128];
+            uint64_t gpus_now = 0;
 
-        if (loads[li] > 0) {
-            if (sweep_spec(cluster_spec, &wl, loads[li], sweep_buf,
-                           sizeof(sweep_buf), &gpus_now) != 0) {
+            if (loads[li] > 0) {
+                if (sweep_spec(cluster_spec, &wl, loads[li], sweep_buf,
+                               sizeof(sweep_buf), &gpus_now) != 0) {
+                    status = 2;
+                    goto out;
+                }
+                spec_now = sweep_buf;
+            }
+            struct gp_sim_config cfg = {
+                .policy = pols[i],
+                .model = model,
+                .restart_cost_us = (int64_t)llround(a->restart_cost_s * 1e6),
+                .round_period_us = (int64_t)llround(a->round_s * 1e6),
+                .seed = a->seed,
+                .progress = a->progress && isatty(2),
+                .env = &env,
+                .tenants = tl.t,
+                .ntenants = tl.n,
+                .label = NULL,
+                .grace_us = a->grace_s < 0 ? GP_TIME_NONE
+                                           : (int64_t)llround(a->grace_s * 1e6),
+                .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),
+                .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
+                .ckpt = a->ckpt,
+            };
+
+            for (int k = 0; k < GP_NPRIO; k++) {
+                cfg.min_run_us[k] =
+                    a->min_run_s[k] < 0
+                        ? -1
+                        : (int64_t)llround(a->min_run_s[k] * 1e6);
+                cfg.max_preemptions[k] = a->max_preemptions[k];
+            }
+            for (size_t k = 0; k < a->nopts; k++)
+                if (!a->opt_policy[k] ||
+                    strcmp(a->opt_policy[k], pols[i]->name) == 0)
+                    opts[nopts++] = a->opts[k];
+            cfg.policy_opts = opts;
+            cfg.npolicy_opts = nopts;
+            if (loads[li] > 0 && tl.n && base_gpus > 0) {
+                scale_tenants(&tl, scaled,
+                              (double)gpus_now / (double)base_gpus);
+                cfg.tenants = scaled;
+            }
+            if ((rc = gp_cluster_from_spec(spec_now, &cluster, &diag))) {
+                fprintf(stderr, "gpupool: --cluster: %s\n",
+                        gp_diag_format(&diag, rc, buf, sizeof(buf)));
                 status = 2;
                 goto out;
             }
-            spec_now = sweep_buf;
+            if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {
+                gp_cluster_free(cluster);
+                fprintf(stderr, "gpupool: out of memory\n");
+                goto out;
+            }
+            nrun++;
+            rc = gp_sim_run(&wl, cluster, &cfg, runs[nrun - 1], now_s, &diag);
+            if (rc != GP_OK) {
+                fprintf(stderr, "gpupool: %s: %s\n", pols[i]->name,
+                        gp_diag_format(&diag, rc, buf, sizeof(buf)));
+                goto out;
+            }
+            if (a->jobs_csv && write_jobs_csv(a->jobs_csv, pols[i]->name,
+                                              npol > 1, runs[nrun - 1]) != 0)
+                goto out;
         }
-        struct gp_sim_config cfg = {
-            .policy = pols[i],
-            .model = model,
-            .restart_cost_us = (int64_t)llround(a->restart_cost_s * 1e6),
-            .round_period_us = (int64_t)llround(a->round_s * 1e6),
-            .seed = a->seed,
-            .progress = a->progress && isatty(2),
-            .env = &env,
-            .tenants = tl.t,
-            .ntenants = tl.n,
-            .label = NULL,
-            .grace_us = a->grace_s < 0 ? GP_TIME_NONE
-                                       : (int64_t)llround(a->grace_s * 1e6),
-            .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),
-            .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
-            .ckpt = a->ckpt,
-        };
-
-        for (int k = 0; k < GP_NPRIO; k++) {
-            cfg.min_run_us[k] = a->min_run_s[k] < 0
-                                    ? -1
-                                    : (int64_t)llround(a->min_run_s[k] * 1e6);
-            cfg.max_preemptions[k] = a->max_preemptions[k];
-        }
-        for (size_t k = 0; k < a->nopts; k++)
-            if (!a->opt_policy[k] ||
-                strcmp(a->opt_policy[k], pols[i]->name) == 0)
-                opts[nopts++] = a->opts[k];
-        cfg.policy_opts = opts;
-        cfg.npolicy_opts = nopts;
-        if (loads[li] > 0 && tl.n && base_gpus > 0) {
-            scale_tenants(&tl, scaled, (double)gpus_now / (double)base_gpus);
-            cfg.tenants = scaled;
-        }
-        if ((rc = gp_cluster_from_spec(spec_now, &cluster, &diag))) {
-            fprintf(stderr, "gpupool: --cluster: %s\n",
-                    gp_diag_format(&diag, rc, buf, sizeof(buf)));
-            status = 2;
-            goto out;
-        }
-        if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {
-            gp_cluster_free(cluster);
-            fprintf(stderr, "gpupool: out of memory\n");
-            goto out;
-        }
-        nrun++;
-        rc = gp_sim_run(&wl, cluster, &cfg, runs[nrun - 1], now_s, &diag);
-        if (rc != GP_OK) {
-            fprintf(stderr, "gpupool: %s: %s\n", pols[i]->name,
-                    gp_diag_format(&diag, rc, buf, sizeof(buf)));
-            goto out;
-        }
-        if (a->jobs_csv &&
-            write_jobs_csv(a->jobs_csv, pols[i]->name, npol > 1,
-                           runs[nrun - 1]) != 0)
-            goto out;
-    }
     if (a->json) {
         if (gp_output_json(stdout, runs, nrun, nrun > 1, a->with_wall) != 0)
             goto out;

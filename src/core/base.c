@@ -7,8 +7,8 @@
 
 #include "gpupool/base.h"
 
-void gp_logf(const struct gp_env *env, enum gp_log_level level,
-             const char *fmt, ...)
+void gp_logf(const struct gp_env *env, enum gp_log_level level, const char *fmt,
+             ...)
 {
     char buf[512];
     va_list ap;

@@ -24,9 +24,9 @@ struct buckets {
 };
 
 struct node {
-    uint32_t name;   /* strtab id */
+    uint32_t name; /* strtab id */
     uint8_t type;
-    uint32_t group;  /* (switch, type) group */
+    uint32_t group; /* (switch, type) group */
     uint32_t gpus, free;
     uint64_t free_mask;
     uint32_t cpus, cpus_free;
@@ -310,9 +310,8 @@ int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
                            GP_MAX_GPU_TYPES);
     if (rc != GP_OK)
         return gp_diag_set(diag, rc, name, "bad GPU type");
-    if ((rc = find_or_add_switch(c, spec->switch_name ? spec->switch_name
-                                                      : "sw0",
-                                 &sw)) != GP_OK)
+    if ((rc = find_or_add_switch(
+             c, spec->switch_name ? spec->switch_name : "sw0", &sw)) != GP_OK)
         return gp_diag_set(diag, rc, name, "out of memory");
     if ((rc = gp_strtab_intern(&c->strs, name, (size_t)-1, &nameid)) != GP_OK)
         return gp_diag_set(diag, rc, name, "out of memory");
@@ -331,8 +330,8 @@ int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
     n->type = type;
     n->group = sw; /* the switch for now; the group index once sealed */
     n->gpus = n->free = spec->gpus;
-    n->free_mask = spec->gpus == 64 ? ~UINT64_C(0)
-                                    : (UINT64_C(1) << spec->gpus) - 1;
+    n->free_mask =
+        spec->gpus == 64 ? ~UINT64_C(0) : (UINT64_C(1) << spec->gpus) - 1;
     n->cpus = n->cpus_free = spec->cpus;
     n->mem_mib = n->mem_free = spec->mem_mib;
     c->types[type].gpus += spec->gpus;
@@ -357,8 +356,8 @@ int gp_cluster_add_uniform(struct gp_cluster *c, uint32_t n, uint32_t g,
             .gpus = g,
             .switch_name = swname,
         };
-        snprintf(swname, sizeof(swname), "sw%u", per_switch ? i / per_switch
-                                                            : 0);
+        snprintf(swname, sizeof(swname), "sw%u",
+                 per_switch ? i / per_switch : 0);
         if ((rc = gp_cluster_add_node(c, &spec, diag)) != GP_OK)
             return rc;
     }
@@ -439,14 +438,26 @@ fail:
 
 /* ---- queries ------------------------------------------------------------ */
 
-uint32_t gp_cluster_nnodes(const struct gp_cluster *c) { return c->nnodes; }
+uint32_t gp_cluster_nnodes(const struct gp_cluster *c)
+{
+    return c->nnodes;
+}
 uint32_t gp_cluster_nswitches(const struct gp_cluster *c)
 {
     return c->nswitches;
 }
-uint32_t gp_cluster_ntypes(const struct gp_cluster *c) { return c->ntypes; }
-uint64_t gp_cluster_gpus(const struct gp_cluster *c) { return c->gpus; }
-uint64_t gp_cluster_free_gpus(const struct gp_cluster *c) { return c->free; }
+uint32_t gp_cluster_ntypes(const struct gp_cluster *c)
+{
+    return c->ntypes;
+}
+uint64_t gp_cluster_gpus(const struct gp_cluster *c)
+{
+    return c->gpus;
+}
+uint64_t gp_cluster_free_gpus(const struct gp_cluster *c)
+{
+    return c->free;
+}
 
 uint64_t gp_cluster_type_gpus(const struct gp_cluster *c, uint8_t type)
 {
@@ -483,8 +494,7 @@ double gp_cluster_type_speed(const struct gp_cluster *c, uint8_t type)
 
 const char *gp_cluster_node_name(const struct gp_cluster *c, uint32_t node)
 {
-    return node < c->nnodes ? gp_strtab_get(&c->strs, c->nodes[node].name)
-                            : "";
+    return node < c->nnodes ? gp_strtab_get(&c->strs, c->nodes[node].name) : "";
 }
 
 uint32_t gp_cluster_node_gpus(const struct gp_cluster *c, uint32_t node)
@@ -602,10 +612,9 @@ static bool slot_has(const struct slotbuf *b, uint32_t node)
 }
 
 /* Best fit on one node: the node with the fewest free GPUs >= need. */
-static uint32_t best_single(const struct gp_cluster *c,
-                            const struct buckets *b, bool in_group,
-                            const struct gp_demand *d, uint32_t need,
-                            const struct slotbuf *skip)
+static uint32_t best_single(const struct gp_cluster *c, const struct buckets *b,
+                            bool in_group, const struct gp_demand *d,
+                            uint32_t need, const struct slotbuf *skip)
 {
     for (uint32_t k = buckets_next(b, need); k != NONE;
          k = buckets_next(b, k + 1)) {
@@ -635,8 +644,8 @@ static int fill_nodes(const struct gp_cluster *c, const struct buckets *b,
             best = best_single(c, b, in_group, d, *need, out);
             if (best != NONE) {
                 const struct node *n = &c->nodes[best];
-                int rc = slot_push(out, best, *need,
-                                   low_bits(n->free_mask, *need));
+                int rc =
+                    slot_push(out, best, *need, low_bits(n->free_mask, *need));
                 if (rc != GP_OK)
                     return rc;
                 *need = 0;
@@ -737,8 +746,8 @@ static int fit_topo(const struct gp_cluster *c, uint8_t t,
     /* 3. several switches, fullest first */
     sb->n = 0;
     for (k = buckets_prev(&ty->groups, ty->groups.nkeys - 1);
-         k != NONE && need > 0; k = k > 1 ? buckets_prev(&ty->groups, k - 1)
-                                          : NONE) {
+         k != NONE && need > 0;
+         k = k > 1 ? buckets_prev(&ty->groups, k - 1) : NONE) {
         for (uint32_t g = ty->groups.head[k]; g != NONE && need > 0;
              g = c->groups[g].next) {
             rc = fill_nodes(c, &c->groups[g].nodes, true, d, &need, sb);
@@ -942,15 +951,14 @@ int gp_cluster_can_ever_fit(const struct gp_cluster *c,
     if (d->type != GP_TYPE_ANY && d->type >= c->ntypes)
         return gp_diag_set(diag, GP_ENOFIT, "job",
                            "the cluster has no GPUs of the requested type");
-    return gp_diag_set(diag, GP_ENOFIT, "job",
-                       "needs %u GPUs%s%s; the cluster can never give that "
-                       "many (%llu GPUs in all)",
-                       d->gpus, d->type != GP_TYPE_ANY ? " of type " : "",
-                       d->type != GP_TYPE_ANY ? gp_cluster_type_name(c, d->type)
-                                              : "",
-                       (unsigned long long)(d->type != GP_TYPE_ANY
-                                                ? c->types[d->type].gpus
-                                                : c->gpus));
+    return gp_diag_set(
+        diag, GP_ENOFIT, "job",
+        "needs %u GPUs%s%s; the cluster can never give that "
+        "many (%llu GPUs in all)",
+        d->gpus, d->type != GP_TYPE_ANY ? " of type " : "",
+        d->type != GP_TYPE_ANY ? gp_cluster_type_name(c, d->type) : "",
+        (unsigned long long)(d->type != GP_TYPE_ANY ? c->types[d->type].gpus
+                                                    : c->gpus));
 }
 
 int gp_placement_copy(struct gp_placement *dst, const struct gp_placement *src)

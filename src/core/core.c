@@ -212,8 +212,8 @@ static void heap_down(struct gp_core *c, uint32_t *h, uint32_t n, uint32_t i,
     J(c, x)->heap_pos = i;
 }
 
-static void heap_remove(struct gp_core *c, uint32_t *h, uint32_t *n,
-                        uint32_t i, int dir)
+static void heap_remove(struct gp_core *c, uint32_t *h, uint32_t *n, uint32_t i,
+                        int dir)
 {
     uint32_t last = --*n;
 
@@ -229,8 +229,8 @@ static void heap_remove(struct gp_core *c, uint32_t *h, uint32_t *n,
 
 static uint32_t shape_hashval(const struct gp_demand *d, uint32_t tenant)
 {
-    uint64_t h = (d->gpus + ((uint64_t)tenant << 32)) *
-                 UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t h =
+        (d->gpus + ((uint64_t)tenant << 32)) * UINT64_C(0x9e3779b97f4a7c15);
 
     h ^= (h >> 29) + d->type * UINT64_C(0xbf58476d1ce4e5b9);
     h ^= (h >> 31) + d->cpus_per_gpu * UINT64_C(0x94d049bb133111eb);
@@ -255,8 +255,8 @@ static int rehash_shapes(struct gp_core *c)
     for (uint32_t i = 0; i < n; i++)
         h[i] = NONE;
     for (uint32_t s = 0; s < c->nshapes; s++) {
-        uint32_t b = shape_hashval(&c->shapes[s].d, c->shapes[s].tenant) &
-                     (n - 1);
+        uint32_t b =
+            shape_hashval(&c->shapes[s].d, c->shapes[s].tenant) & (n - 1);
         c->shapes[s].hnext = h[b];
         h[b] = s;
     }
@@ -377,8 +377,8 @@ static bool timer_before(const struct timer *a, const struct timer *b)
     return a->job < b->job;
 }
 
-static int timer_push(struct gp_core *c, int64_t at, uint32_t job,
-                      uint32_t gen, uint8_t kind)
+static int timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
+                      uint8_t kind)
 {
     uint32_t i;
     int rc;
@@ -450,9 +450,9 @@ static void tenant_touch(struct gp_core *c, struct tenant *t)
     if (dt <= 0)
         return;
     e = exp(-c->decay_per_us * (double)dt);
-    t->info.usage_gpu_s = t->info.usage_gpu_s * e +
-                          (double)t->info.held * (1.0 - e) /
-                              c->decay_per_us / 1e6;
+    t->info.usage_gpu_s = t->info.usage_gpu_s * e + (double)t->info.held *
+                                                        (1.0 - e) /
+                                                        c->decay_per_us / 1e6;
     t->usage_t_us = c->now_us;
 }
 
@@ -561,7 +561,7 @@ int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
 }
 
 struct wf {
-    uint32_t tenant;  /* NONE for a parent's own jobs */
+    uint32_t tenant; /* NONE for a parent's own jobs */
     double base, limit, weight, share;
 };
 
@@ -652,8 +652,8 @@ static int share_level(struct gp_core *c, uint32_t parent, double capacity)
         struct tenant *p = &c->tenants[parent];
         m[n].tenant = NONE;
         m[n].limit = (double)p->info.demand;
-        m[n].base = fmin(fmax(0.0, (double)p->info.guarantee - child_g),
-                         m[n].limit);
+        m[n].base =
+            fmin(fmax(0.0, (double)p->info.guarantee - child_g), m[n].limit);
         m[n].weight = p->info.weight;
         n++;
     }
@@ -740,8 +740,7 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
         if (c->cfg.min_run_us[k] < 0)
             c->cfg.min_run_us[k] = cfg->policy->default_min_run_us[k];
         if (c->cfg.max_preemptions[k] == UINT32_MAX)
-            c->cfg.max_preemptions[k] =
-                cfg->policy->default_max_preemptions[k];
+            c->cfg.max_preemptions[k] = cfg->policy->default_max_preemptions[k];
     }
     c->env = cfg->env;
     c->view.core = c;
@@ -759,8 +758,8 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
         gp_core_free(c);
         return gp_diag_set(diag, GP_ENOMEM, "core", "out of memory");
     }
-    args = (struct gp_policy_args){cfg->policy_opts, cfg->npolicy_opts,
-                                   cfg->env};
+    args =
+        (struct gp_policy_args){cfg->policy_opts, cfg->npolicy_opts, cfg->env};
     if (cfg->policy->init) {
         rc = cfg->policy->init(&c->ppriv, &args, diag);
         if (rc != GP_OK) {
@@ -868,8 +867,7 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     if ((rc = new_job(c, &j)) != GP_OK)
         return gp_diag_set(diag, rc, where, "cannot store another job");
     if (spec->id && *spec->id) {
-        if ((rc = gp_strtab_intern(&c->strs, spec->id, (size_t)-1,
-                                   &j->ext_id)))
+        if ((rc = gp_strtab_intern(&c->strs, spec->id, (size_t)-1, &j->ext_id)))
             goto nomem;
     }
     if ((spec->user && *spec->user &&
@@ -966,8 +964,8 @@ static int enter_preempting(struct gp_core *c, struct gp_job *j,
 {
     int rc;
 
-    if ((rc = grow((void **)&c->preempting, &c->cappreempting,
-                   sizeof(uint32_t), c->npreempting + 1)))
+    if ((rc = grow((void **)&c->preempting, &c->cappreempting, sizeof(uint32_t),
+                   c->npreempting + 1)))
         return rc;
     j->heap_pos = c->npreempting;
     c->preempting[c->npreempting++] = j->id;
@@ -1100,7 +1098,10 @@ static bool may_preempt(const struct gp_core *c, const struct gp_job *j);
 
 /* ---- the view ----------------------------------------------------------- */
 
-int64_t gp_view_now(const struct gp_view *v) { return v->core->now_us; }
+int64_t gp_view_now(const struct gp_view *v)
+{
+    return v->core->now_us;
+}
 
 const struct gp_cluster *gp_view_cluster(const struct gp_view *v)
 {
@@ -1112,8 +1113,14 @@ enum gp_place_model gp_view_model(const struct gp_view *v)
     return v->core->cfg.model;
 }
 
-size_t gp_view_npending(const struct gp_view *v) { return v->core->npending; }
-size_t gp_view_nrunning(const struct gp_view *v) { return v->core->nrunning; }
+size_t gp_view_npending(const struct gp_view *v)
+{
+    return v->core->npending;
+}
+size_t gp_view_nrunning(const struct gp_view *v)
+{
+    return v->core->nrunning;
+}
 
 uint64_t gp_view_free_gpus(const struct gp_view *v)
 {
@@ -1183,7 +1190,10 @@ const struct gp_job *gp_view_running_at(const struct gp_view *v, size_t i)
     return i < v->core->nrunning ? J(v->core, v->core->running[i]) : NULL;
 }
 
-size_t gp_view_ntenants(const struct gp_view *v) { return v->core->ntenants; }
+size_t gp_view_ntenants(const struct gp_view *v)
+{
+    return v->core->ntenants;
+}
 
 const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,
                                             uint32_t tenant)
@@ -1239,8 +1249,7 @@ static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
 
     if (idx >= c->shapes[shape].n)
         return GP_OK;
-    if ((rc = grow((void **)&c->pit, &c->cappit, sizeof(*c->pit),
-                   c->npit + 1)))
+    if ((rc = grow((void **)&c->pit, &c->cappit, sizeof(*c->pit), c->npit + 1)))
         return rc;
     i = c->npit++;
     c->pit[i] = (struct pit_entry){shape, idx};
@@ -1406,11 +1415,9 @@ const struct gp_job *gp_running_iter_next(struct gp_running_iter *it)
     c->rit[0] = c->rit[n];
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i, t;
-        if (l < n && above(c, c->running[c->rit[l]], c->running[c->rit[m]],
-                           -1))
+        if (l < n && above(c, c->running[c->rit[l]], c->running[c->rit[m]], -1))
             m = l;
-        if (r < n && above(c, c->running[c->rit[r]], c->running[c->rit[m]],
-                           -1))
+        if (r < n && above(c, c->running[c->rit[r]], c->running[c->rit[m]], -1))
             m = r;
         if (m == i)
             break;
@@ -1476,8 +1483,8 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
     /* the slots may live in the caller's memory: keep our own copy */
     copy = *where;
     if (where->nslots > 1) {
-        copy.slots = gp_arena_alloc(&c->scratch,
-                                    where->nslots * sizeof(*copy.slots));
+        copy.slots =
+            gp_arena_alloc(&c->scratch, where->nslots * sizeof(*copy.slots));
         if (!copy.slots)
             return GP_ENOMEM;
         memcpy(copy.slots, where->slots, where->nslots * sizeof(*copy.slots));
@@ -1536,8 +1543,14 @@ int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job)
     return gp_plan_preempt_for(p, job, GP_TENANT_NONE);
 }
 
-size_t gp_plan_mark(const struct gp_plan *p) { return p->core->nactions; }
-size_t gp_plan_nactions(const struct gp_plan *p) { return p->core->nactions; }
+size_t gp_plan_mark(const struct gp_plan *p)
+{
+    return p->core->nactions;
+}
+size_t gp_plan_nactions(const struct gp_plan *p)
+{
+    return p->core->nactions;
+}
 
 void gp_plan_rollback(struct gp_plan *p, size_t mark)
 {
@@ -1769,12 +1782,27 @@ const struct gp_job *gp_core_job(const struct gp_core *c, uint32_t id)
     return id < c->njobs ? J(c, id) : NULL;
 }
 
-size_t gp_core_njobs(const struct gp_core *c) { return c->njobs; }
-size_t gp_core_npending(const struct gp_core *c) { return c->npending; }
-size_t gp_core_nrunning(const struct gp_core *c) { return c->nrunning; }
-uint64_t gp_core_busy_gpus(const struct gp_core *c) { return c->busy; }
+size_t gp_core_njobs(const struct gp_core *c)
+{
+    return c->njobs;
+}
+size_t gp_core_npending(const struct gp_core *c)
+{
+    return c->npending;
+}
+size_t gp_core_nrunning(const struct gp_core *c)
+{
+    return c->nrunning;
+}
+uint64_t gp_core_busy_gpus(const struct gp_core *c)
+{
+    return c->busy;
+}
 
-size_t gp_core_ntenants(const struct gp_core *c) { return c->ntenants; }
+size_t gp_core_ntenants(const struct gp_core *c)
+{
+    return c->ntenants;
+}
 
 const char *gp_core_tenant_name(const struct gp_core *c, uint32_t tenant)
 {
@@ -1806,7 +1834,10 @@ int64_t gp_core_restart_cost_us(const struct gp_core *c)
     return c->cfg.restart_cost_us;
 }
 
-int64_t gp_core_grace_us(const struct gp_core *c) { return c->cfg.grace_us; }
+int64_t gp_core_grace_us(const struct gp_core *c)
+{
+    return c->cfg.grace_us;
+}
 
 int64_t gp_core_predicted_remaining(const struct gp_core *c,
                                     const struct gp_job *j, int64_t now_us)
@@ -1828,4 +1859,7 @@ int64_t gp_view_predicted_remaining(const struct gp_view *v,
     return gp_core_predicted_remaining(v->core, job, v->core->now_us);
 }
 
-uint64_t gp_core_nrounds(const struct gp_core *c) { return c->nrounds; }
+uint64_t gp_core_nrounds(const struct gp_core *c)
+{
+    return c->nrounds;
+}

@@ -4,8 +4,8 @@
 #include "gpupool/job.h"
 
 static const char *const state_names[] = {
-    "pending",   "running",   "preempting", "completed",
-    "failed",    "cancelled", "rejected",
+    "pending", "running",   "preempting", "completed",
+    "failed",  "cancelled", "rejected",
 };
 
 const char *gp_job_state_name(enum gp_job_state s)

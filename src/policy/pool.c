@@ -57,12 +57,12 @@ struct reservation {
 
 struct tstate {
     uint32_t t;
-    double key;  /* sort key */
+    double key; /* sort key */
     double key2;
-    int64_t held;      /* as the plan goes */
+    int64_t held; /* as the plan goes */
     int64_t incoming;
-    int64_t owed;      /* reclaimed GPUs kept for it, as the plan goes */
-    int64_t keep;      /* GPUs its lending limit keeps free for it */
+    int64_t owed; /* reclaimed GPUs kept for it, as the plan goes */
+    int64_t keep; /* GPUs its lending limit keeps free for it */
 };
 
 /* Totals over all tenants, kept current as the plan goes. */
@@ -195,10 +195,10 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
      * are the jobs backfilling can starve (measured on Philly: with gangs
      * from one node up, reservations held back so much backfill that the
      * average wait grew 50-fold) */
-    uint32_t large = p->large_gang
-                         ? p->large_gang
-                         : 2 * gp_cluster_max_node_gpus(gp_view_cluster(v),
-                                                        GP_TYPE_ANY);
+    uint32_t large =
+        p->large_gang
+            ? p->large_gang
+            : 2 * gp_cluster_max_node_gpus(gp_view_cluster(v), GP_TYPE_ANY);
 
     r->job = NULL;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
@@ -294,8 +294,8 @@ static int try_start(const struct gp_view *v, struct gp_plan *plan,
 
     if (rc == GP_OK) {
         ts->held += job->demand.gpus;
-        used = ts->owed < (int64_t)job->demand.gpus ? ts->owed
-                                                    : job->demand.gpus;
+        used =
+            ts->owed < (int64_t)job->demand.gpus ? ts->owed : job->demand.gpus;
         ts->owed -= used;
         tot->owed -= used;
         tot->keep -= ts->keep;
@@ -304,7 +304,6 @@ static int try_start(const struct gp_view *v, struct gp_plan *plan,
     }
     return rc;
 }
-
 
 /* Walk one tenant's pending jobs and start what `allowed` lets through. */
 enum pass { PASS_ENTITLED, PASS_LEND, PASS_STATIC };
@@ -381,7 +380,7 @@ struct victim {
     const struct gp_job *job;
     int cls;
     int64_t loss;
-    double over;  /* its tenant's held / entitled */
+    double over; /* its tenant's held / entitled */
     double usage;
     int64_t left;
 };
@@ -418,8 +417,8 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
                            size_t *n, int64_t *next_at, uint32_t high_tenant)
 {
     size_t nr = gp_view_nrunning(v), k = 0;
-    struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
-                                       (nr + 1) * sizeof(*vs));
+    struct victim *vs =
+        gp_arena_alloc(gp_view_scratch(v), (nr + 1) * sizeof(*vs));
 
     if (!vs)
         return GP_ENOMEM;
@@ -587,8 +586,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
 
         if (ti->npending == 0)
             continue;
-        room = (int64_t)ceil(ti->entitled - 1e-9) - ts[i].held -
-               ts[i].incoming;
+        room = (int64_t)ceil(ti->entitled - 1e-9) - ts[i].held - ts[i].incoming;
         if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
             return rc;
         nlist = 0;
@@ -634,9 +632,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (!collected || gp_job_class(probe) == GP_PRIO_HIGH) {
             /* a high-priority job may also look at its own tenant's jobs:
              * collect for it alone */
-            uint32_t own = gp_job_class(probe) == GP_PRIO_HIGH
-                               ? probe->tenant
-                               : GP_TENANT_NONE;
+            uint32_t own = gp_job_class(probe) == GP_PRIO_HIGH ? probe->tenant
+                                                               : GP_TENANT_NONE;
             if ((rc = collect_victims(v, &vs, &nv, &next_at, own)) != GP_OK)
                 return rc;
             collected = own == GP_TENANT_NONE;
@@ -648,8 +645,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv, &next_at,
-                                      GP_TENANT_NONE)) != GP_OK)
+            if ((rc = collect_victims(v, &vs, &nv, &next_at, GP_TENANT_NONE)) !=
+                GP_OK)
                 return rc;
             collected = true;
         }
@@ -736,8 +733,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         size_t i = tindex(ts, nts, r.job->tenant);
         const struct gp_tenant_info *ti = gp_view_tenant(v, r.job->tenant);
 
-        if (!ti->cap || ts[i].held + (int64_t)r.job->demand.gpus <=
-                            (int64_t)ti->cap) {
+        if (!ti->cap ||
+            ts[i].held + (int64_t)r.job->demand.gpus <= (int64_t)ti->cap) {
             rc = try_start(v, plan, r.job, &ts[i], &tot);
             if (rc != GP_OK && rc != GP_ENOFIT)
                 return rc;
@@ -778,8 +775,13 @@ static int pool_schedule(void *priv, const struct gp_view *v,
  * preemptions. Without a minimum run time, jobs taken back and forth pay
  * the grace and the restart each time and can stop making progress. */
 #define MIN_RUN_DEFAULT                                                        \
-    {600 * GP_US_PER_S, 1800 * GP_US_PER_S, 7200 * GP_US_PER_S}
-#define MAX_PREEMPT_DEFAULT {0, 10, 3}
+    {                                                                          \
+        600 * GP_US_PER_S, 1800 * GP_US_PER_S, 7200 * GP_US_PER_S              \
+    }
+#define MAX_PREEMPT_DEFAULT                                                    \
+    {                                                                          \
+        0, 10, 3                                                               \
+    }
 
 const struct gp_policy_ops gp_policy_pool = {
     .name = "pool",

@@ -27,7 +27,7 @@ const struct gp_policy_ops *const gp_policies[] = {
 #define X(name) &gp_policy_##name,
     GP_POLICY_LIST(X)
 #undef X
-    NULL,
+        NULL,
 };
 
 const struct gp_policy_ops *gp_policy_find(const char *name)
@@ -160,8 +160,7 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
             return rc;
         }
         victims[nv++] = victim;
-        if (enough_gpus(v, job) &&
-            gp_view_fit(v, job, 0, &where) == GP_OK) {
+        if (enough_gpus(v, job) && gp_view_fit(v, job, 0, &where) == GP_OK) {
             fits = true;
             break;
         }
@@ -227,8 +226,7 @@ int gp__parse_levels(const char *key, const char *s, double *out, size_t max,
             return gp_diag_set(diag, GP_EINVAL, key,
                                "levels must increase, got \"%s\"", s);
         if (k == max)
-            return gp_diag_set(diag, GP_EINVAL, key, "at most %zu levels",
-                               max);
+            return gp_diag_set(diag, GP_EINVAL, key, "at most %zu levels", max);
         out[k++] = x;
         q = *end ? end + 1 : end;
     }

@@ -37,7 +37,7 @@
 #define NB GP_SERIES_BUCKETS
 #define FIRST_WIDTH_US GP_US_PER_S
 #define IDS_CAP ((size_t)UINT32_MAX - 1) /* ext ids live at 32-bit offsets */
-#define SAMPLE_US (60 * GP_US_PER_S)       /* compliance samples: a minute */
+#define SAMPLE_US (60 * GP_US_PER_S)     /* compliance samples: a minute */
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -46,12 +46,12 @@ struct tenant_acc {
     int64_t last_us; /* integrated up to here */
     uint64_t *sums;  /* NB buckets of GPU-us; NULL until first busy */
     u128 total_gpu_us;
-    uint64_t pend;      /* GPUs its pending jobs ask for */
-    uint64_t guarantee; /* as the core has it, once known */
-    bool known;         /* guarantee read from the core */
+    uint64_t pend;       /* GPUs its pending jobs ask for */
+    uint64_t guarantee;  /* as the core has it, once known */
+    bool known;          /* guarantee read from the core */
     int64_t ep_start_us; /* open reclaim episode since; GP_TIME_NONE */
-    uint64_t g_n, g_ok; /* guarantee samples: counted, compliant */
-    uint64_t f_n, f_ok; /* fair-share samples: counted, compliant */
+    uint64_t g_n, g_ok;  /* guarantee samples: counted, compliant */
+    uint64_t f_n, f_ok;  /* fair-share samples: counted, compliant */
 };
 
 /* A value of one tenant (a reclaim delay, a wait). */
@@ -68,7 +68,7 @@ struct gp_metrics {
     uint64_t busy, pending; /* state since last_us */
     uint64_t busy_sums[NB], queue_sums[NB];
     u128 busy_total, queue_total; /* GPU-us, job-us */
-    u128 restart_gpu_us;   /* restart overhead x GPUs of the run */
+    u128 restart_gpu_us;          /* restart overhead x GPUs of the run */
     u128 lost_work_gpu_us; /* work lost at preemptions x GPUs of the run */
     uint64_t events;
     uint64_t borrowed; /* sum over tenants of max(0, held - guarantee) */
@@ -260,9 +260,8 @@ static void set_guarantee(struct gp_metrics *m, struct tenant_acc *t,
 
 /* The tenant's accumulator, its guarantee known: on first sight read the
  * guarantees of every tenant not seen yet, with one ledger update. */
-static struct tenant_acc *tenant_see(struct gp_metrics *m,
-                                     const struct gp_core *core,
-                                     uint32_t tenant)
+static struct tenant_acc *
+tenant_see(struct gp_metrics *m, const struct gp_core *core, uint32_t tenant)
 {
     struct tenant_acc *t = tenant_get(m, tenant);
     size_t n;
@@ -283,9 +282,8 @@ static struct tenant_acc *tenant_see(struct gp_metrics *m,
     return &m->tacc[tenant]; /* tenant_get may have moved the array */
 }
 
-static struct tenant_acc *tenant_step(struct gp_metrics *m,
-                                      const struct gp_core *core,
-                                      uint32_t tenant)
+static struct tenant_acc *
+tenant_step(struct gp_metrics *m, const struct gp_core *core, uint32_t tenant)
 {
     struct tenant_acc *t = tenant_see(m, core, tenant);
 
@@ -648,8 +646,8 @@ static int copy_jobs(struct gp_metrics *m, const struct gp_core *core)
         r->preemptions = j->preemptions;
         r->starts = j->starts;
         r->state = (uint8_t)j->state;
-        if ((rc = copy_ext_id(m, gp_core_str(core, j->ext_id),
-                              &r->ext_off)) != GP_OK)
+        if ((rc = copy_ext_id(m, gp_core_str(core, j->ext_id), &r->ext_off)) !=
+            GP_OK)
             return rc;
         if ((rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->user),
                                    (size_t)-1, &r->user)) != GP_OK ||
@@ -732,11 +730,9 @@ static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
             ts->guarantee_samples = acc->g_n;
             ts->fairshare_samples = acc->f_n;
             if (acc->g_n)
-                ts->guarantee_compliance =
-                    (double)acc->g_ok / (double)acc->g_n;
+                ts->guarantee_compliance = (double)acc->g_ok / (double)acc->g_n;
             if (acc->f_n)
-                ts->fairshare_compliance =
-                    (double)acc->f_ok / (double)acc->f_n;
+                ts->fairshare_compliance = (double)acc->f_ok / (double)acc->f_n;
         }
     }
     for (size_t i = 0; i < k; i++) {
@@ -831,11 +827,9 @@ static void compliance_figures(struct gp_metrics *m)
         f_ok += m->tacc[t].f_ok;
     }
     if (s->guarantee_samples)
-        s->guarantee_compliance =
-            (double)g_ok / (double)s->guarantee_samples;
+        s->guarantee_compliance = (double)g_ok / (double)s->guarantee_samples;
     if (s->fairshare_samples)
-        s->fairshare_compliance =
-            (double)f_ok / (double)s->fairshare_samples;
+        s->fairshare_compliance = (double)f_ok / (double)s->fairshare_samples;
 }
 
 /* Reclaim delays: nearest-rank p50 and p99, overall and per tenant (the
@@ -916,7 +910,8 @@ static int lb_makespan(struct gp_metrics *m, int64_t first_submit_us,
     for (size_t i = n; i-- > 0;) {
         suffix += v[i].work;
         /* only the first job of a submit time counts all of its peers */
-        if (s->cluster_gpus && (i == 0 || v[i - 1].submit_us != v[i].submit_us)) {
+        if (s->cluster_gpus &&
+            (i == 0 || v[i - 1].submit_us != v[i].submit_us)) {
             double b = gp_us_to_s(v[i].submit_us - first_submit_us) +
                        us_to_s(suffix) / (double)s->cluster_gpus;
 
@@ -1002,9 +997,9 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
      * still waiting or running there (the run was cut off). After the last
      * end of a finished run nothing is busy or pending, so the integrals
      * taken to end_us are the integrals over the window. */
-    window = (s->unfinished ? (end_us > last_end ? end_us : last_end)
-                            : last_end) -
-             first;
+    window =
+        (s->unfinished ? (end_us > last_end ? end_us : last_end) : last_end) -
+        first;
     if (last_end == GP_TIME_NONE && !s->unfinished)
         window = 0;
     *window_end_us = first + (window > 0 ? window : 0);
@@ -1025,9 +1020,8 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
         s->submit_span_s = gp_us_to_s(last_in - first_in);
         if (s->cluster_gpus) {
             s->offered_load_known = true;
-            s->offered_load = (double)offered /
-                              ((double)s->cluster_gpus *
-                               (double)(last_in - first_in));
+            s->offered_load = (double)offered / ((double)s->cluster_gpus *
+                                                 (double)(last_in - first_in));
         }
     }
     free(waits);
@@ -1067,8 +1061,8 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     for (size_t t = 0; t < m->ntacc; t++)
         tenant_flush(m, &m->tacc[t]);
 
-    if ((rc = gp_strtab_intern(&m->strs, policy ? policy->name : "",
-                               (size_t)-1, &id)) != GP_OK)
+    if ((rc = gp_strtab_intern(&m->strs, policy ? policy->name : "", (size_t)-1,
+                               &id)) != GP_OK)
         return rc;
     s->policy = gp_strtab_get(&m->strs, id);
     s->placement = gp_place_model_name(gp_core_model(core));
@@ -1158,8 +1152,7 @@ size_t gp__metrics_njobs(const struct gp_metrics *m)
     return m->njobs;
 }
 
-const struct gp__job_rec *gp__metrics_job(const struct gp_metrics *m,
-                                          size_t i)
+const struct gp__job_rec *gp__metrics_job(const struct gp_metrics *m, size_t i)
 {
     return &m->jobs[i];
 }
@@ -1201,8 +1194,7 @@ void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
     if (k_hi < k_lo)
         return;
     count = (uint64_t)(k_hi - k_lo + 1);
-    if ((n = gp_core_ntenants(core)) == 0 ||
-        !tenant_get(m, (uint32_t)(n - 1)))
+    if ((n = gp_core_ntenants(core)) == 0 || !tenant_get(m, (uint32_t)(n - 1)))
         return;
     for (size_t k = 0; k < n; k++) {
         const struct gp_tenant_info *ti =

@@ -14,8 +14,8 @@
  * back to back in one buffer, not interned: ids are unique). */
 struct gp__job_rec {
     int64_t submit_us, first_start_us, end_us, duration_us, gpu_us;
-    uint32_t ext_off; /* into the id buffer; UINT32_MAX = none */
-    uint32_t tenant;  /* index into gp_summary.tenants */
+    uint32_t ext_off;    /* into the id buffer; UINT32_MAX = none */
+    uint32_t tenant;     /* index into gp_summary.tenants */
     uint32_t user, name; /* the metrics' own string ids */
     uint32_t gpus, preemptions, starts;
     uint8_t state; /* enum gp_job_state */
@@ -24,8 +24,7 @@ _Static_assert(sizeof(struct gp__job_rec) <= 80, "job record stays compact");
 
 /* Records are indexed by the core's job id, 0..njobs-1, after finish. */
 size_t gp__metrics_njobs(const struct gp_metrics *m);
-const struct gp__job_rec *gp__metrics_job(const struct gp_metrics *m,
-                                          size_t i);
+const struct gp__job_rec *gp__metrics_job(const struct gp_metrics *m, size_t i);
 const char *gp__metrics_ext_id(const struct gp_metrics *m,
                                const struct gp__job_rec *r);
 const char *gp__metrics_str(const struct gp_metrics *m, uint32_t id);
@@ -103,8 +102,8 @@ bool gp__multi_tenant(const struct gp_summary *s);
  * two runs would share a name, and "@GPUs" (the cluster's size) too when
  * two runs of one policy and placement ran on clusters of different
  * sizes. */
-void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i,
-                  char *buf, size_t len);
+void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i, char *buf,
+                  size_t len);
 
 /* The k tenants holding the most GPU time (ties by name), as indexes into
  * s->tenants; returns how many were written (<= k). */

@@ -56,9 +56,13 @@ static bool has_predictions(const struct gp_summary *s)
 }
 
 #define ROW_IF(label, kind, field, has)                                        \
-    {label, kind, offsetof(struct gp_summary, field), false, has}
+    {                                                                          \
+        label, kind, offsetof(struct gp_summary, field), false, has            \
+    }
 #define GROUP_IF(label, kind, field, has)                                      \
-    {label, kind, offsetof(struct gp_summary, field), true, has}
+    {                                                                          \
+        label, kind, offsetof(struct gp_summary, field), true, has             \
+    }
 #define ROW(label, kind, field) ROW_IF(label, kind, field, NULL)
 #define GROUP(label, kind, field) GROUP_IF(label, kind, field, NULL)
 
@@ -83,8 +87,7 @@ const struct gp__row gp__rows[] = {
              has_guarantee_samples),
     ROW_IF("fair-share compliance (%)", GP__ROW_PCT, fairshare_compliance,
            has_fairshare_samples),
-    ROW_IF("reclaim episodes", GP__ROW_COUNT, reclaim_episodes,
-           has_guarantees),
+    ROW_IF("reclaim episodes", GP__ROW_COUNT, reclaim_episodes, has_guarantees),
     ROW_IF("reclaim delay p50", GP__ROW_TIME, reclaim_delay_p50_s,
            has_episodes),
     ROW_IF("reclaim delay p99", GP__ROW_TIME, reclaim_delay_p99_s,
@@ -147,7 +150,9 @@ static bool t_episodes(const struct gp_summary *s,
 }
 
 #define TROW(label, kind, field, has)                                          \
-    {label, kind, offsetof(struct gp_tenant_summary, field), has}
+    {                                                                          \
+        label, kind, offsetof(struct gp_tenant_summary, field), has            \
+    }
 
 const struct gp__trow gp__trows[] = {
     TROW("guarantee (GPUs)", GP__ROW_COUNT, guarantee, t_guaranteed),
@@ -309,8 +314,8 @@ void gp__trow_cell(const struct gp__trow *row, const struct gp_summary *s,
         cell(row->kind, t, row->off, unit, buf, len);
 }
 
-void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i,
-                  char *buf, size_t len)
+void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i, char *buf,
+                  size_t len)
 {
     const struct gp_summary *s = gp_metrics_summary(runs[i]);
     bool clash = false, sizes = false;
@@ -345,8 +350,8 @@ size_t gp__top_tenants(const struct gp_summary *s, size_t k, size_t *idx)
     for (size_t t = 0; t < s->ntenants; t++) {
         size_t pos = n;
 
-        while (pos > 0 && s->tenants[idx[pos - 1]].gpu_hours <
-                              s->tenants[t].gpu_hours)
+        while (pos > 0 &&
+               s->tenants[idx[pos - 1]].gpu_hours < s->tenants[t].gpu_hours)
             pos--;
         if (pos >= k)
             continue;
@@ -438,8 +443,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "reclaim_delay_p50_s", jreal(s->reclaim_delay_p50_s), &ok);
     put(o, "reclaim_delay_p99_s", jreal(s->reclaim_delay_p99_s), &ok);
     put(o, "preemptions", juint(s->preemptions), &ok);
-    put(o, "preemptions_per_job_mean", jreal(s->preemptions_per_job_mean),
-        &ok);
+    put(o, "preemptions_per_job_mean", jreal(s->preemptions_per_job_mean), &ok);
     put(o, "preemptions_per_job_max", juint(s->preemptions_per_job_max), &ok);
     put(o, "lost_gpu_s", jreal(s->lost_gpu_s), &ok);
     put(o, "lost_work_gpu_s", jreal(s->lost_work_gpu_s), &ok);
@@ -532,8 +536,8 @@ fail:
 #define CELL 48
 #define TOP_TENANTS 10
 
-static void table_line(FILE *out, const char *label, int lw, char (*cells)[CELL],
-                       size_t n, int cw)
+static void table_line(FILE *out, const char *label, int lw,
+                       char (*cells)[CELL], size_t n, int cw)
 {
     fprintf(out, "%-*s", lw, label);
     for (size_t i = 0; i < n; i++)
@@ -613,8 +617,8 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
                     size_t k = gp__tenant_find(s, name);
 
                     gp__trow_cell(row, s,
-                                  k == (size_t)-1 ? NULL : &s->tenants[k],
-                                  unit, cells[i], CELL);
+                                  k == (size_t)-1 ? NULL : &s->tenants[k], unit,
+                                  cells[i], CELL);
                 }
                 snprintf(label, sizeof(label), "  %.*s", lw - 2, name);
                 table_line(out, label, lw, cells, n, cw);
@@ -631,8 +635,8 @@ static void put_us(FILE *out, int64_t us)
 {
     uint64_t a = us < 0 ? (uint64_t)0 - (uint64_t)us : (uint64_t)us;
 
-    fprintf(out, "%s%" PRIu64 ".%06" PRIu64, us < 0 ? "-" : "",
-            a / 1000000u, a % 1000000u);
+    fprintf(out, "%s%" PRIu64 ".%06" PRIu64, us < 0 ? "-" : "", a / 1000000u,
+            a % 1000000u);
 }
 
 /* RFC 4180: quote a field that holds a comma, a quote or a line break. */
@@ -671,8 +675,8 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
         else
             fprintf(out, "%zu", i);
         fputc(',', out);
-        put_field(out, r->tenant < s->ntenants ? s->tenants[r->tenant].name
-                                               : "");
+        put_field(out,
+                  r->tenant < s->ntenants ? s->tenants[r->tenant].name : "");
         fputc(',', out);
         put_field(out, gp__metrics_str(m, r->user));
         fputc(',', out);
@@ -695,8 +699,7 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
         put_us(out, r->duration_us);
         fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->preemptions, r->starts);
         put_us(out, r->gpu_us);
-        fprintf(out, ",%s\n",
-                gp_job_state_name((enum gp_job_state)r->state));
+        fprintf(out, ",%s\n", gp_job_state_name((enum gp_job_state)r->state));
     }
     return ferror(out) ? GP_EIO : GP_OK;
 }

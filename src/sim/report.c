@@ -41,12 +41,23 @@ static void esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -169,8 +180,8 @@ static size_t log_ticks(const struct axis *a, struct tick *t, size_t max)
         double s;
         const char *label;
     } marks[] = {
-        {0.001, "1ms"}, {0.01, "10ms"}, {0.1, "0.1s"}, {1, "1s"},
-        {10, "10s"},    {60, "1m"},     {600, "10m"},  {3600, "1h"},
+        {0.001, "1ms"}, {0.01, "10ms"},  {0.1, "0.1s"},     {1, "1s"},
+        {10, "10s"},    {60, "1m"},      {600, "10m"},      {3600, "1h"},
         {86400, "1d"},  {864000, "10d"}, {8640000, "100d"},
     };
     size_t n = 0;
@@ -213,8 +224,7 @@ static void chart_axes(struct chart *c, const char *xtitle, const char *ytitle)
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                 "stroke=\"#e4e4e4\"/>\n",
                 x, MT, x, CH - MB);
-        fprintf(c->f,
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x,
+        fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x,
                 CH - MB + 16);
         esc(c->f, t[i].label);
         fputs("</text>\n", c->f);
@@ -227,9 +237,8 @@ static void chart_axes(struct chart *c, const char *xtitle, const char *ytitle)
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                 "stroke=\"#e4e4e4\"/>\n",
                 ML, y, CW - MR, y);
-        fprintf(c->f,
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", ML - 6,
-                y + 4);
+        fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
+                ML - 6, y + 4);
         esc(c->f, t[i].label);
         fputs("</text>\n", c->f);
     }
@@ -301,9 +310,10 @@ static double series_span_s(const struct gp_series *s)
 }
 
 /* One line per run over time; scale turns a bucket value into a y value. */
-static void time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
-                       const struct gp_series *(*get)(const struct gp_metrics *),
-                       bool as_pct, const char *ytitle, const char *label)
+static void
+time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
+           const struct gp_series *(*get)(const struct gp_metrics *),
+           bool as_pct, const char *ytitle, const char *label)
 {
     struct chart c = {.f = f};
     double span = 0, ymax = 0;
@@ -478,8 +488,7 @@ static int tenant_chart(FILE *f, const struct gp_metrics *m,
 
             upper[b] = lower[b] + (v > 0 ? v : 0);
         }
-        fprintf(f, "<polygon fill=\"%s\" fill-opacity=\"0.85\" points=\"",
-                col);
+        fprintf(f, "<polygon fill=\"%s\" fill-opacity=\"0.85\" points=\"", col);
         /* the upper edge left to right, from the axis start to the end */
         fprintf(f, "%.1f,%.1f", px(&c, 0), py(&c, upper[0]));
         for (size_t b = 0; b < nb; b++)
@@ -557,21 +566,19 @@ static bool sweep_y(const struct gp_summary *s, enum sweep_y what, double *y)
  * by policy, then load. */
 static void sweep_chart(FILE *f, struct gp_metrics *const *runs,
                         const struct sweep_pt *pts, size_t npts,
-                        double max_load, enum sweep_y what,
-                        const char *ytitle, const char *label)
+                        double max_load, enum sweep_y what, const char *ytitle,
+                        const char *label)
 {
     struct chart c = {.f = f};
     double ymax = 0, y;
 
     for (size_t p = 0; p < npts; p++)
-        if (sweep_y(gp_metrics_summary(runs[pts[p].run]), what, &y) &&
-            y > ymax)
+        if (sweep_y(gp_metrics_summary(runs[pts[p].run]), what, &y) && y > ymax)
             ymax = y;
     c.x = y_axis(max_load);
     c.y = what == SWEEP_WAIT_H ? y_axis(ymax) : (struct axis){0, 100, false};
     chart_open(&c, label);
-    chart_axes(&c, "offered load (GPU-work submitted / GPU capacity)",
-               ytitle);
+    chart_axes(&c, "offered load (GPU-work submitted / GPU capacity)", ytitle);
     for (size_t p = 0; p < npts;) {
         size_t q = p, k = 0, have = 0;
 
@@ -589,16 +596,15 @@ static void sweep_chart(FILE *f, struct gp_metrics *const *runs,
                 colour(pts[p].policy));
         for (size_t i = p; i < q; i++)
             if (sweep_y(gp_metrics_summary(runs[pts[i].run]), what, &y))
-                fprintf(f, "%s%.1f,%.1f", k++ ? " " : "",
-                        px(&c, pts[i].load), py(&c, y));
+                fprintf(f, "%s%.1f,%.1f", k++ ? " " : "", px(&c, pts[i].load),
+                        py(&c, y));
         fputs("\"/>\n", f);
         for (size_t i = p; i < q; i++)
             if (sweep_y(gp_metrics_summary(runs[pts[i].run]), what, &y))
                 fprintf(f,
                         "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" "
                         "fill=\"%s\"/>\n",
-                        px(&c, pts[i].load), py(&c, y),
-                        colour(pts[p].policy));
+                        px(&c, pts[i].load), py(&c, y), colour(pts[p].policy));
         p = q;
     }
     chart_close(&c);
@@ -803,7 +809,8 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
     double span = 0;
     int rc;
 
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+          "charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, "
           "initial-scale=1\">\n<title>",
           f);
@@ -828,8 +835,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
     fputs("<h2>Tenants</h2>\n", f);
     tenant_table(f, runs, n);
 
-    if (is_sweep(runs, n) &&
-        (rc = sweep_section(f, runs, n)) != GP_OK)
+    if (is_sweep(runs, n) && (rc = sweep_section(f, runs, n)) != GP_OK)
         return rc;
 
     fputs("<h2>GPU utilization over time</h2>\n", f);

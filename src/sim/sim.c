@@ -145,10 +145,10 @@ int gp_workload_load(struct gp_workload *w, struct gp_trace *t, FILE *skips,
 struct completion {
     int64_t at_us;
     uint32_t job;
-    uint32_t run;      /* the job's start count when it was scheduled */
-    uint8_t how;       /* GP_JOB_COMPLETED, GP_JOB_FAILED (time limit), or
-                          GP_JOB_PREEMPTING: a signalled job stops */
-    int64_t saved_us;  /* for a stop: the work its checkpoint keeps */
+    uint32_t run;     /* the job's start count when it was scheduled */
+    uint8_t how;      /* GP_JOB_COMPLETED, GP_JOB_FAILED (time limit), or
+                         GP_JOB_PREEMPTING: a signalled job stops */
+    int64_t saved_us; /* for a stop: the work its checkpoint keeps */
 };
 
 struct world {
@@ -222,9 +222,10 @@ static int sim_start(void *priv, const struct gp_job *job, int64_t now_us)
 {
     struct world *w = priv;
     int64_t left = job->duration_us - job->work_done_us;
-    int64_t run_us = left <= 0             ? 0
-                     : job->speed == 1.0 ? left
-                                         : (int64_t)ceil((double)left / job->speed);
+    int64_t run_us = left <= 0 ? 0
+                     : job->speed == 1.0
+                         ? left
+                         : (int64_t)ceil((double)left / job->speed);
     struct completion e = {now_us + job->overhead_us + run_us, job->id,
                            job->starts, GP_JOB_COMPLETED, 0};
 
@@ -248,8 +249,7 @@ static int sim_start(void *priv, const struct gp_job *job, int64_t now_us)
 static int sim_preempt(void *priv, const struct gp_job *job, int64_t now_us)
 {
     struct world *w = priv;
-    struct completion e = {now_us, job->id, job->starts, GP_JOB_PREEMPTING,
-                           0};
+    struct completion e = {now_us, job->id, job->starts, GP_JOB_PREEMPTING, 0};
 
     if (job->state != GP_JOB_PREEMPTING)
         return GP_OK;

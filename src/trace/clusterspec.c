@@ -30,8 +30,8 @@
 #define MAX_NAME 96
 
 #define SPEC_FORMS                                                             \
-    "expected NxG, NxG:TYPE, NxG/S (S nodes per switch; default 32), "        \
-    "a sum such as 64x8:V100+32x4:K80, a preset (see `gpupool presets`), "   \
+    "expected NxG, NxG:TYPE, NxG/S (S nodes per switch; default 32), "         \
+    "a sum such as 64x8:V100+32x4:K80, a preset (see `gpupool presets`), "     \
     "or a .json or .csv cluster file"
 
 /* ---- building -------------------------------------------------------- */
@@ -41,8 +41,8 @@
 struct builder {
     struct gp_cluster *c;
     uint32_t per_switch;
-    uint32_t sw_next;  /* number of the next automatic switch */
-    uint32_t sw_fill;  /* nodes in the current automatic switch */
+    uint32_t sw_next; /* number of the next automatic switch */
+    uint32_t sw_fill; /* nodes in the current automatic switch */
     uint64_t nnodes;
     char sw_name[32];
 };
@@ -66,8 +66,7 @@ static void builder_break(struct builder *b)
  * place in errors; the cluster's own message is kept. */
 static int builder_add(struct builder *b, const char *name, const char *type,
                        uint32_t gpus, uint32_t cpus, uint64_t mem_mib,
-                       const char *sw, const char *where,
-                       struct gp_diag *diag)
+                       const char *sw, const char *where, struct gp_diag *diag)
 {
     struct gp_node_spec spec = {
         .name = name,
@@ -156,20 +155,13 @@ static const struct group philly_groups[] = {
  * GPUs. Switches of 32 nodes are filled in this order (the node CSV itself
  * fills them in file order). */
 static const struct group openb_groups[] = {
-    {NULL, "A10", 2, 1, 128, 1048576},
-    {NULL, "G2", 549, 8, 96, 393216},
-    {NULL, "G3", 39, 8, 128, 786432},
-    {NULL, "P100", 3, 1, 8, 61440},
-    {NULL, "P100", 2, 2, 8, 61440},
-    {NULL, "P100", 107, 2, 16, 122880},
-    {NULL, "P100", 22, 2, 64, 262144},
-    {NULL, "T4", 387, 2, 104, 524288},
-    {NULL, "T4", 17, 4, 96, 393216},
-    {NULL, "V100M16", 19, 1, 8, 32768},
-    {NULL, "V100M16", 28, 4, 32, 131072},
-    {NULL, "V100M16", 7, 8, 64, 262144},
-    {NULL, "V100M16", 1, 8, 82, 344064},
-    {NULL, "V100M32", 9, 4, 48, 376832},
+    {NULL, "A10", 2, 1, 128, 1048576},    {NULL, "G2", 549, 8, 96, 393216},
+    {NULL, "G3", 39, 8, 128, 786432},     {NULL, "P100", 3, 1, 8, 61440},
+    {NULL, "P100", 2, 2, 8, 61440},       {NULL, "P100", 107, 2, 16, 122880},
+    {NULL, "P100", 22, 2, 64, 262144},    {NULL, "T4", 387, 2, 104, 524288},
+    {NULL, "T4", 17, 4, 96, 393216},      {NULL, "V100M16", 19, 1, 8, 32768},
+    {NULL, "V100M16", 28, 4, 32, 131072}, {NULL, "V100M16", 7, 8, 64, 262144},
+    {NULL, "V100M16", 1, 8, 82, 344064},  {NULL, "V100M32", 9, 4, 48, 376832},
     {NULL, "V100M32", 21, 8, 96, 786432},
 };
 
@@ -224,30 +216,43 @@ struct preset {
 };
 
 #define ITP1(X, i, n)                                                          \
-    X("itp" #i, "Microsoft ITP cluster" #i " alone, sized from its trace: "    \
-      #n " 8-GPU nodes", &itp_groups[1##i - 101], 1)
+    X("itp" #i,                                                                \
+      "Microsoft ITP cluster" #i " alone, sized from its trace: " #n           \
+      " 8-GPU nodes",                                                          \
+      &itp_groups[1##i - 101], 1)
 
 /* One list drives both the builders and gp_cluster_presets[]. */
 #define PRESET_LIST(X)                                                         \
-    X("philly", "Philly: 11 VCs as switches of 8-GPU nodes; 352 nodes, "       \
-      "2,816 GPUs", philly_groups, N(philly_groups))                           \
-    X("openb", "Alibaba openb 2023: 1,213 GPU nodes, 6,212 GPUs, 7 types",    \
+    X("philly",                                                                \
+      "Philly: 11 VCs as switches of 8-GPU nodes; 352 nodes, "                 \
+      "2,816 GPUs",                                                            \
+      philly_groups, N(philly_groups))                                         \
+    X("openb", "Alibaba openb 2023: 1,213 GPU nodes, 6,212 GPUs, 7 types",     \
       openb_groups, N(openb_groups))                                           \
     X("pai", "Alibaba PAI 2020: 1,814 GPU machines, 6,742 GPUs, 5 types",      \
       pai_groups, N(pai_groups))                                               \
-    X("itp", "Microsoft ITP: 10 clusters sized from their traces, a switch "   \
-      "each; 193 8-GPU nodes, 1,544 GPUs", itp_groups, N(itp_groups))          \
-    ITP1(X, 01, 8) ITP1(X, 02, 14) ITP1(X, 03, 18) ITP1(X, 04, 78)             \
-    ITP1(X, 05, 2) ITP1(X, 06, 14) ITP1(X, 07, 41) ITP1(X, 08, 11)             \
-    ITP1(X, 09, 5) ITP1(X, 10, 2)                                              \
-    X("tiresias-n32g4", "Tiresias shape n32g4: 32 nodes x 4 GPUs, 1 switch",  \
-      tiresias_n32g4, N(tiresias_n32g4))                                       \
-    X("tiresias-n160g8", "Tiresias shape n160g8: 160 nodes x 8 GPUs, "        \
-      "5 switches", tiresias_n160g8, N(tiresias_n160g8))                       \
-    X("tiresias-n256g8", "Tiresias shape n256g8: 256 nodes x 8 GPUs, "        \
-      "8 switches", tiresias_n256g8, N(tiresias_n256g8))                       \
-    X("thesis", "the thesis cluster: 64 nodes x 8 GPUs (512 GPUs), "          \
-      "switches of 32 nodes", thesis_groups, N(thesis_groups))
+    X("itp",                                                                   \
+      "Microsoft ITP: 10 clusters sized from their traces, a switch "          \
+      "each; 193 8-GPU nodes, 1,544 GPUs",                                     \
+      itp_groups, N(itp_groups))                                               \
+    ITP1(X, 01, 8)                                                             \
+    ITP1(X, 02, 14) ITP1(X, 03, 18) ITP1(X, 04, 78) ITP1(X, 05, 2)             \
+        ITP1(X, 06, 14) ITP1(X, 07, 41) ITP1(X, 08, 11) ITP1(X, 09, 5) ITP1(   \
+            X, 10, 2) X("tiresias-n32g4",                                      \
+                        "Tiresias shape n32g4: 32 nodes x 4 GPUs, 1 switch",   \
+                        tiresias_n32g4, N(tiresias_n32g4))                     \
+            X("tiresias-n160g8",                                               \
+              "Tiresias shape n160g8: 160 nodes x 8 GPUs, "                    \
+              "5 switches",                                                    \
+              tiresias_n160g8, N(tiresias_n160g8))                             \
+                X("tiresias-n256g8",                                           \
+                  "Tiresias shape n256g8: 256 nodes x 8 GPUs, "                \
+                  "8 switches",                                                \
+                  tiresias_n256g8, N(tiresias_n256g8))                         \
+                    X("thesis",                                                \
+                      "the thesis cluster: 64 nodes x 8 GPUs (512 GPUs), "     \
+                      "switches of 32 nodes",                                  \
+                      thesis_groups, N(thesis_groups))
 
 static const struct preset presets[] = {
 #define X(name, summary, groups, n) {name, summary, groups, n},
@@ -259,7 +264,7 @@ const struct gp_cluster_preset_info gp_cluster_presets[] = {
 #define X(name, summary, groups, n) {name, summary},
     PRESET_LIST(X)
 #undef X
-    {NULL, NULL},
+        {NULL, NULL},
 };
 
 static int build_preset(const struct preset *p, struct gp_cluster *c,
@@ -362,8 +367,7 @@ static int build_shape(const char *spec, struct gp_cluster *c,
                 if (have_s || !parse_u32(&p, GP_CLUSTER_SPEC_MAX_NODES, &s) ||
                     s == 0)
                     return shape_error(spec, p,
-                                       "S must be given once, 1..100000",
-                                       diag);
+                                       "S must be given once, 1..100000", diag);
                 have_s = true;
             } else {
                 size_t len = 0;
@@ -386,8 +390,8 @@ static int build_shape(const char *spec, struct gp_cluster *c,
             return shape_error(spec, p, "unexpected character", diag);
         b.per_switch = have_s ? s : DEFAULT_PER_SWITCH;
         builder_break(&b);
-        rc = builder_add_many(&b, NULL, have_type ? type : NULL, g, 0, 0,
-                              NULL, n, spec, diag);
+        rc = builder_add_many(&b, NULL, have_type ? type : NULL, g, 0, 0, NULL,
+                              n, spec, diag);
         if (rc != GP_OK)
             return rc;
         if (*p == '\0')
@@ -433,7 +437,8 @@ static int check_keys(const struct jctx *j, json_t *obj,
     const char *key;
     json_t *val;
 
-    json_object_foreach(obj, key, val) {
+    json_object_foreach(obj, key, val)
+    {
         size_t i;
         char list[160] = "";
 
@@ -461,8 +466,9 @@ static int get_uint(const struct jctx *j, json_t *obj, const char *key,
 
     if (!v) {
         if (required)
-            return jerr(j, key, diag, "missing (an integer %" PRIu64
-                        "..%" PRIu64 ")", lo, hi);
+            return jerr(j, key, diag,
+                        "missing (an integer %" PRIu64 "..%" PRIu64 ")", lo,
+                        hi);
         *out = def;
         return GP_OK;
     }
@@ -520,15 +526,15 @@ static int json_type_decl(struct jctx *j, struct gp_cluster *c, json_t *t,
     if ((v = json_object_get(t, "speed"))) {
         if (!json_is_number(v) || !(json_number_value(v) > 0) ||
             json_number_value(v) > 1e6)
-            return jerr(j, "speed", diag, "must be a number > 0 (1.0 = the "
+            return jerr(j, "speed", diag,
+                        "must be a number > 0 (1.0 = the "
                         "reference GPU)");
         speed = json_number_value(v);
     }
     if (gp_cluster_find_type(c, name, &id) == GP_OK)
         return jerr(j, "name", diag, "type '%s' declared twice", name);
     if (gp_cluster_ntypes(c) >= GP_MAX_GPU_TYPES)
-        return jerr(j, NULL, diag, "more than %d GPU types",
-                    GP_MAX_GPU_TYPES);
+        return jerr(j, NULL, diag, "more than %d GPU types", GP_MAX_GPU_TYPES);
     rc = gp_cluster_add_type(c, name, speed, &id);
     if (rc != GP_OK)
         return jerr(j, NULL, diag, "%s", gp_err_str(rc));
@@ -540,12 +546,10 @@ static int json_type_decl(struct jctx *j, struct gp_cluster *c, json_t *t,
 static int json_node(struct jctx *j, json_t *n, const char *sw,
                      struct gp_diag *diag)
 {
-    static const char *const keys_in_sw[] = {"name",    "gpus",  "type",
-                                             "cpus",    "mem_mib", "count",
-                                             NULL};
-    static const char *const keys_flat[] = {"name",    "gpus",  "type",
-                                            "cpus",    "mem_mib", "count",
-                                            "switch",  NULL};
+    static const char *const keys_in_sw[] = {"name",    "gpus",  "type", "cpus",
+                                             "mem_mib", "count", NULL};
+    static const char *const keys_flat[] = {
+        "name", "gpus", "type", "cpus", "mem_mib", "count", "switch", NULL};
     const char *name, *type, *nsw = sw;
     uint64_t gpus, cpus, mem, count;
     uint8_t id;
@@ -568,8 +572,7 @@ static int json_node(struct jctx *j, json_t *n, const char *sw,
         return rc;
     if (!sw && (rc = get_name(j, n, "switch", false, &nsw, diag)) != GP_OK)
         return rc;
-    if (j->typed && type &&
-        gp_cluster_find_type(j->b.c, type, &id) != GP_OK)
+    if (j->typed && type && gp_cluster_find_type(j->b.c, type, &id) != GP_OK)
         return jerr(j, "type", diag, "type '%s' is not declared in \"types\"",
                     type);
     if (j->typed && !type)
@@ -594,7 +597,8 @@ static int json_nodes(struct jctx *j, json_t *arr, const char *sw,
 
     if (!json_is_array(arr))
         return jerr(j, "nodes", diag, "must be an array of nodes");
-    json_array_foreach(arr, i, n) {
+    json_array_foreach(arr, i, n)
+    {
         int rc;
 
         snprintf(j->path + base, sizeof(j->path) - base, "%snodes[%zu]",
@@ -610,8 +614,7 @@ static int json_nodes(struct jctx *j, json_t *arr, const char *sw,
 int gp__cluster_from_json(const void *buf, size_t len, const char *name,
                           struct gp_cluster **out, struct gp_diag *diag)
 {
-    static const char *const top_keys[] = {"types", "switches", "nodes",
-                                           NULL};
+    static const char *const top_keys[] = {"types", "switches", "nodes", NULL};
     static const char *const sw_keys[] = {"name", "nodes", NULL};
     struct gp_cluster *c = NULL;
     struct jctx j;
@@ -633,7 +636,8 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
         return gp_diag_set(diag, GP_EPARSE, where, "JSON: %s", jerror.text);
     }
     if (!json_is_object(root)) {
-        rc = jerr(&j, NULL, diag, "the document must be an object with "
+        rc = jerr(&j, NULL, diag,
+                  "the document must be an object with "
                   "\"switches\" or \"nodes\" (and optionally \"types\")");
         goto fail;
     }
@@ -648,7 +652,8 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
             rc = jerr(&j, "types", diag, "must be an array");
             goto fail;
         }
-        json_array_foreach(types, i, v) {
+        json_array_foreach(types, i, v)
+        {
             snprintf(j.path, sizeof(j.path), "types[%zu]", i);
             if ((rc = json_type_decl(&j, c, v, diag)) != GP_OK)
                 goto fail;
@@ -661,7 +666,8 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
             rc = jerr(&j, "switches", diag, "must be an array");
             goto fail;
         }
-        json_array_foreach(sws, i, v) {
+        json_array_foreach(sws, i, v)
+        {
             const char *swname;
             json_t *sn;
 
@@ -679,8 +685,8 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
 
                 if (json_is_string(prev) &&
                     strcmp(json_string_value(prev), swname) == 0) {
-                    rc = jerr(&j, "name", diag,
-                              "switch '%s' is listed twice", swname);
+                    rc = jerr(&j, "name", diag, "switch '%s' is listed twice",
+                              swname);
                     goto fail;
                 }
             }
@@ -700,7 +706,8 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
     }
     if (j.b.nnodes == 0) {
         j.path[0] = '\0';
-        rc = jerr(&j, NULL, diag, "no nodes: give \"switches\":[{\"name\", "
+        rc = jerr(&j, NULL, diag,
+                  "no nodes: give \"switches\":[{\"name\", "
                   "\"nodes\":[...]}] or \"nodes\":[...]");
         goto fail;
     }
@@ -735,19 +742,17 @@ static int openb_nodes(struct gp_csv_reader *r, struct builder *b,
 
         if ((rc = gp_csv_u32(r->in, "gpu", gp_csv_get(row, r->idx[3]), 0,
                              GP_MAX_NODE_GPUS, &gpus, diag)) != GP_OK ||
-            (rc = gp_csv_u64(r->in, "cpu_milli", gp_csv_get(row, r->idx[1]),
-                             0, UINT64_C(1) << 30, &cpu_milli, diag)) !=
-                GP_OK ||
-            (rc = gp_csv_u64(r->in, "memory_mib", gp_csv_get(row, r->idx[2]),
-                             0, UINT64_C(1) << 40, &mem, diag)) != GP_OK)
+            (rc = gp_csv_u64(r->in, "cpu_milli", gp_csv_get(row, r->idx[1]), 0,
+                             UINT64_C(1) << 30, &cpu_milli, diag)) != GP_OK ||
+            (rc = gp_csv_u64(r->in, "memory_mib", gp_csv_get(row, r->idx[2]), 0,
+                             UINT64_C(1) << 40, &mem, diag)) != GP_OK)
             return rc;
         if (gpus == 0)
             continue;
         if (strlen(sn) >= MAX_NAME || strlen(model) >= MAX_NAME)
-            return gp_csv_field_error(r->in, strlen(sn) >= MAX_NAME ? "sn"
-                                                                    : "model",
-                                      diag, "longer than %d characters",
-                                      MAX_NAME - 1);
+            return gp_csv_field_error(
+                r->in, strlen(sn) >= MAX_NAME ? "sn" : "model", diag,
+                "longer than %d characters", MAX_NAME - 1);
         rc = builder_add(b, sn[0] ? sn : NULL, model[0] ? model : NULL, gpus,
                          (uint32_t)((cpu_milli + 999) / 1000), mem, NULL,
                          gp_input_where(r->in), diag);
@@ -770,21 +775,19 @@ static int tiresias_nodes(struct gp_csv_reader *r, struct builder *b,
         uint64_t mem_gb;
         char where[sizeof(diag->where)];
 
-        if ((rc = gp_csv_u32(r->in, "num_switch", gp_csv_get(row, r->idx[0]),
-                             1, GP_CLUSTER_SPEC_MAX_NODES, &nsw, diag)) !=
-                GP_OK ||
+        if ((rc = gp_csv_u32(r->in, "num_switch", gp_csv_get(row, r->idx[0]), 1,
+                             GP_CLUSTER_SPEC_MAX_NODES, &nsw, diag)) != GP_OK ||
             (rc = gp_csv_u32(r->in, "num_node_p_switch",
                              gp_csv_get(row, r->idx[1]), 1,
-                             GP_CLUSTER_SPEC_MAX_NODES, &per, diag)) !=
-                GP_OK ||
-            (rc = gp_csv_u32(r->in, "num_gpu_p_node",
-                             gp_csv_get(row, r->idx[2]), 1, GP_MAX_NODE_GPUS,
-                             &gpus, diag)) != GP_OK ||
-            (rc = gp_csv_u32(r->in, "num_cpu_p_node",
-                             gp_csv_get(row, r->idx[3]), 0, 1u << 20, &cpus,
-                             diag)) != GP_OK ||
-            (rc = gp_csv_u64(r->in, "mem_p_node", gp_csv_get(row, r->idx[4]),
-                             0, UINT64_C(1) << 30, &mem_gb, diag)) != GP_OK)
+                             GP_CLUSTER_SPEC_MAX_NODES, &per, diag)) != GP_OK ||
+            (rc =
+                 gp_csv_u32(r->in, "num_gpu_p_node", gp_csv_get(row, r->idx[2]),
+                            1, GP_MAX_NODE_GPUS, &gpus, diag)) != GP_OK ||
+            (rc =
+                 gp_csv_u32(r->in, "num_cpu_p_node", gp_csv_get(row, r->idx[3]),
+                            0, 1u << 20, &cpus, diag)) != GP_OK ||
+            (rc = gp_csv_u64(r->in, "mem_p_node", gp_csv_get(row, r->idx[4]), 0,
+                             UINT64_C(1) << 30, &mem_gb, diag)) != GP_OK)
             return rc;
         if ((uint64_t)nsw * per > GP_CLUSTER_SPEC_MAX_NODES)
             return gp_csv_field_error(r->in, "num_switch", diag,
@@ -802,12 +805,12 @@ static int tiresias_nodes(struct gp_csv_reader *r, struct builder *b,
     return rc;
 }
 
-static int csv_cluster(struct gp_input *in, struct gp_cluster *c,
-                       bool openb, struct gp_diag *diag)
+static int csv_cluster(struct gp_input *in, struct gp_cluster *c, bool openb,
+                       struct gp_diag *diag)
 {
     static const struct gp_csv_col openb_cols[] = {
-        {"sn", true},         {"cpu_milli", true}, {"memory_mib", true},
-        {"gpu", true},        {"model", true},
+        {"sn", true},  {"cpu_milli", true}, {"memory_mib", true},
+        {"gpu", true}, {"model", true},
     };
     static const struct gp_csv_col tiresias_cols[] = {
         {"num_switch", true},     {"num_node_p_switch", true},
@@ -955,8 +958,8 @@ int gp_cluster_from_spec(const char *spec, struct gp_cluster **out,
     int rc;
 
     if (!spec || !*spec)
-        return gp_diag_set(diag, GP_EINVAL, "cluster", "empty cluster spec; "
-                           SPEC_FORMS);
+        return gp_diag_set(diag, GP_EINVAL, "cluster",
+                           "empty cluster spec; " SPEC_FORMS);
     if ((p = find_preset(spec)) || looks_like_shape(spec)) {
         if ((rc = gp_cluster_new(&c)) != GP_OK)
             return gp_diag_set(diag, rc, spec, "%s", gp_err_str(rc));

@@ -32,8 +32,8 @@
 
 struct gavel {
     struct gp_input *in;
-    int nfields;            /* 7 or 10 for the current member; 0 = unknown */
-    bool started;           /* the first member has been taken */
+    int nfields;  /* 7 or 10 for the current member; 0 = unknown */
+    bool started; /* the first member has been taken */
     bool done;
     char tenant[NAME_MAX_LEN];
     char id[NAME_MAX_LEN + 24];
@@ -228,8 +228,7 @@ static int next_trace_member(struct gavel *g, struct gp_diag *diag)
             if (!name)
                 return 0;
         }
-        if (gp_input_is_tar(g->in) &&
-            !ends_with(name, strlen(name), ".trace"))
+        if (gp_input_is_tar(g->in) && !ends_with(name, strlen(name), ".trace"))
             continue;
         tenant_of(name, g->tenant, sizeof(g->tenant));
         g->nfields = 0;
@@ -245,8 +244,7 @@ static int gavel_open(void **priv, struct gp_input *in,
 
     (void)opts;
     if (!g)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     g->in = in;
     rc = next_trace_member(g, diag);
     if (rc <= 0) {
@@ -277,8 +275,8 @@ static int gavel_row(struct gavel *g, struct gp_job_spec *out,
                          GP_TRACE_MAX_GPUS, &scale, diag)) != GP_OK ||
         (rc = gp_csv_u64(g->in, "total_steps", row->f[l->total_steps], 1,
                          UINT64_C(1) << 53, &steps, diag)) != GP_OK ||
-        (rc = gp_csv_seconds(g->in, "arrival_time", row->f[l->arrival_time],
-                             0, GP_TRACE_MAX_SUBMIT_US, &submit_us, diag)) !=
+        (rc = gp_csv_seconds(g->in, "arrival_time", row->f[l->arrival_time], 0,
+                             GP_TRACE_MAX_SUBMIT_US, &submit_us, diag)) !=
             GP_OK)
         return rc;
     if (!known_type(type, row->len[l->job_type]))
@@ -313,8 +311,7 @@ static int gavel_row(struct gavel *g, struct gp_job_spec *out,
     return 1;
 }
 
-static int gavel_next(void *priv, struct gp_job_spec *out,
-                      struct gp_diag *diag)
+static int gavel_next(void *priv, struct gp_job_spec *out, struct gp_diag *diag)
 {
     struct gavel *g = priv;
 
@@ -338,8 +335,7 @@ static int gavel_next(void *priv, struct gp_job_spec *out,
         }
         if (len == 0)
             continue;
-        if ((rc = gp_csv_split(&g->row, line, len, '\t', g->in, diag)) !=
-            GP_OK)
+        if ((rc = gp_csv_split(&g->row, line, len, '\t', g->in, diag)) != GP_OK)
             return rc;
         if (g->nfields == 0) {
             if (g->row.n != 7 && g->row.n != 10)

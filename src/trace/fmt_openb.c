@@ -70,8 +70,7 @@ static int openb_open(void **priv, struct gp_input *in,
 
     (void)opts;
     if (!o)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     rc = gp_csv_reader_open(&o->r, in, cols, C_COUNT, false, NULL, diag);
     if (rc != GP_OK) {
         free(o);
@@ -102,25 +101,23 @@ static int openb_row(struct openb *o, struct gp_job_spec *out,
     if (*milli && (rc = gp_csv_u32(r->in, "gpu_milli", milli, 0, 1000,
                                    &gpu_milli, diag)) != GP_OK)
         return rc;
-    if (*cpu && (rc = gp_csv_u64(r->in, "cpu_milli", cpu, 0,
-                                 UINT64_C(1) << 40, &cpu_milli, diag)) != GP_OK)
+    if (*cpu && (rc = gp_csv_u64(r->in, "cpu_milli", cpu, 0, UINT64_C(1) << 40,
+                                 &cpu_milli, diag)) != GP_OK)
         return rc;
-    if (*mem && (rc = gp_csv_u64(r->in, "memory_mib", mem, 0,
-                                 UINT64_C(1) << 40, &mem_mib, diag)) != GP_OK)
+    if (*mem && (rc = gp_csv_u64(r->in, "memory_mib", mem, 0, UINT64_C(1) << 40,
+                                 &mem_mib, diag)) != GP_OK)
         return rc;
-    if ((rc = gp_csv_seconds(r->in, "creation_time",
-                             gp_csv_get(row, r->idx[C_CREATE]), 0,
-                             GP_TRACE_MAX_SUBMIT_US, &create_us, diag)) !=
-            GP_OK ||
-        (rc = gp_csv_seconds(r->in, "deletion_time",
-                             gp_csv_get(row, r->idx[C_DELETE]), 0,
-                             GP_TRACE_MAX_SUBMIT_US, &delete_us, diag)) !=
-            GP_OK)
+    if ((rc = gp_csv_seconds(
+             r->in, "creation_time", gp_csv_get(row, r->idx[C_CREATE]), 0,
+             GP_TRACE_MAX_SUBMIT_US, &create_us, diag)) != GP_OK ||
+        (rc = gp_csv_seconds(
+             r->in, "deletion_time", gp_csv_get(row, r->idx[C_DELETE]), 0,
+             GP_TRACE_MAX_SUBMIT_US, &delete_us, diag)) != GP_OK)
         return rc;
     start_us = create_us;
-    if (*sched && (rc = gp_csv_seconds(r->in, "scheduled_time", sched, 0,
-                                       GP_TRACE_MAX_SUBMIT_US, &start_us,
-                                       diag)) != GP_OK)
+    if (*sched &&
+        (rc = gp_csv_seconds(r->in, "scheduled_time", sched, 0,
+                             GP_TRACE_MAX_SUBMIT_US, &start_us, diag)) != GP_OK)
         return rc;
     if (ngpu == 0)
         return gp_diag_set(diag, GP_TRACE_NOT_GPU, gp_input_where(r->in),
@@ -149,8 +146,7 @@ static int openb_row(struct openb *o, struct gp_job_spec *out,
     return 1;
 }
 
-static int openb_next(void *priv, struct gp_job_spec *out,
-                      struct gp_diag *diag)
+static int openb_next(void *priv, struct gp_job_spec *out, struct gp_diag *diag)
 {
     struct openb *o = priv;
     int rc = gp_csv_reader_next(&o->r, diag);

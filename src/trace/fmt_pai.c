@@ -121,8 +121,7 @@ static int pai_probe(const char *line, size_t len, const char *member)
         row.n != J_COUNT)
         return 0;
     if (!row.len[J_NAME] || !is_status(row.f[J_STATUS], row.len[J_STATUS]) ||
-        !row.len[J_START] || !is_time(row.f[J_START]) ||
-        !is_time(row.f[J_END]))
+        !row.len[J_START] || !is_time(row.f[J_START]) || !is_time(row.f[J_END]))
         return 0;
     return 60;
 }
@@ -158,8 +157,7 @@ static int grow_aggs(struct pai *p, uint32_t id, struct gp_input *in,
 
 /* A number field that may be empty (then `def`). */
 static int opt_double(struct gp_input *in, const char *field, const char *s,
-                      double def, double hi, double *out,
-                      struct gp_diag *diag)
+                      double def, double hi, double *out, struct gp_diag *diag)
 {
     if (!*s) {
         *out = def;
@@ -196,19 +194,18 @@ static int task_row(struct pai *p, struct gp_input *in,
         return gp_csv_field_error(in, "job_name", diag, "empty");
     if ((rc = opt_double(in, "inst_num", row->f[T_INST], 1, 1e6, &inst,
                          diag)) != GP_OK ||
-        (rc = opt_double(in, "plan_cpu", row->f[T_CPU], 0, 1e8, &cpu,
-                         diag)) != GP_OK ||
-        (rc = opt_double(in, "plan_mem", row->f[T_MEM], 0, 1e8, &mem,
-                         diag)) != GP_OK ||
-        (rc = opt_double(in, "plan_gpu", row->f[T_GPU], 0, 1e6, &gpu,
-                         diag)) != GP_OK ||
+        (rc = opt_double(in, "plan_cpu", row->f[T_CPU], 0, 1e8, &cpu, diag)) !=
+            GP_OK ||
+        (rc = opt_double(in, "plan_mem", row->f[T_MEM], 0, 1e8, &mem, diag)) !=
+            GP_OK ||
+        (rc = opt_double(in, "plan_gpu", row->f[T_GPU], 0, 1e6, &gpu, diag)) !=
+            GP_OK ||
         (rc = opt_time(in, "start_time", row->f[T_START], &start, diag)) !=
             GP_OK ||
         (rc = opt_time(in, "end_time", row->f[T_END], &end, diag)) != GP_OK)
         return rc;
-    if (row->len[T_TYPE] &&
-        gp_strtab_intern(&p->types, row->f[T_TYPE], row->len[T_TYPE],
-                         &type) != GP_OK)
+    if (row->len[T_TYPE] && gp_strtab_intern(&p->types, row->f[T_TYPE],
+                                             row->len[T_TYPE], &type) != GP_OK)
         return gp_diag_set(diag, GP_ENOMEM, gp_input_where(in),
                            "out of memory");
     if (gp_strtab_intern(&p->names, row->f[T_JOB], row->len[T_JOB], &id) !=
@@ -221,8 +218,8 @@ static int task_row(struct pai *p, struct gp_input *in,
     a->gpu_pct += inst * gpu;
     a->cpu_pct += (float)(inst * cpu);
     a->mem_gb += (float)(inst * mem);
-    if (inst * gpu > a->top_gpu || (a->type == 0 && type != 0 &&
-                                    inst * gpu >= a->top_gpu)) {
+    if (inst * gpu > a->top_gpu ||
+        (a->type == 0 && type != 0 && inst * gpu >= a->top_gpu)) {
         a->top_gpu = (float)(inst * gpu);
         if (type)
             a->type = type;
@@ -313,8 +310,8 @@ int gp__pai_open_tasks(void **priv, struct gp_input *jobs,
 bool gp__pai_find_task_table(const char *job_path, char *out, size_t size)
 {
     static const char *const names[] = {
-        "pai_task_table.csv",    "pai_task_table.csv.gz",
-        "pai_task_table.csv.xz", "pai_task_table.tar.gz",
+        "pai_task_table.csv",        "pai_task_table.csv.gz",
+        "pai_task_table.csv.xz",     "pai_task_table.tar.gz",
         "pai_task_table.csv.tar.gz",
     };
     const char *slash = job_path ? strrchr(job_path, '/') : NULL;
@@ -359,8 +356,7 @@ static int pai_open(void **priv, struct gp_input *in,
 
 /* ---- the job table ----------------------------------------------------- */
 
-static int job_row(struct pai *p, struct gp_job_spec *out,
-                   struct gp_diag *diag)
+static int job_row(struct pai *p, struct gp_job_spec *out, struct gp_diag *diag)
 {
     const struct gp_csv_row *row = &p->row;
     struct gp_input *in = p->jobs;

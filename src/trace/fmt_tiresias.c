@@ -14,12 +14,9 @@
 enum { C_ID, C_GPUS, C_SUBMIT, C_ITERS, C_MODEL, C_DUR, C_INTERVAL, C_COUNT };
 
 static const struct gp_csv_col cols[C_COUNT] = {
-    [C_ID] = {"job_id", true},
-    [C_GPUS] = {"num_gpu", true},
-    [C_SUBMIT] = {"submit_time", true},
-    [C_ITERS] = {"iterations", false},
-    [C_MODEL] = {"model_name", false},
-    [C_DUR] = {"duration", true},
+    [C_ID] = {"job_id", true},          [C_GPUS] = {"num_gpu", true},
+    [C_SUBMIT] = {"submit_time", true}, [C_ITERS] = {"iterations", false},
+    [C_MODEL] = {"model_name", false},  [C_DUR] = {"duration", true},
     [C_INTERVAL] = {"interval", false},
 };
 
@@ -44,16 +41,14 @@ static int tiresias_probe(const char *line, size_t len, const char *member)
 }
 
 static int tiresias_open(void **priv, struct gp_input *in,
-                         const struct gp_trace_opts *opts,
-                         struct gp_diag *diag)
+                         const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
     struct tiresias *t = calloc(1, sizeof(*t));
     int rc;
 
     (void)opts;
     if (!t)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in),
-                           "out of memory");
+        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
     rc = gp_csv_reader_open(&t->r, in, cols, C_COUNT, false, NULL, diag);
     if (rc != GP_OK) {
         free(t);
@@ -77,13 +72,11 @@ static int tiresias_next(void *priv, struct gp_job_spec *out,
         return rc;
     if ((rc = gp_csv_u32(r->in, "num_gpu", gp_csv_get(row, r->idx[C_GPUS]), 0,
                          GP_TRACE_MAX_GPUS, &gpus, diag)) != GP_OK ||
-        (rc = gp_csv_seconds(r->in, "submit_time",
-                             gp_csv_get(row, r->idx[C_SUBMIT]), 0,
-                             GP_TRACE_MAX_SUBMIT_US, &submit_us, diag)) !=
-            GP_OK ||
-        (rc = gp_csv_seconds(r->in, "duration",
-                             gp_csv_get(row, r->idx[C_DUR]), 0,
-                             GP_TRACE_MAX_DURATION_US, &dur_us, diag)) !=
+        (rc = gp_csv_seconds(
+             r->in, "submit_time", gp_csv_get(row, r->idx[C_SUBMIT]), 0,
+             GP_TRACE_MAX_SUBMIT_US, &submit_us, diag)) != GP_OK ||
+        (rc = gp_csv_seconds(r->in, "duration", gp_csv_get(row, r->idx[C_DUR]),
+                             0, GP_TRACE_MAX_DURATION_US, &dur_us, diag)) !=
             GP_OK)
         return rc;
     if (gpus == 0)

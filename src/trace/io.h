@@ -9,8 +9,8 @@
 #ifndef GPUPOOL_TRACE_IO_H
 #define GPUPOOL_TRACE_IO_H
 
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpupool/err.h"
 

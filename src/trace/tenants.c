@@ -58,8 +58,7 @@ static int keep(struct gp_tenant_list *l, const char *s, const char **out)
 }
 
 static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
-                     size_t idx, struct gp_tenant_spec *t,
-                     struct gp_diag *diag)
+                     size_t idx, struct gp_tenant_spec *t, struct gp_diag *diag)
 {
     char where[160];
     const char *key;
@@ -72,7 +71,8 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
     if (!json_is_object(o))
         return gp_diag_set(diag, GP_EPARSE, where, "expected an object");
     memset(t, 0, sizeof(*t));
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         if (strcmp(key, "name") == 0 || strcmp(key, "parent") == 0) {
             if (!json_is_string(v) || !*json_string_value(v))
                 return gp_diag_set(diag, GP_EPARSE, where,
@@ -105,7 +105,8 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
                 return gp_diag_set(diag, GP_EPARSE, where,
                                    "guarantee_by_type: expected an object "
                                    "of GPU type -> GPUs");
-            json_object_foreach(v, type, g) {
+            json_object_foreach(v, type, g)
+            {
                 uint32_t n = 0; /* get_gpus writes it only on success */
                 char k[96];
                 snprintf(k, sizeof(k), "guarantee_by_type.%s", type);
@@ -166,7 +167,8 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
                          "expected an object with a \"tenants\" array");
         goto out;
     }
-    json_object_foreach(root, key, v) {
+    json_object_foreach(root, key, v)
+    {
         if (strcmp(key, "tenants") != 0) {
             rc = gp_diag_set(diag, GP_EPARSE, name,
                              "unknown key '%s' (known: tenants)", key);
@@ -175,8 +177,7 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
     }
     arr = json_object_get(root, "tenants");
     if (!json_is_array(arr)) {
-        rc = gp_diag_set(diag, GP_EPARSE, name,
-                         "tenants: expected an array");
+        rc = gp_diag_set(diag, GP_EPARSE, name, "tenants: expected an array");
         goto out;
     }
     if (json_array_size(arr) > 100000) {
@@ -206,8 +207,8 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
             for (size_t k = 0; k < l->n && !found; k++)
                 found = strcmp(l->t[k].name, t->parent) == 0;
             if (!found) {
-                snprintf(where, sizeof(where), "%s: tenants[%zu].parent",
-                         name, i);
+                snprintf(where, sizeof(where), "%s: tenants[%zu].parent", name,
+                         i);
                 rc = gp_diag_set(diag, GP_ENOENT, where,
                                  "parent '%s' is not defined before it",
                                  t->parent);
@@ -241,8 +242,7 @@ int gp_tenants_load(struct gp_tenant_list *l, const char *path,
             if (cap > (64u << 20)) {
                 free(buf);
                 fclose(f);
-                return gp_diag_set(diag, GP_ERANGE, base,
-                                   "larger than 64 MiB");
+                return gp_diag_set(diag, GP_ERANGE, base, "larger than 64 MiB");
             }
             p = realloc(buf, cap = cap ? cap * 2 : 65536);
             if (!p) {

@@ -36,10 +36,10 @@ static const struct gp_backend_ops rec_backend = {
     .preempt = rec_preempt,
 };
 
-__attribute__((unused)) static struct gp_core *mkcore_opts(const char *policy, uint32_t nodes,
-                                   uint32_t gpus, enum gp_place_model model,
-                                   int64_t restart_us, struct rec *r,
-                                   const struct gp_kv *opts, size_t nopts)
+__attribute__((unused)) static struct gp_core *
+mkcore_opts(const char *policy, uint32_t nodes, uint32_t gpus,
+            enum gp_place_model model, int64_t restart_us, struct rec *r,
+            const struct gp_kv *opts, size_t nopts)
 {
     struct gp_cluster *c;
     struct gp_core *core = NULL;
@@ -64,16 +64,17 @@ __attribute__((unused)) static struct gp_core *mkcore_opts(const char *policy, u
     return core;
 }
 
-__attribute__((unused)) static struct gp_core *mkcore(const char *policy, uint32_t nodes,
-                              uint32_t gpus, struct rec *r)
+__attribute__((unused)) static struct gp_core *
+mkcore(const char *policy, uint32_t nodes, uint32_t gpus, struct rec *r)
 {
     return mkcore_opts(policy, nodes, gpus, GP_PLACE_PACK, 0, r, NULL, 0);
 }
 
-#define S(x) ((int64_t)(x) * GP_US_PER_S)
+#define S(x) ((int64_t)(x)*GP_US_PER_S)
 
-__attribute__((unused)) static uint32_t submit(struct gp_core *core, const char *id, uint32_t gpus,
-                       double dur_s, double at_s)
+__attribute__((unused)) static uint32_t submit(struct gp_core *core,
+                                               const char *id, uint32_t gpus,
+                                               double dur_s, double at_s)
 {
     struct gp_job_spec spec = {
         .id = id,
@@ -89,7 +90,8 @@ __attribute__((unused)) static uint32_t submit(struct gp_core *core, const char 
     return jid;
 }
 
-__attribute__((unused)) static enum gp_job_state state_of(struct gp_core *core, uint32_t id)
+__attribute__((unused)) static enum gp_job_state state_of(struct gp_core *core,
+                                                          uint32_t id)
 {
     return gp_core_job(core, id)->state;
 }

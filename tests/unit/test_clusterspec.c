@@ -45,8 +45,8 @@ static void assert_json_error(const char *text, int code, const char *where,
     int rc = json_err(text, &d);
 
     if (rc != code)
-        fail_msg("%s: got %s (%s: %s), want %s", text, gp_err_name(rc),
-                 d.where, d.msg, gp_err_name(code));
+        fail_msg("%s: got %s (%s: %s), want %s", text, gp_err_name(rc), d.where,
+                 d.msg, gp_err_name(code));
     assert_string_equal(d.where, where);
     if (!strstr(d.msg, msg_part))
         fail_msg("message \"%s\" lacks \"%s\"", d.msg, msg_part);
@@ -122,9 +122,9 @@ static void shape_sum_gives_each_part_its_own_switches(void **state)
 static void bad_shapes_are_einval_and_show_the_accepted_forms(void **state)
 {
     static const char *const bad[] = {
-        "0x8",        "8x0",      "8x65",       "8x",       "8x8/0",
-        "8x8:",       "8x8:V100:K80", "8x8/4/4", "8x8+",     "8x8-",
-        "8xx8",       "100001x8", "8x8:V 100",  "8x8+x4",   "4x8:K80+0x8",
+        "0x8",  "8x0",          "8x65",      "8x",     "8x8/0",
+        "8x8:", "8x8:V100:K80", "8x8/4/4",   "8x8+",   "8x8-",
+        "8xx8", "100001x8",     "8x8:V 100", "8x8+x4", "4x8:K80+0x8",
     };
 
     (void)state;
@@ -230,8 +230,8 @@ static void philly_preset_makes_each_vc_a_switch(void **state)
     uint32_t n = node_by_name(c, "6214e9-63");
 
     (void)state;
-    assert_string_equal(
-        gp_cluster_switch_name(c, gp_cluster_node_switch(c, n)), "6214e9");
+    assert_string_equal(gp_cluster_switch_name(c, gp_cluster_node_switch(c, n)),
+                        "6214e9");
     assert_int_equal(gp_cluster_node_gpus(c, n), 8);
     gp_cluster_free(c);
 }
@@ -265,11 +265,11 @@ static void json_with_switches_types_and_counts(void **state)
     assert_true(gp_cluster_type_speed(c, k80) > 0.39 &&
                 gp_cluster_type_speed(c, k80) < 0.41);
     n = node_by_name(c, "n-3");
-    assert_string_equal(
-        gp_cluster_switch_name(c, gp_cluster_node_switch(c, n)), "rack1");
+    assert_string_equal(gp_cluster_switch_name(c, gp_cluster_node_switch(c, n)),
+                        "rack1");
     n = node_by_name(c, "k80a");
-    assert_string_equal(
-        gp_cluster_switch_name(c, gp_cluster_node_switch(c, n)), "rack2");
+    assert_string_equal(gp_cluster_switch_name(c, gp_cluster_node_switch(c, n)),
+                        "rack2");
     assert_int_equal(gp_cluster_node_type(c, n), k80);
     gp_cluster_free(c);
 }
@@ -285,10 +285,10 @@ static void json_flat_nodes_may_name_their_switch(void **state)
     assert_int_equal(gp_cluster_ntypes(c), 2); /* A100 and the default */
     a = node_by_name(c, "a");
     b = node_by_name(c, "b");
-    assert_string_equal(
-        gp_cluster_switch_name(c, gp_cluster_node_switch(c, a)), "left");
-    assert_string_equal(
-        gp_cluster_switch_name(c, gp_cluster_node_switch(c, b)), "right");
+    assert_string_equal(gp_cluster_switch_name(c, gp_cluster_node_switch(c, a)),
+                        "left");
+    assert_string_equal(gp_cluster_switch_name(c, gp_cluster_node_switch(c, b)),
+                        "right");
     gp_cluster_free(c);
 }
 
@@ -319,7 +319,7 @@ static void json_bad_gpus_names_the_json_path(void **state)
     assert_string_equal(d.msg, "must be 1..64");
     gp_diag_format(&d, GP_EPARSE, buf, sizeof(buf));
     assert_string_equal(buf, DATA "bad_gpus.json: switches[1].nodes[0].gpus: "
-                             "must be 1..64");
+                                  "must be 1..64");
 }
 
 static void json_schema_errors_name_the_json_path(void **state)
@@ -343,20 +343,19 @@ static void json_schema_errors_name_the_json_path(void **state)
                       "c.json: nodes[0].gpus", "must be an integer");
     assert_json_error("{\"nodes\": [{\"gpus\": 0}]}", GP_EPARSE,
                       "c.json: nodes[0].gpus", "must be 1..64");
-    assert_json_error("{\"nodes\": [{\"gpus\": 8, \"count\": 0}]}",
-                      GP_EPARSE, "c.json: nodes[0].count", "must be 1..");
-    assert_json_error("{\"nodes\": [{\"gpus\": 8, \"cpus\": -1}]}",
-                      GP_EPARSE, "c.json: nodes[0].cpus", "must be 0..");
+    assert_json_error("{\"nodes\": [{\"gpus\": 8, \"count\": 0}]}", GP_EPARSE,
+                      "c.json: nodes[0].count", "must be 1..");
+    assert_json_error("{\"nodes\": [{\"gpus\": 8, \"cpus\": -1}]}", GP_EPARSE,
+                      "c.json: nodes[0].cpus", "must be 0..");
     assert_json_error("{\"nodes\": [{\"gpus\": 8, \"mem_mib\": true}]}",
                       GP_EPARSE, "c.json: nodes[0].mem_mib",
                       "must be an integer");
-    assert_json_error("{\"nodes\": [{\"gpus\": 8, \"name\": \"\"}]}",
-                      GP_EPARSE, "c.json: nodes[0].name", "characters");
+    assert_json_error("{\"nodes\": [{\"gpus\": 8, \"name\": \"\"}]}", GP_EPARSE,
+                      "c.json: nodes[0].name", "characters");
     assert_json_error("{\"nodes\": [{\"gpus\": 8, \"type\": 3}]}", GP_EPARSE,
                       "c.json: nodes[0].type", "must be a string");
     assert_json_error("{\"nodes\": [{\"gpus\": 8, \"switch\": [1]}]}",
-                      GP_EPARSE, "c.json: nodes[0].switch",
-                      "must be a string");
+                      GP_EPARSE, "c.json: nodes[0].switch", "must be a string");
     assert_json_error(
         "{\"types\": [{\"name\": \"V100\"}], \"nodes\": [{\"gpus\": 8, "
         "\"type\": \"V10\"}]}",
@@ -410,8 +409,8 @@ static void json_duplicate_node_name_is_eexist_at_its_path(void **state)
 static void json_duplicate_key_is_a_syntax_error_with_line(void **state)
 {
     (void)state;
-    assert_json_error("{\"nodes\": [],\n \"nodes\": []}", GP_EPARSE,
-                      "c.json:2", "duplicate");
+    assert_json_error("{\"nodes\": [],\n \"nodes\": []}", GP_EPARSE, "c.json:2",
+                      "duplicate");
 }
 
 static void json_more_than_32_types_is_refused(void **state)
@@ -538,9 +537,9 @@ static void mem_dispatch_reads_json_and_both_csvs(void **state)
     assert_int_equal(gp_cluster_gpus(c), 16);
     gp_cluster_free(c);
     c = NULL;
-    assert_int_equal(gp__cluster_from_mem(empty_openb, strlen(empty_openb),
-                                          "m", &c, &d),
-                     GP_EPARSE);
+    assert_int_equal(
+        gp__cluster_from_mem(empty_openb, strlen(empty_openb), "m", &c, &d),
+        GP_EPARSE);
     assert_non_null(strstr(d.msg, "no GPU nodes"));
     assert_null(c);
 }

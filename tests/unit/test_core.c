@@ -61,11 +61,15 @@ static int overlap_schedule(void *priv, const struct gp_view *v,
 }
 
 static const struct gp_policy_ops twice_policy = {
-    .name = "twice", .summary = "bad", .rank = fifo_like_rank,
+    .name = "twice",
+    .summary = "bad",
+    .rank = fifo_like_rank,
     .schedule = twice_schedule,
 };
 static const struct gp_policy_ops overlap_policy = {
-    .name = "overlap", .summary = "bad", .rank = fifo_like_rank,
+    .name = "overlap",
+    .summary = "bad",
+    .rank = fifo_like_rank,
     .schedule = overlap_schedule,
 };
 
@@ -74,8 +78,10 @@ static struct gp_core *core_with(const struct gp_policy_ops *ops,
 {
     struct gp_cluster *c;
     struct gp_core *core;
-    struct gp_core_config cfg = {.policy = ops, .model = GP_PLACE_PACK,
-                                 .backend = &rec_backend, .backend_priv = r};
+    struct gp_core_config cfg = {.policy = ops,
+                                 .model = GP_PLACE_PACK,
+                                 .backend = &rec_backend,
+                                 .backend_priv = r};
 
     memset(r, 0, sizeof(*r));
     assert_int_equal(gp_cluster_new(&c), GP_OK);
@@ -119,8 +125,8 @@ static void a_job_that_can_never_fit_is_rejected(void **state)
 {
     struct rec r;
     struct gp_core *core = mkcore("fifo", 2, 4, &r);
-    struct gp_job_spec typed = {.id = "t", .gpus = 1, .gpu_type = "A100",
-                                .duration_us = 1};
+    struct gp_job_spec typed = {
+        .id = "t", .gpus = 1, .gpu_type = "A100", .duration_us = 1};
     uint32_t big, t;
 
     (void)state;
@@ -179,8 +185,8 @@ static void pending_jobs_iterate_in_rank_order_across_shapes(void **state)
 static void accounting_adds_up_over_preemption_and_completion(void **state)
 {
     struct rec r;
-    struct gp_core *core = mkcore_opts("srtf", 1, 4, GP_PLACE_PACK, S(5), &r,
-                                       NULL, 0);
+    struct gp_core *core =
+        mkcore_opts("srtf", 1, 4, GP_PLACE_PACK, S(5), &r, NULL, 0);
     uint32_t l, s;
     const struct gp_job *j;
 
@@ -235,7 +241,8 @@ static void periodic_rounds_wake_only_while_there_is_work(void **state)
     struct gp_core *core;
     struct gp_core_config cfg = {.policy = gp_policy_find("fifo"),
                                  .round_period_us = S(60),
-                                 .backend = &rec_backend, .backend_priv = &r};
+                                 .backend = &rec_backend,
+                                 .backend_priv = &r};
 
     (void)state;
     assert_int_equal(gp_cluster_new(&c), GP_OK);

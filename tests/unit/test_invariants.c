@@ -69,8 +69,7 @@ static void check_books(struct watch *w, const struct gp_core *c, int64_t now,
         return;
     for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
         const struct gp_tenant_info *ti = gp_core_tenant_info(c, t);
-        uint64_t want = ti->demand < ti->guarantee ? ti->demand
-                                                   : ti->guarantee;
+        uint64_t want = ti->demand < ti->guarantee ? ti->demand : ti->guarantee;
         bool owed = borrowed && ti->held < want;
 
         if (owed && w->owed_since[t] == GP_TIME_NONE)
@@ -118,8 +117,8 @@ static void w_preempted(void *priv, const struct gp_core *c,
     check_books(w, c, now, false);
 }
 
-static void w_ended(void *priv, const struct gp_core *c,
-                    const struct gp_job *j, int64_t now)
+static void w_ended(void *priv, const struct gp_core *c, const struct gp_job *j,
+                    int64_t now)
 {
     struct watch *w = priv;
 
@@ -253,8 +252,8 @@ static void pool_serves_a_guarantee_within_the_grace_period(void **state)
 static void baselines_keep_every_invariant(void **state)
 {
     static const char *const policies[] = {
-        "static-quota", "pool-noreclaim", "fifo", "fifo-backfill", "sjf",
-        "srtf", "las", "qssf",
+        "static-quota", "pool-noreclaim", "fifo", "fifo-backfill",
+        "sjf",          "srtf",           "las",  "qssf",
     };
 
     (void)state;
@@ -288,7 +287,9 @@ static int64_t gang_start(const char *reserve_after)
     gp_workload_init(&wl);
     for (int i = 0; i < 16 + 80; i++) {
         char id[16];
-        struct gp_job_spec s = {.id = id, .tenant = "a", .gpus = 1,
+        struct gp_job_spec s = {.id = id,
+                                .tenant = "a",
+                                .gpus = 1,
                                 .duration_us = 1000 * GP_US_PER_S};
         snprintf(id, sizeof(id), "s%d", i);
         s.submit_us = i < 16 ? 0 : (int64_t)(i - 16) * 50 * GP_US_PER_S;
@@ -296,7 +297,9 @@ static int64_t gang_start(const char *reserve_after)
         n++;
     }
     {
-        struct gp_job_spec g = {.id = "gang", .tenant = "a", .gpus = 16,
+        struct gp_job_spec g = {.id = "gang",
+                                .tenant = "a",
+                                .gpus = 16,
                                 .duration_us = 100 * GP_US_PER_S,
                                 .submit_us = GP_US_PER_S};
         assert_int_equal(gp_workload_add(&wl, &g), GP_OK);
@@ -337,7 +340,8 @@ static void a_large_gang_that_waited_gets_a_reservation(void **state)
     (void)state;
     /* reserved after 10 s: it starts when the first 16 jobs end */
     int64_t with = gang_start("10"), without = gang_start("1000000");
-    print_message("gang starts at %.0f s with a reservation, %.0f s without\n", gp_us_to_s(with), gp_us_to_s(without));
+    print_message("gang starts at %.0f s with a reservation, %.0f s without\n",
+                  gp_us_to_s(with), gp_us_to_s(without));
     assert_true(with <= 1000 * GP_US_PER_S);
     /* never reserved: one-GPU jobs keep taking the GPUs it needs */
     assert_true(without > 4000 * GP_US_PER_S);

@@ -21,7 +21,7 @@
 
 #include "gpupool/report.h"
 
-#define S(x) ((int64_t)((x) * 1e6))
+#define S(x) ((int64_t)((x)*1e6))
 #define EPS 1e-9
 
 /* cmocka 1.1 compares floats only; figures here need doubles. */
@@ -85,8 +85,7 @@ static void world_open_tenants(struct world *w, const char *policy,
     assert_int_equal(gp_metrics_new(&w->m), GP_OK);
     cfg.observer_priv = w->m;
     assert_int_equal(gp_cluster_new(&c), GP_OK);
-    assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, "gpu", 0, NULL),
-                     GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, "gpu", 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&w->core, c, &cfg, NULL), GP_OK);
     assert_int_equal(gp_core_add_tenant(w->core, &x, NULL), GP_OK);
     assert_int_equal(gp_core_add_tenant(w->core, &y, NULL), GP_OK);
@@ -397,10 +396,10 @@ static void buckets_merge_pairwise_and_double_in_width(void **st)
     assert_int_equal(ta->width_us, S(4));
     assert_int_equal(u->n, 258); /* ceil(1030 / 4) */
     assert_double_equal(u->v[0], 4, EPS);
-    assert_double_equal(u->v[74], 4, EPS);      /* [296, 300) */
-    assert_double_equal(u->v[75], 3, EPS);      /* [300, 304): 2 s x 4, 2 s x 2 */
+    assert_double_equal(u->v[74], 4, EPS); /* [296, 300) */
+    assert_double_equal(u->v[75], 3, EPS); /* [300, 304): 2 s x 4, 2 s x 2 */
     assert_double_equal(u->v[76], 2, EPS);
-    assert_double_equal(u->v[257], 2, EPS);     /* [1028, 1030) of [1028, 1032) */
+    assert_double_equal(u->v[257], 2, EPS); /* [1028, 1030) of [1028, 1032) */
     assert_double_equal(q->v[74], 1, EPS);
     assert_double_equal(q->v[75], 0.5, EPS);
     assert_double_equal(q->v[76], 0, EPS);
@@ -578,12 +577,12 @@ static void samples_count_whole_minutes_in_the_interval(void **st)
     advance(&w, 0);
     submit(&w, "a", "x", 1, 1000, 0);
     round_at(&w, 0);
-    advance(&w, 59.999999);  /* none */
-    advance(&w, 60);         /* 60 */
-    advance(&w, 60);         /* an empty interval */
-    advance(&w, 119.5);      /* none */
-    advance(&w, 300);        /* 120, 180, 240, 300 */
-    advance(&w, 610);        /* 360 .. 600 */
+    advance(&w, 59.999999);                         /* none */
+    advance(&w, 60);                                /* 60 */
+    advance(&w, 60);                                /* an empty interval */
+    advance(&w, 119.5);                             /* none */
+    advance(&w, 300);                               /* 120, 180, 240, 300 */
+    advance(&w, 610);                               /* 360 .. 600 */
     gp_metrics_sample(w.m, w.core, S(610), S(600)); /* backwards: none */
     world_finish(&w, 610);
     s = gp_metrics_summary(w.m);
@@ -723,7 +722,10 @@ static void checkpointed_work_is_not_lost(void **st)
         .grace_us = S(10),
     };
     struct gp_job_spec spec = {
-        .id = "l", .tenant = "t", .gpus = 4, .duration_us = S(20),
+        .id = "l",
+        .tenant = "t",
+        .gpus = 4,
+        .duration_us = S(20),
         .checkpointable = true,
     };
     const struct gp_summary *s;
@@ -871,17 +873,46 @@ static char *capture_json(struct gp_metrics *const *runs, size_t n,
 static void json_has_every_key_and_reruns_byte_identical(void **st)
 {
     static const char *const keys[] = {
-        "jobs", "completed", "rejected", "unfinished", "avg_jct_s",
-        "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_wait_s", "p50_wait_s",
-        "p95_wait_s", "p99_wait_s", "makespan_s", "gpu_utilization",
-        "avg_queue_len", "preemptions", "lost_gpu_s", "lb_avg_jct_s",
-        "lb_makespan_s", "avg_jct_ratio", "makespan_ratio", "policy",
-        "placement", "cluster_gpus", "rounds", "events", "tenants",
-        "pred_p50_rel_err", "pred_p90_rel_err", "pred_underestimated",
-        "offered_load", "guarantee_compliance", "fairshare_compliance",
-        "reclaim_episodes", "reclaim_delay_p50_s", "reclaim_delay_p99_s",
-        "preemptions_per_job_mean", "preemptions_per_job_max",
-        "lost_work_gpu_s", "restart_gpu_s",
+        "jobs",
+        "completed",
+        "rejected",
+        "unfinished",
+        "avg_jct_s",
+        "p50_jct_s",
+        "p95_jct_s",
+        "p99_jct_s",
+        "avg_wait_s",
+        "p50_wait_s",
+        "p95_wait_s",
+        "p99_wait_s",
+        "makespan_s",
+        "gpu_utilization",
+        "avg_queue_len",
+        "preemptions",
+        "lost_gpu_s",
+        "lb_avg_jct_s",
+        "lb_makespan_s",
+        "avg_jct_ratio",
+        "makespan_ratio",
+        "policy",
+        "placement",
+        "cluster_gpus",
+        "rounds",
+        "events",
+        "tenants",
+        "pred_p50_rel_err",
+        "pred_p90_rel_err",
+        "pred_underestimated",
+        "offered_load",
+        "guarantee_compliance",
+        "fairshare_compliance",
+        "reclaim_episodes",
+        "reclaim_delay_p50_s",
+        "reclaim_delay_p99_s",
+        "preemptions_per_job_mean",
+        "preemptions_per_job_max",
+        "lost_work_gpu_s",
+        "restart_gpu_s",
     };
     struct world w1 = {0}, w2 = {0};
     char *a, *b, *walled;
@@ -937,10 +968,20 @@ static void json_has_every_key_and_reruns_byte_identical(void **st)
 static void json_has_tenancy_keys_and_reruns_byte_identical(void **st)
 {
     static const char *const tkeys[] = {
-        "guarantee", "jobs", "completed", "avg_jct_s", "avg_wait_s",
-        "p99_wait_s", "gpu_hours", "share_of_gpu_time", "preemptions",
-        "guarantee_compliance", "fairshare_compliance", "reclaim_episodes",
-        "reclaim_delay_p50_s", "reclaim_delay_p99_s",
+        "guarantee",
+        "jobs",
+        "completed",
+        "avg_jct_s",
+        "avg_wait_s",
+        "p99_wait_s",
+        "gpu_hours",
+        "share_of_gpu_time",
+        "preemptions",
+        "guarantee_compliance",
+        "fairshare_compliance",
+        "reclaim_episodes",
+        "reclaim_delay_p50_s",
+        "reclaim_delay_p99_s",
     };
     struct world w1 = {0}, w2 = {0}, w3 = {0};
     char *a, *b, *c;
@@ -973,8 +1014,8 @@ static void json_has_tenancy_keys_and_reruns_byte_identical(void **st)
         assert_non_null(json_object_get(y, tkeys[i]));
     assert_int_equal(json_integer_value(json_object_get(y, "guarantee")), 2);
     assert_double_equal(
-        json_real_value(json_object_get(y, "guarantee_compliance")),
-        0.888889, EPS);
+        json_real_value(json_object_get(y, "guarantee_compliance")), 0.888889,
+        EPS);
     assert_double_equal(
         json_real_value(json_object_get(y, "reclaim_delay_p50_s")), 30, EPS);
     json_decref(root);
@@ -1036,9 +1077,9 @@ static void table_shows_tenancy_rows_only_when_meaningful(void **st)
     gp_output_table(f, &w2.m, 1, false);
     fclose(f);
     assert_non_null(strstr(buf, "guarantee compliance (%)"));
-    assert_non_null(strstr(buf, "97.3"));  /* 36/37 */
+    assert_non_null(strstr(buf, "97.3")); /* 36/37 */
     assert_non_null(strstr(buf, "fair-share compliance (%)"));
-    assert_non_null(strstr(buf, "67.6"));  /* 25/37 */
+    assert_non_null(strstr(buf, "67.6")); /* 25/37 */
     assert_non_null(strstr(buf, "reclaim delay p50 (s)"));
     assert_non_null(strstr(buf, "30.00"));
     assert_non_null(strstr(buf, "GPU time lost (GPU-h)"));
@@ -1274,7 +1315,8 @@ int main(void)
         cmocka_unit_test(fifo_series_hold_one_second_averages),
         cmocka_unit_test(an_idle_tail_after_the_last_end_is_left_out),
         cmocka_unit_test(prediction_error_is_relative_to_the_run_time),
-        cmocka_unit_test(a_partly_covered_last_bucket_averages_its_covered_part),
+        cmocka_unit_test(
+            a_partly_covered_last_bucket_averages_its_covered_part),
         cmocka_unit_test(buckets_merge_pairwise_and_double_in_width),
         cmocka_unit_test(percentiles_take_the_nearest_rank),
         cmocka_unit_test(restart_overhead_counts_as_lost_gpu_time),

@@ -1,9 +1,9 @@
 /* test_policy.c - the baseline policies, one behaviour per test. */
 #include <setjmp.h>
-#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -71,8 +71,8 @@ static void shortest_job_starts_first_under_sjf(void **state)
 static void shorter_arrival_preempts_under_srtf(void **state)
 {
     struct rec r;
-    struct gp_core *core = mkcore_opts("srtf", 1, 2, GP_PLACE_PACK, S(7), &r,
-                                       NULL, 0);
+    struct gp_core *core =
+        mkcore_opts("srtf", 1, 2, GP_PLACE_PACK, S(7), &r, NULL, 0);
     uint32_t l, s, m;
 
     (void)state;
@@ -94,8 +94,7 @@ static void shorter_arrival_preempts_under_srtf(void **state)
     gp_core_round(core, S(110));
     assert_int_equal(state_of(core, l), GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, l)->overhead_us, S(7));
-    assert_int_equal(gp_job_remaining_at(gp_core_job(core, l), S(117)),
-                     S(900));
+    assert_int_equal(gp_job_remaining_at(gp_core_job(core, l), S(117)), S(900));
     gp_core_free(core);
 }
 
@@ -123,13 +122,12 @@ static void srtf_preempts_only_the_victims_it_needs(void **state)
     gp_core_free(core);
 }
 
-static void las_demotes_at_a_threshold_and_preempts_across_levels(
-    void **state)
+static void las_demotes_at_a_threshold_and_preempts_across_levels(void **state)
 {
     struct rec r;
     struct gp_kv opts[] = {{"levels", "100"}};
-    struct gp_core *core = mkcore_opts("las", 1, 2, GP_PLACE_PACK, 0, &r,
-                                       opts, 1);
+    struct gp_core *core =
+        mkcore_opts("las", 1, 2, GP_PLACE_PACK, 0, &r, opts, 1);
     uint32_t a, b, c;
 
     (void)state;
@@ -139,7 +137,7 @@ static void las_demotes_at_a_threshold_and_preempts_across_levels(
     assert_int_equal(gp_core_next_wakeup(core), S(50));
     b = submit(core, "b", 2, 1000, 10);
     assert_int_equal(gp_core_round(core, S(10)), 0); /* same level: waits */
-    assert_int_equal(gp_core_round(core, S(50)), 2);  /* a demoted */
+    assert_int_equal(gp_core_round(core, S(50)), 2); /* a demoted */
     assert_int_equal(state_of(core, a), GP_JOB_PENDING);
     assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, a)->attained_gpu_us, S(100));
@@ -181,8 +179,7 @@ int main(void)
         cmocka_unit_test(shortest_job_starts_first_under_sjf),
         cmocka_unit_test(shorter_arrival_preempts_under_srtf),
         cmocka_unit_test(srtf_preempts_only_the_victims_it_needs),
-        cmocka_unit_test(
-            las_demotes_at_a_threshold_and_preempts_across_levels),
+        cmocka_unit_test(las_demotes_at_a_threshold_and_preempts_across_levels),
         cmocka_unit_test(las_rejects_bad_levels),
         cmocka_unit_test(every_policy_is_registered_once),
     };

@@ -1,10 +1,10 @@
 /* test_pool.c - guaranteed quotas, lending, reclaim by graceful
  * preemption, protections, and the baselines, driven by hand. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <math.h>
 #include <stdio.h>
 
 #include <cmocka.h>
@@ -46,9 +46,8 @@ static struct gp_core *pool_core(const char *policy, uint32_t gpus,
     return core;
 }
 
-static uint32_t job_of(struct gp_core *core, const char *tenant,
-                       uint32_t gpus, double dur_s, double at_s, int prio,
-                       bool ckpt)
+static uint32_t job_of(struct gp_core *core, const char *tenant, uint32_t gpus,
+                       double dur_s, double at_s, int prio, bool ckpt)
 {
     static int n;
     char id[32];
@@ -131,8 +130,8 @@ static void lender_reclaims_within_grace_plus_one_round(void **state)
     gp_core_free(core);
 }
 
-static void a_job_that_does_not_stop_is_stopped_when_the_grace_ends(
-    void **state)
+static void
+a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
 {
     struct rec r;
     struct setup s = {S(30), 0, 0};
@@ -296,8 +295,7 @@ static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
 {
     struct rec r;
     struct setup s = {0, 0, 0};
-    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4,
-                                  .lend_limit = 2},
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4, .lend_limit = 2},
                                  {.name = "b", .guarantee = 4}};
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
 

@@ -12,7 +12,7 @@
 #include "gpupool/predict.h"
 #include "predict/predict_priv.h"
 
-#define S(x) ((int64_t)(x) * GP_US_PER_S)
+#define S(x) ((int64_t)(x)*GP_US_PER_S)
 
 /* Only the fields the predictor reads; strtab ids are made up (0 = none). */
 static struct gp_job mkjob(uint32_t tenant, uint32_t user, uint32_t name,

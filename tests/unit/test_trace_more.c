@@ -19,13 +19,13 @@
 #include "trace/reader.h"
 
 #define DATA "tests/data/traces/"
-#define S(x) ((int64_t)(x) * GP_US_PER_S)
+#define S(x) ((int64_t)(x)*GP_US_PER_S)
 
 static struct gp_trace *must_open(const char *path, const char *format,
                                   const char *aux, bool skip_bad)
 {
-    struct gp_trace_opts opts = {.format = format, .aux_path = aux,
-                                 .skip_bad = skip_bad};
+    struct gp_trace_opts opts = {
+        .format = format, .aux_path = aux, .skip_bad = skip_bad};
     struct gp_trace *t = NULL;
     struct gp_diag d = {{0}, {0}};
     int rc = gp_trace_open(&t, path, &opts, &d);
@@ -91,8 +91,8 @@ static void assert_open_fails(const char *path, const char *format,
     int rc = gp_trace_open(&t, path, &opts, &d);
 
     if (rc != code)
-        fail_msg("%s: got %s (%s: %s), want %s", path, gp_err_name(rc),
-                 d.where, d.msg, gp_err_name(code));
+        fail_msg("%s: got %s (%s: %s), want %s", path, gp_err_name(rc), d.where,
+                 d.msg, gp_err_name(code));
     assert_null(t);
     if (where)
         assert_string_equal(d.where, where);
@@ -208,19 +208,16 @@ static void gavel_fallback_uses_the_largest_measured_scale_below(void **state)
     assert_true(gp__gavel_v100_tput(lm, strlen(lm), 8, &s0) == t8->v100);
     assert_int_equal(s0, 8);
     /* 3 GPUs: the 2-GPU figure x 3/2; 64: the 8-GPU figure x 8 */
-    assert_true(gp__gavel_v100_tput(lm, strlen(lm), 3, &s0) ==
-                t2->v100 * 1.5);
+    assert_true(gp__gavel_v100_tput(lm, strlen(lm), 3, &s0) == t2->v100 * 1.5);
     assert_int_equal(s0, 2);
-    assert_true(gp__gavel_v100_tput(lm, strlen(lm), 64, &s0) ==
-                t8->v100 * 8);
+    assert_true(gp__gavel_v100_tput(lm, strlen(lm), 64, &s0) == t8->v100 * 8);
     assert_int_equal(s0, 8);
     /* measured at 1 GPU only (A3C, CycleGAN, Recommendation) */
     assert_true(gp__gavel_v100_tput("A3C", 3, 4, &s0) == a3c->v100 * 4);
     assert_int_equal(s0, 1);
     /* a type the table lacks altogether has no figure at any scale */
     assert_true(gp__gavel_v100_tput("A3", 2, 1, NULL) == 0);
-    assert_true(gp__gavel_v100_tput("GPT-9 (batch size 1)", 20, 1, NULL) ==
-                0);
+    assert_true(gp__gavel_v100_tput("GPT-9 (batch size 1)", 20, 1, NULL) == 0);
 }
 
 static void gavel_unknown_job_type_is_eparse(void **state)
@@ -229,8 +226,7 @@ static void gavel_unknown_job_type_is_eparse(void **state)
         must_open(DATA "gavel/unknown_type.trace", "gavel", NULL, false);
 
     (void)state;
-    assert_next_fails(t, GP_EPARSE, "unknown_type.trace:1",
-                      "field 'job_type'");
+    assert_next_fails(t, GP_EPARSE, "unknown_type.trace:1", "field 'job_type'");
     gp_trace_close(t);
 }
 
@@ -375,8 +371,7 @@ static void openb_list_without_times_cannot_be_replayed(void **state)
 
 static void tiresias_jobs_keep_model_and_duration(void **state)
 {
-    struct gp_trace *t =
-        must_open(DATA "tiresias/jobs.csv", NULL, NULL, false);
+    struct gp_trace *t = must_open(DATA "tiresias/jobs.csv", NULL, NULL, false);
     struct gp_job_spec j;
 
     (void)state;
@@ -494,8 +489,8 @@ static void pai_dir_make(struct pai_dir *d, bool with_tasks)
     snprintf(d->jobs, sizeof(d->jobs), "%s/pai_job_table.csv", d->dir);
     copy_file(DATA "pai/pai_job_table.csv", d->jobs, false);
     if (with_tasks) {
-        snprintf(d->tasks_gz, sizeof(d->tasks_gz),
-                 "%s/pai_task_table.csv.gz", d->dir);
+        snprintf(d->tasks_gz, sizeof(d->tasks_gz), "%s/pai_task_table.csv.gz",
+                 d->dir);
         copy_file(DATA "pai/pai_task_table.csv", d->tasks_gz, true);
     }
 }
@@ -586,9 +581,8 @@ static void pai_bad_task_row_fails_the_open_unless_skipped(void **state)
     assert_open_fails(DATA "pai/pai_job_table.csv", "pai",
                       DATA "pai/bad_tasks.csv", GP_EPARSE, "bad_tasks.csv:2",
                       "field 'plan_gpu'");
-    assert_int_equal(gp_trace_open(&t, DATA "pai/pai_job_table.csv", &opts,
-                                   NULL),
-                     GP_OK);
+    assert_int_equal(
+        gp_trace_open(&t, DATA "pai/pai_job_table.csv", &opts, NULL), GP_OK);
     must_next(t, &j);
     assert_string_equal(j.id, "job_a");
     assert_end(t); /* job_b's only task was left out */
@@ -672,10 +666,9 @@ static void pai_task_table_is_found_next_to_the_job_table(void **state)
     assert_true(gp__pai_find_task_table(DATA "pai/pai_job_table.csv", buf,
                                         sizeof(buf)));
     assert_string_equal(buf, DATA "pai/pai_task_table.csv");
-    assert_false(gp__pai_find_task_table(DATA "gavel/vc1.trace", buf,
-                                         sizeof(buf)));
-    assert_false(gp__pai_find_task_table(DATA "pai/pai_job_table.csv", buf,
-                                         8));
+    assert_false(
+        gp__pai_find_task_table(DATA "gavel/vc1.trace", buf, sizeof(buf)));
+    assert_false(gp__pai_find_task_table(DATA "pai/pai_job_table.csv", buf, 8));
 }
 
 int main(void)

@@ -205,25 +205,38 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
     }
 }
 
+/* A by-index array `arr` of *len elements of `size` bytes, grown (doubling
+ * from `first`) to cover index i, the new elements zero. Out of memory sets
+ * m->err and returns arr with *len unchanged: the caller checks i < *len. */
+static void *grown(struct gp_metrics *m, void *arr, size_t *len, size_t size,
+                   size_t i, size_t first)
+{
+    size_t n = *len ? *len : first;
+    char *p;
+
+    if (i < *len)
+        return arr;
+    while (n <= i)
+        n *= 2;
+    if (!(p = realloc(arr, n * size))) {
+        m->err = GP_ENOMEM;
+        return arr;
+    }
+    memset(p + *len * size, 0, (n - *len) * size);
+    *len = n;
+    return p;
+}
+
 static struct tenant_acc *tenant_get(struct gp_metrics *m, uint32_t tenant)
 {
-    if (tenant >= m->ntacc) {
-        size_t n = m->ntacc ? m->ntacc : 8;
-        struct tenant_acc *t;
+    size_t old = m->ntacc;
 
-        while (n <= tenant)
-            n *= 2;
-        if (!(t = realloc(m->tacc, n * sizeof(*t)))) {
-            m->err = GP_ENOMEM;
-            return NULL;
-        }
-        memset(t + m->ntacc, 0, (n - m->ntacc) * sizeof(*t));
-        for (size_t i = m->ntacc; i < n; i++) {
-            t[i].last_us = m->last_us;
-            t[i].ep_start_us = GP_TIME_NONE;
-        }
-        m->tacc = t;
-        m->ntacc = n;
+    m->tacc = grown(m, m->tacc, &m->ntacc, sizeof(*m->tacc), tenant, 8);
+    if (tenant >= m->ntacc)
+        return NULL;
+    for (size_t i = old; i < m->ntacc; i++) {
+        m->tacc[i].last_us = m->last_us;
+        m->tacc[i].ep_start_us = GP_TIME_NONE;
     }
     return &m->tacc[tenant];
 }
@@ -343,20 +356,10 @@ static void pend_sub(struct tenant_acc *t, uint32_t gpus)
  * released its placement. */
 static void open_run(struct gp_metrics *m, const struct gp_job *job)
 {
-    if (job->id >= m->nrun) {
-        size_t n = m->nrun ? m->nrun : 1024;
-        uint32_t *r;
-
-        while (n <= job->id)
-            n *= 2;
-        if (!(r = realloc(m->run_gpus, n * sizeof(*r)))) {
-            m->err = GP_ENOMEM;
-            return;
-        }
-        memset(r + m->nrun, 0, (n - m->nrun) * sizeof(*r));
-        m->run_gpus = r;
-        m->nrun = n;
-    }
+    m->run_gpus =
+        grown(m, m->run_gpus, &m->nrun, sizeof(*m->run_gpus), job->id, 1024);
+    if (job->id >= m->nrun)
+        return;
     m->run_gpus[job->id] = job->where.gpus ? job->where.gpus : job->demand.gpus;
 }
 
@@ -386,20 +389,10 @@ static void book_lost_work(struct gp_metrics *m, const struct gp_job *job)
 
     if (job->lost_work_us <= seen)
         return;
-    if (job->id >= m->nlost) {
-        size_t n = m->nlost ? m->nlost : 1024;
-        int64_t *l;
-
-        while (n <= job->id)
-            n *= 2;
-        if (!(l = realloc(m->lost_seen, n * sizeof(*l)))) {
-            m->err = GP_ENOMEM;
-            return;
-        }
-        memset(l + m->nlost, 0, (n - m->nlost) * sizeof(*l));
-        m->lost_seen = l;
-        m->nlost = n;
-    }
+    m->lost_seen =
+        grown(m, m->lost_seen, &m->nlost, sizeof(*m->lost_seen), job->id, 1024);
+    if (job->id >= m->nlost)
+        return;
     gpus = job->id < m->nrun ? m->run_gpus[job->id] : 0;
     m->lost_work_gpu_us += (u128)(uint64_t)(job->lost_work_us - seen) * gpus;
     m->lost_seen[job->id] = job->lost_work_us;

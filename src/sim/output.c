@@ -236,25 +236,33 @@ bool gp__row_shown(const struct gp__row *row, struct gp_metrics *const *runs,
     return false;
 }
 
+/* A row's label; a row of times gets the unit that suits its largest shown
+ * value, max_s, and names it. */
+static void label(const char *text, enum gp__row_kind kind, double max_s,
+                  char *buf, size_t len, struct gp__tunit *unit)
+{
+    if (kind != GP__ROW_TIME) {
+        *unit = (struct gp__tunit){"", 1};
+        snprintf(buf, len, "%s", text);
+        return;
+    }
+    *unit = gp__time_unit(max_s);
+    snprintf(buf, len, "%s (%s)", text, unit->name);
+}
+
 void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
                    size_t n, char *buf, size_t len, struct gp__tunit *unit)
 {
     double max_s = 0;
 
-    *unit = (struct gp__tunit){"", 1};
-    if (row->kind != GP__ROW_TIME) {
-        snprintf(buf, len, "%s", row->label);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; row->kind == GP__ROW_TIME && i < n; i++) {
         const struct gp_summary *s = gp_metrics_summary(runs[i]);
         double v = field_double(s, row->off);
 
         if ((!row->has || row->has(s)) && v > max_s)
             max_s = v;
     }
-    *unit = gp__time_unit(max_s);
-    snprintf(buf, len, "%s (%s)", row->label, unit->name);
+    label(row->label, row->kind, max_s, buf, len, unit);
 }
 
 void gp__row_cell(const struct gp__row *row, const struct gp_summary *s,
@@ -284,12 +292,7 @@ void gp__trow_label(const struct gp__trow *row, struct gp_metrics *const *runs,
 {
     double max_s = 0;
 
-    *unit = (struct gp__tunit){"", 1};
-    if (row->kind != GP__ROW_TIME) {
-        snprintf(buf, len, "%s", row->label);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; row->kind == GP__ROW_TIME && i < n; i++) {
         const struct gp_summary *s = gp_metrics_summary(runs[i]);
 
         for (size_t t = 0; t < s->ntenants; t++) {
@@ -300,8 +303,7 @@ void gp__trow_label(const struct gp__trow *row, struct gp_metrics *const *runs,
                 max_s = v;
         }
     }
-    *unit = gp__time_unit(max_s);
-    snprintf(buf, len, "%s (%s)", row->label, unit->name);
+    label(row->label, row->kind, max_s, buf, len, unit);
 }
 
 void gp__trow_cell(const struct gp__trow *row, const struct gp_summary *s,

@@ -692,11 +692,10 @@ static void td(FILE *f, const char *cls, const char *text)
     fputs("</td>", f);
 }
 
-static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
+/* A table with a column per run, named in the run's colour, up to <tbody>. */
+static void table_head(FILE *f, struct gp_metrics *const *runs, size_t n)
 {
     char buf[128];
-    struct gp__tunit unit;
-    bool gap = false;
 
     fputs("<table class=\"sum\">\n<thead><tr><th class=\"l\"></th>", f);
     for (size_t i = 0; i < n; i++) {
@@ -706,6 +705,15 @@ static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
         fputs("</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
+}
+
+static void summary_table(FILE *f, struct gp_metrics *const *runs, size_t n)
+{
+    char buf[128];
+    struct gp__tunit unit;
+    bool gap = false;
+
+    table_head(f, runs, n);
     for (size_t r = 0; r < gp__nrows; r++) {
         const struct gp__row *row = &gp__rows[r];
 
@@ -748,14 +756,7 @@ static void tenant_table(FILE *f, struct gp_metrics *const *runs, size_t n)
         fputs("<p class=\"note\">No tenants.</p>\n", f);
         return;
     }
-    fputs("<table class=\"sum\">\n<thead><tr><th class=\"l\"></th>", f);
-    for (size_t i = 0; i < n; i++) {
-        gp__run_name(runs, n, i, buf, sizeof(buf));
-        fprintf(f, "<th style=\"color:%s\">", colour(i));
-        esc(f, buf);
-        fputs("</th>", f);
-    }
-    fputs("</tr></thead>\n<tbody>\n", f);
+    table_head(f, runs, n);
     for (size_t r = 0; r < gp__ntrows; r++) {
         const struct gp__trow *row = &gp__trows[r];
 

@@ -86,6 +86,17 @@ struct gp_csv_reader {
 int gp_csv_reader_open(struct gp_csv_reader *r, struct gp_input *in,
                        const struct gp_csv_col *cols, size_t ncols, bool strict,
                        bool (*want)(const char *member), struct gp_diag *diag);
+/* The open() of a reader whose state is a struct starting with a struct
+ * gp_csv_reader: allocate `size` zeroed bytes (at least
+ * sizeof(struct gp_csv_reader)) and gp_csv_reader_open the reader at their
+ * start. *out = the block on success; otherwise GP_ENOMEM or the open's
+ * error, and nothing is left allocated. Free with gp_csv_reader_free. */
+int gp_csv_reader_new(void **out, size_t size, struct gp_input *in,
+                      const struct gp_csv_col *cols, size_t ncols, bool strict,
+                      bool (*want)(const char *member), struct gp_diag *diag);
+/* Free a block from gp_csv_reader_new; NULL is a no-op. It takes a void *
+ * so that a reader's ops table can name it as its close(). */
+void gp_csv_reader_free(void *r);
 /* The next data row into r->row: 1 = a row, 0 = end. GP_EPARSE = a bad row
  * (wrong number of fields, bad quotes; consumed, call again) or a later
  * member's bad header (that member is skipped as a whole). Other < 0 fatal.
@@ -125,6 +136,10 @@ int gp_csv_field_error(struct gp_input *in, const char *field,
 /* Write `s` quoted for a message ("abc", long values cut with "..."),
  * non-printable bytes escaped. Returns buf. */
 const char *gp_csv_quote(const char *s, size_t len, char *buf, size_t size);
+
+/* Does a tar member's name end in ".csv"? A `want` for the readers whose
+ * archives mix CSV files with others. */
+bool gp_csv_member_is_csv(const char *member);
 
 /* Is s empty or only blanks (an optional value left out)? */
 bool gp_csv_blank(const char *s);

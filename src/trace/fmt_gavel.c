@@ -145,11 +145,9 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 /* "seed=0/0e4a51.trace" -> "0e4a51"; compression suffixes go too. */
 static void tenant_of(const char *member, char *out, size_t size)
 {
-    const char *base = strrchr(member, '/');
-    size_t len;
+    const char *base = gp_path_base(member);
+    size_t len = strlen(base);
 
-    base = base ? base + 1 : member;
-    len = strlen(base);
     if (ends_with(base, len, ".gz"))
         len -= 3;
     else if (ends_with(base, len, ".xz"))

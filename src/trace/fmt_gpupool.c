@@ -6,7 +6,6 @@
  * a typo ("duraton_s") is caught instead of silently dropping the value.
  * The reference is docs/traces.md.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "trace/csv.h"
@@ -78,29 +77,12 @@ static int gpupool_probe(const char *line, size_t len, const char *member)
     return found == 4 ? 100 : 0;
 }
 
-static bool want_csv(const char *member)
-{
-    size_t n = strlen(member);
-
-    return n >= 4 && strcmp(member + n - 4, ".csv") == 0;
-}
-
 static int gpupool_open(void **priv, struct gp_input *in,
                         const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
-    struct gp_csv_reader *r = malloc(sizeof(*r));
-    int rc;
-
     (void)opts;
-    if (!r)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
-    rc = gp_csv_reader_open(r, in, cols, NCOLS, true, want_csv, diag);
-    if (rc < 0) {
-        free(r);
-        return rc;
-    }
-    *priv = r;
-    return GP_OK;
+    return gp_csv_reader_new(priv, sizeof(struct gp_csv_reader), in, cols,
+                             NCOLS, true, gp_csv_member_is_csv, diag);
 }
 
 /* An optional string column: NULL when absent or empty. */
@@ -202,11 +184,6 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
     return 1;
 }
 
-static void gpupool_close(void *priv)
-{
-    free(priv);
-}
-
 const struct gp_trace_reader_ops gp_trace_reader_gpupool = {
     .name = "gpupool",
     .summary = "gpupool CSV: a header names the columns (docs/traces.md)",
@@ -214,5 +191,5 @@ const struct gp_trace_reader_ops gp_trace_reader_gpupool = {
     .probe = gpupool_probe,
     .open = gpupool_open,
     .next = gpupool_next,
-    .close = gpupool_close,
+    .close = gp_csv_reader_free,
 };

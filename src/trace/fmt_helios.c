@@ -12,20 +12,12 @@
  * since the previous submission), which also counts the intervals of rows
  * that are skipped, so skipping never shifts the jobs after it.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "trace/csv.h"
 #include "trace/reader.h"
 
 #define MAX_CPUS 100000000u
-
-static bool want_csv(const char *member)
-{
-    size_t n = strlen(member);
-
-    return n >= 4 && strcmp(member + n - 4, ".csv") == 0;
-}
 
 /* Does a header line name all of `need` as whole columns? */
 static bool has_cols(const char *line, const char *const *need, size_t n)
@@ -98,19 +90,9 @@ static int helios_probe(const char *line, size_t len, const char *member)
 static int helios_open(void **priv, struct gp_input *in,
                        const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
-    struct gp_csv_reader *r = malloc(sizeof(*r));
-    int rc;
-
     (void)opts;
-    if (!r)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
-    rc = gp_csv_reader_open(r, in, hcols, NHCOLS, false, want_csv, diag);
-    if (rc < 0) {
-        free(r);
-        return rc;
-    }
-    *priv = r;
-    return GP_OK;
+    return gp_csv_reader_new(priv, sizeof(struct gp_csv_reader), in, hcols,
+                             NHCOLS, false, gp_csv_member_is_csv, diag);
 }
 
 static int helios_next(void *priv, struct gp_job_spec *out,
@@ -178,11 +160,6 @@ static int helios_next(void *priv, struct gp_job_spec *out,
     return 1;
 }
 
-static void helios_close(void *priv)
-{
-    free(priv);
-}
-
 const struct gp_trace_reader_ops gp_trace_reader_helios = {
     .name = "helios",
     .summary = "Helios cluster_log.csv (job_id,user,vc,gpu_num,...)",
@@ -190,7 +167,7 @@ const struct gp_trace_reader_ops gp_trace_reader_helios = {
     .probe = helios_probe,
     .open = helios_open,
     .next = helios_next,
-    .close = helios_close,
+    .close = gp_csv_reader_free,
 };
 
 /* ---- gws-excerpt: Gen-Parallel-Workloads training data ----------------- */
@@ -222,8 +199,8 @@ static const struct gp_csv_col xcols[NXCOLS] = {
 
 struct excerpt {
     struct gp_csv_reader r;
-    const char *member;
-    int64_t clock_us; /* submit time of the last row */
+    const char *member; /* of the last row; NULL before the first */
+    int64_t clock_us;   /* submit time of the last row */
 };
 
 static int excerpt_probe(const char *line, size_t len, const char *member)
@@ -242,20 +219,9 @@ static int excerpt_probe(const char *line, size_t len, const char *member)
 static int excerpt_open(void **priv, struct gp_input *in,
                         const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
-    struct excerpt *x = calloc(1, sizeof(*x));
-    int rc;
-
     (void)opts;
-    if (!x)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
-    rc = gp_csv_reader_open(&x->r, in, xcols, NXCOLS, false, want_csv, diag);
-    if (rc < 0) {
-        free(x);
-        return rc;
-    }
-    x->member = x->r.member;
-    *priv = x;
-    return GP_OK;
+    return gp_csv_reader_new(priv, sizeof(struct excerpt), in, xcols, NXCOLS,
+                             false, gp_csv_member_is_csv, diag);
 }
 
 static int excerpt_next(void *priv, struct gp_job_spec *out,
@@ -307,11 +273,6 @@ static int excerpt_next(void *priv, struct gp_job_spec *out,
     return 1;
 }
 
-static void excerpt_close(void *priv)
-{
-    free(priv);
-}
-
 const struct gp_trace_reader_ops gp_trace_reader_helios_excerpt = {
     .name = "gws-excerpt",
     .summary =
@@ -320,5 +281,5 @@ const struct gp_trace_reader_ops gp_trace_reader_helios_excerpt = {
     .probe = excerpt_probe,
     .open = excerpt_open,
     .next = excerpt_next,
-    .close = excerpt_close,
+    .close = gp_csv_reader_free,
 };

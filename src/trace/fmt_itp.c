@@ -8,7 +8,6 @@
  * jobs of the clusters) are left out. The ElasticFlow variant's synthetic
  * model_name becomes the job name; its other synthetic columns are ignored.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "trace/csv.h"
@@ -28,17 +27,10 @@ struct itp {
     char tenant[64];
 };
 
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-
-    return b ? b + 1 : path;
-}
-
 /* "clusterNN.csv", any number of digits. */
 static bool is_cluster_csv(const char *member)
 {
-    const char *b = base_name(member);
+    const char *b = gp_path_base(member);
     size_t n = strlen(b), i = 7;
 
     if (n < 12 || strncmp(b, "cluster", 7) != 0 ||
@@ -62,27 +54,16 @@ static int itp_probe(const char *line, size_t len, const char *member)
 static int itp_open(void **priv, struct gp_input *in,
                     const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
-    struct itp *p = calloc(1, sizeof(*p));
-    int rc;
-
     (void)opts;
-    if (!p)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
-    rc =
-        gp_csv_reader_open(&p->r, in, cols, NCOLS, false, is_cluster_csv, diag);
-    if (rc < 0) {
-        free(p);
-        return rc;
-    }
-    *priv = p;
-    return GP_OK;
+    return gp_csv_reader_new(priv, sizeof(struct itp), in, cols, NCOLS, false,
+                             is_cluster_csv, diag);
 }
 
 /* The tenant from a member or file name: its base name up to the first
  * '.' ("cluster04.csv.gz" -> "cluster04"). */
 static void set_tenant(struct itp *p)
 {
-    const char *b = base_name(p->r.member);
+    const char *b = gp_path_base(p->r.member);
     size_t n = strcspn(b, ".");
 
     if (n == 0)
@@ -127,11 +108,6 @@ static int itp_next(void *priv, struct gp_job_spec *out, struct gp_diag *diag)
     return 1;
 }
 
-static void itp_close(void *priv)
-{
-    free(priv);
-}
-
 const struct gp_trace_reader_ops gp_trace_reader_itp = {
     .name = "itp",
     .summary = "Microsoft ITP (ElasticFlow): clusterNN.csv files or tarball",
@@ -139,5 +115,5 @@ const struct gp_trace_reader_ops gp_trace_reader_itp = {
     .probe = itp_probe,
     .open = itp_open,
     .next = itp_next,
-    .close = itp_close,
+    .close = gp_csv_reader_free,
 };

@@ -9,7 +9,6 @@
  * with a reason. Multi-type specs ("V100M16|V100M32") are relaxed to any
  * type: a job names one type or none.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "trace/csv.h"
@@ -65,19 +64,9 @@ static int openb_probe(const char *line, size_t len, const char *member)
 static int openb_open(void **priv, struct gp_input *in,
                       const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
-    struct openb *o = calloc(1, sizeof(*o));
-    int rc;
-
     (void)opts;
-    if (!o)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
-    rc = gp_csv_reader_open(&o->r, in, cols, C_COUNT, false, NULL, diag);
-    if (rc != GP_OK) {
-        free(o);
-        return rc;
-    }
-    *priv = o;
-    return GP_OK;
+    return gp_csv_reader_new(priv, sizeof(struct openb), in, cols, C_COUNT,
+                             false, NULL, diag);
 }
 
 static int openb_row(struct openb *o, struct gp_job_spec *out,
@@ -156,11 +145,6 @@ static int openb_next(void *priv, struct gp_job_spec *out, struct gp_diag *diag)
     return openb_row(o, out, diag);
 }
 
-static void openb_close(void *priv)
-{
-    free(priv);
-}
-
 const struct gp_trace_reader_ops gp_trace_reader_openb = {
     .name = "openb",
     .summary = "Alibaba GPU trace 2023 (openb) pod list; GPU slices become "
@@ -169,5 +153,5 @@ const struct gp_trace_reader_ops gp_trace_reader_openb = {
     .probe = openb_probe,
     .open = openb_open,
     .next = openb_next,
-    .close = openb_close,
+    .close = gp_csv_reader_free,
 };

@@ -7,7 +7,6 @@
  * the simulator sorts.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "trace/csv.h"
@@ -39,30 +38,13 @@ static int philly_csv_probe(const char *line, size_t len, const char *member)
     return 0;
 }
 
-static bool want_csv(const char *member)
-{
-    size_t n = strlen(member);
-
-    return n >= 4 && strcmp(member + n - 4, ".csv") == 0;
-}
-
 static int philly_csv_open(void **priv, struct gp_input *in,
                            const struct gp_trace_opts *opts,
                            struct gp_diag *diag)
 {
-    struct philly_csv *p = calloc(1, sizeof(*p));
-    int rc;
-
     (void)opts;
-    if (!p)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
-    rc = gp_csv_reader_open(&p->r, in, cols, NCOLS, false, want_csv, diag);
-    if (rc < 0) {
-        free(p);
-        return rc;
-    }
-    *priv = p;
-    return GP_OK;
+    return gp_csv_reader_new(priv, sizeof(struct philly_csv), in, cols, NCOLS,
+                             false, gp_csv_member_is_csv, diag);
 }
 
 static int philly_csv_next(void *priv, struct gp_job_spec *out,
@@ -100,11 +82,6 @@ static int philly_csv_next(void *priv, struct gp_job_spec *out,
     return 1;
 }
 
-static void philly_csv_close(void *priv)
-{
-    free(priv);
-}
-
 const struct gp_trace_reader_ops gp_trace_reader_philly_csv = {
     .name = "philly-csv",
     .summary =
@@ -113,5 +90,5 @@ const struct gp_trace_reader_ops gp_trace_reader_philly_csv = {
     .probe = philly_csv_probe,
     .open = philly_csv_open,
     .next = philly_csv_next,
-    .close = philly_csv_close,
+    .close = gp_csv_reader_free,
 };

@@ -42,16 +42,9 @@ struct philly_json {
     char where[200];
 };
 
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-
-    return b ? b + 1 : path;
-}
-
 static bool wanted(const char *member)
 {
-    const char *b = base_name(member);
+    const char *b = gp_path_base(member);
     size_t n = strlen(b);
 
     return strcmp(b, "cluster_job_log") == 0 ||
@@ -69,7 +62,7 @@ static int philly_json_probe(const char *line, size_t len, const char *member)
     if (strstr(line, "\"jobid\"") || strstr(line, "\"submitted_time\"") ||
         strstr(line, "\"attempts\""))
         return 100;
-    if (member && strcmp(base_name(member), "cluster_job_log") == 0)
+    if (member && strcmp(gp_path_base(member), "cluster_job_log") == 0)
         return 100;
     return 10; /* a pretty-printed array starts with a lone '[' */
 }

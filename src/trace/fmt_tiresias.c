@@ -5,7 +5,6 @@
  * `iterations` and `interval` (the gap to the next submission) say nothing
  * submit_time and duration do not, so they are read past.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "trace/csv.h"
@@ -43,19 +42,9 @@ static int tiresias_probe(const char *line, size_t len, const char *member)
 static int tiresias_open(void **priv, struct gp_input *in,
                          const struct gp_trace_opts *opts, struct gp_diag *diag)
 {
-    struct tiresias *t = calloc(1, sizeof(*t));
-    int rc;
-
     (void)opts;
-    if (!t)
-        return gp_diag_set(diag, GP_ENOMEM, gp_input_name(in), "out of memory");
-    rc = gp_csv_reader_open(&t->r, in, cols, C_COUNT, false, NULL, diag);
-    if (rc != GP_OK) {
-        free(t);
-        return rc;
-    }
-    *priv = t;
-    return GP_OK;
+    return gp_csv_reader_new(priv, sizeof(struct tiresias), in, cols, C_COUNT,
+                             false, NULL, diag);
 }
 
 static int tiresias_next(void *priv, struct gp_job_spec *out,
@@ -98,11 +87,6 @@ static int tiresias_next(void *priv, struct gp_job_spec *out,
     return 1;
 }
 
-static void tiresias_close(void *priv)
-{
-    free(priv);
-}
-
 const struct gp_trace_reader_ops gp_trace_reader_tiresias = {
     .name = "tiresias",
     .summary = "Tiresias simulator job CSV (job_id,num_gpu,submit_time,"
@@ -111,5 +95,5 @@ const struct gp_trace_reader_ops gp_trace_reader_tiresias = {
     .probe = tiresias_probe,
     .open = tiresias_open,
     .next = tiresias_next,
-    .close = tiresias_close,
+    .close = gp_csv_reader_free,
 };

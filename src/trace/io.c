@@ -567,30 +567,9 @@ static int truncated_tar(struct gp_input *in, struct gp_diag *diag)
     return io_error(in, diag, "truncated tar archive%s", "");
 }
 
-/* Consume n decoded bytes (member data, padding). */
-static int skip_bytes(struct gp_input *in, uint64_t n, struct gp_diag *diag)
-{
-    while (n > 0) {
-        size_t avail = in->slen - in->spos;
-        int rc;
-
-        if (avail == 0) {
-            if (in->eof)
-                return truncated_tar(in, diag);
-            if ((rc = fill(in, diag)) != GP_OK)
-                return rc;
-            continue;
-        }
-        if (avail > n)
-            avail = (size_t)n;
-        in->spos += avail;
-        n -= avail;
-    }
-    return GP_OK;
-}
-
-/* Read n bytes of a record's data (long name, pax) into dst[0..n). */
-static int read_bytes(struct gp_input *in, char *dst, size_t n,
+/* Consume n decoded bytes (member data, padding, a long name, a pax
+ * record), copying them to dst[0..n) unless dst is NULL. */
+static int take_bytes(struct gp_input *in, char *dst, uint64_t n,
                       struct gp_diag *diag)
 {
     while (n > 0) {
@@ -605,10 +584,12 @@ static int read_bytes(struct gp_input *in, char *dst, size_t n,
             continue;
         }
         if (avail > n)
-            avail = n;
-        memcpy(dst, in->sbuf + in->spos, avail);
+            avail = (size_t)n;
+        if (dst) {
+            memcpy(dst, in->sbuf + in->spos, avail);
+            dst += avail;
+        }
         in->spos += avail;
-        dst += avail;
         n -= avail;
     }
     return GP_OK;
@@ -718,11 +699,11 @@ static int read_header(struct gp_input *in, struct tar_hdr *h,
         if (type == 'L') { /* GNU long name of the next header */
             if (size > MAX_NAME)
                 return io_error(in, diag, "tar member name too long%s", "");
-            if ((rc = read_bytes(in, in->hname, (size_t)size, diag)) != GP_OK)
+            if ((rc = take_bytes(in, in->hname, size, diag)) != GP_OK)
                 return rc;
             in->hname[size] = 0;
             have_name = true;
-            if ((rc = skip_bytes(in, padding(size), diag)) != GP_OK)
+            if ((rc = take_bytes(in, NULL, padding(size), diag)) != GP_OK)
                 return rc;
             continue;
         }
@@ -731,19 +712,20 @@ static int read_header(struct gp_input *in, struct tar_hdr *h,
 
             if (!pax)
                 return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
-            rc = read_bytes(in, pax, (size_t)size, diag);
+            rc = take_bytes(in, pax, size, diag);
             if (rc == GP_OK)
                 pax_parse(pax, (size_t)size, in->hname, &have_name, &pax_size,
                           &have_size);
             free(pax);
             if (rc == GP_OK)
-                rc = skip_bytes(in, padding(size), diag);
+                rc = take_bytes(in, NULL, padding(size), diag);
             if (rc != GP_OK)
                 return rc;
             continue;
         }
         if (type == 'x' || type == 'g' || type == 'K') {
-            if ((rc = skip_bytes(in, size + padding(size), diag)) != GP_OK)
+            if ((rc = take_bytes(in, NULL, size + padding(size), diag)) !=
+                GP_OK)
                 return rc;
             continue;
         }
@@ -809,7 +791,8 @@ static int tar_list(struct gp_input *in, struct gp_diag *diag)
                 return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
             in->members[in->nmembers++].ordinal = ordinal++;
         }
-        if ((rc = skip_bytes(in, h.size + padding(h.size), diag)) != GP_OK)
+        if ((rc = take_bytes(in, NULL, h.size + padding(h.size), diag)) !=
+            GP_OK)
             return rc;
     }
     if (in->nmembers > 1)
@@ -847,7 +830,8 @@ static int tar_next(struct gp_input *in, const char **name,
             in->pad = padding(h.size);
             break;
         }
-        if ((rc = skip_bytes(in, h.size + padding(h.size), diag)) != GP_OK)
+        if ((rc = take_bytes(in, NULL, h.size + padding(h.size), diag)) !=
+            GP_OK)
             return rc;
     }
     in->member = in->members[in->next++].name;
@@ -892,7 +876,7 @@ int gp_input_next_member(struct gp_input *in, const char **name,
         return 1;
     }
     if (in->state == ST_IN) {
-        if ((rc = skip_bytes(in, in->left + in->pad, diag)) != GP_OK)
+        if ((rc = take_bytes(in, NULL, in->left + in->pad, diag)) != GP_OK)
             return rc;
         in->left = in->pad = 0;
     }
@@ -1160,4 +1144,11 @@ const char *gp_input_name(const struct gp_input *in)
 const char *gp_input_member(const struct gp_input *in)
 {
     return in->state == ST_IN ? in->member : NULL;
+}
+
+const char *gp_path_base(const char *path)
+{
+    const char *b = strrchr(path, '/');
+
+    return b ? b + 1 : path;
 }

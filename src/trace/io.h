@@ -68,5 +68,8 @@ const char *gp_input_name(const struct gp_input *in); /* the file */
 /* The current member's name (as next_member gave it); NULL before the first
  * member and after the last. */
 const char *gp_input_member(const struct gp_input *in);
+/* The part of a path or member name after its last '/' ("a/b.csv" ->
+ * "b.csv"; a name with no '/' is its own base). Points into `path`. */
+const char *gp_path_base(const char *path);
 
 #endif

@@ -201,8 +201,10 @@ struct vc_tenants {
  * count, an unlisted one its GPU-time times the listed VCs' nodes per
  * GPU-time (sum of nodes / sum of GPU-time, over the listed VCs in the
  * workload); then all are scaled to `gpus` GPUs in total with largest-
- * remainder rounding (ties: the earlier tenant, in order of first
- * appearance in the workload). Weight 1 each, no caps, no lending limit. */
+ * remainder rounding. Weight 1 each, no caps, no lending limit. Tenants
+ * are in name order and remainder ties go to the smaller name, as in
+ * scripts/make_tenants.py, so on 64x8 this is data/tenants/philly-vcs.json,
+ * the demo's tenants. */
 static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
                          struct vc_tenants *vt, struct gp_diag *diag)
 {
@@ -230,6 +232,18 @@ static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
         vt->gpu_s[k] += gp_us_to_s(w->jobs[i].duration_us) *
                         (double)w->jobs[i].gpus;
     }
+    for (size_t k = 1; k < vt->n; k++) { /* insertion sort by name */
+        struct gp_tenant_spec sk = vt->spec[k];
+        double gk = vt->gpu_s[k];
+        size_t m = k;
+
+        for (; m > 0 && strcmp(vt->spec[m - 1].name, sk.name) > 0; m--) {
+            vt->spec[m] = vt->spec[m - 1];
+            vt->gpu_s[m] = vt->gpu_s[m - 1];
+        }
+        vt->spec[m] = sk;
+        vt->gpu_s[m] = gk;
+    }
     for (size_t k = 0; k < vt->n; k++) {
         listed[k] = -1;
         for (size_t l = 0; l < NVC_LISTED; l++)
@@ -256,7 +270,7 @@ static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
         rem[k] = x - floor(x);
         given += vt->spec[k].guarantee;
     }
-    while (given < gpus) {
+    while (given < gpus) { /* ties: the smaller name */
         size_t best = 0;
 
         for (size_t k = 1; k < vt->n; k++)

@@ -123,6 +123,13 @@ bool gp_view_graceful(const struct gp_view *v);
  * their own measure: i < gp_view_nrunning(). Preempting jobs excluded. */
 const struct gp_job *gp_view_running_at(const struct gp_view *v, size_t i);
 
+/* A tenant's running jobs (preempting ones excluded), in no particular
+ * order: first, then next until NULL. */
+const struct gp_job *gp_view_tenant_running(const struct gp_view *v,
+                                            uint32_t tenant);
+const struct gp_job *gp_view_tenant_running_next(const struct gp_view *v,
+                                                 const struct gp_job *job);
+
 /* The fair-share ledger as of this round (see gp_tenant_info). */
 size_t gp_view_ntenants(const struct gp_view *v);
 const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,

@@ -68,8 +68,9 @@ struct gp_job {
     int64_t predicted_us;    /* predicted run time at submission */
     uint32_t preemptions;
     uint32_t starts;
-    uint8_t pred_source;  /* enum gp_predict_source */
-    uint32_t reclaim_for; /* tenant a preemption reclaims GPUs for */
+    uint8_t pred_source;     /* enum gp_predict_source */
+    uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
+    uint32_t t_prev, t_next; /* in its tenant's list of running jobs */
 
     /* placement while running */
     struct gp_placement where;

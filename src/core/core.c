@@ -53,6 +53,7 @@ struct tenant {
     int64_t usage_t_us; /* usage_gpu_s is as of this time */
     bool declared;
     bool has_children;
+    uint32_t run_head;   /* its running jobs, linked through t_prev/t_next */
     uint64_t sub_demand; /* demand of its whole subtree */
     double sub_entitled;
 };
@@ -352,11 +353,17 @@ static void pending_remove(struct gp_core *c, struct gp_job *j)
 
 static int running_push(struct gp_core *c, struct gp_job *j)
 {
+    struct tenant *t = &c->tenants[j->tenant];
     int rc;
 
     if ((rc = grow((void **)&c->running, &c->caprunning, sizeof(uint32_t),
                    c->nrunning + 1)))
         return rc;
+    j->t_prev = NONE;
+    j->t_next = t->run_head;
+    if (t->run_head != NONE)
+        J(c, t->run_head)->t_prev = j->id;
+    t->run_head = j->id;
     set_rank(c, j);
     c->running[c->nrunning] = j->id;
     heap_up(c, c->running, c->nrunning++, -1);
@@ -365,6 +372,14 @@ static int running_push(struct gp_core *c, struct gp_job *j)
 
 static void running_remove(struct gp_core *c, struct gp_job *j)
 {
+    struct tenant *t = &c->tenants[j->tenant];
+
+    if (j->t_prev != NONE)
+        J(c, j->t_prev)->t_next = j->t_next;
+    else
+        t->run_head = j->t_next;
+    if (j->t_next != NONE)
+        J(c, j->t_next)->t_prev = j->t_prev;
     heap_remove(c, c->running, &c->nrunning, j->heap_pos, -1);
 }
 
@@ -494,6 +509,7 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
     t->info.parent = GP_TENANT_NONE;
     t->info.weight = 1.0;
     t->usage_t_us = c->now_us;
+    t->run_head = NONE;
     *out = c->ntenants++;
     c->ledger_stale = true;
     return GP_OK;
@@ -1193,6 +1209,22 @@ const struct gp_job *gp_view_running_at(const struct gp_view *v, size_t i)
 size_t gp_view_ntenants(const struct gp_view *v)
 {
     return v->core->ntenants;
+}
+
+const struct gp_job *gp_view_tenant_running(const struct gp_view *v,
+                                            uint32_t tenant)
+{
+    const struct gp_core *c = v->core;
+
+    if (tenant >= c->ntenants || c->tenants[tenant].run_head == NONE)
+        return NULL;
+    return J(c, c->tenants[tenant].run_head);
+}
+
+const struct gp_job *gp_view_tenant_running_next(const struct gp_view *v,
+                                                 const struct gp_job *job)
+{
+    return job->t_next == NONE ? NULL : J(v->core, job->t_next);
 }
 
 const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,

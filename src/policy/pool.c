@@ -423,32 +423,38 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
     if (!vs)
         return GP_ENOMEM;
     *next_at = INT64_MAX;
-    for (size_t i = 0; i < nr; i++) {
-        const struct gp_job *j = gp_view_running_at(v, i);
-        const struct gp_tenant_info *ti = gp_view_tenant(v, j->tenant);
+    /* only tenants above their entitlement lend victims (and, for a
+     * high-priority job of its own, the job's tenant): walk theirs alone */
+    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+        double floor_ent = floor(ti->entitled + 1e-9);
+        int64_t eff = (int64_t)ti->held - (int64_t)ti->outgoing;
+        const struct gp_job *j;
 
-        /* borrowers' jobs that can go without pushing their tenant below
-         * its entitlement, and - for a high-priority job of its own -
-         * the tenant's jobs below high priority */
-        if ((double)(ti->held - ti->outgoing - j->demand.gpus) <
-                floor(ti->entitled + 1e-9) &&
-            !(j->tenant == high_tenant && gp_job_class(j) < GP_PRIO_HIGH))
+        if ((double)eff <= floor_ent && t != high_tenant)
             continue;
-        if (!gp_view_may_preempt(v, j)) {
-            int64_t at = gp_view_preemptible_at(v, j);
-            if (at < *next_at)
-                *next_at = at;
-            continue;
+        for (j = gp_view_tenant_running(v, t); j;
+             j = gp_view_tenant_running_next(v, j)) {
+            /* borrowers' jobs that can go without pushing their tenant
+             * below its entitlement, and - for a high-priority job of its
+             * own - the tenant's jobs below high priority */
+            if ((double)(eff - (int64_t)j->demand.gpus) < floor_ent &&
+                !(t == high_tenant && gp_job_class(j) < GP_PRIO_HIGH))
+                continue;
+            if (!gp_view_may_preempt(v, j)) {
+                int64_t at = gp_view_preemptible_at(v, j);
+                if (at < *next_at)
+                    *next_at = at;
+                continue;
+            }
+            vs[k].job = j;
+            vs[k].cls = (int)gp_job_class(j);
+            vs[k].loss = gp_view_loss_if_preempted(v, j);
+            vs[k].over = ti->entitled > 0 ? (double)eff / ti->entitled : 1e18;
+            vs[k].usage = ti->usage_gpu_s / ti->weight;
+            vs[k].left = gp_view_predicted_remaining(v, j);
+            k++;
         }
-        vs[k].job = j;
-        vs[k].cls = (int)gp_job_class(j);
-        vs[k].loss = gp_view_loss_if_preempted(v, j);
-        vs[k].over = ti->entitled > 0
-                         ? (double)(ti->held - ti->outgoing) / ti->entitled
-                         : 1e18;
-        vs[k].usage = ti->usage_gpu_s / ti->weight;
-        vs[k].left = gp_view_predicted_remaining(v, j);
-        k++;
     }
     qsort(vs, k, sizeof(*vs), cmp_victim);
     *out = vs;
@@ -465,6 +471,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                        struct victim *vs, size_t nv)
 {
     const struct gp_job **chosen;
+    size_t *at;     /* index in vs of each chosen victim */
     int64_t *taken; /* GPUs already chosen per tenant */
     size_t nc = 0, mark = gp_plan_mark(plan);
     struct gp_placement where;
@@ -473,8 +480,9 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     int rc;
 
     chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
+    at = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*at));
     taken = gp_arena_alloc(gp_view_scratch(v), (nts + 1) * sizeof(*taken));
-    if (!chosen || !taken)
+    if (!chosen || !at || !taken)
         return GP_ENOMEM;
     memset(taken, 0, (nts + 1) * sizeof(*taken));
     for (size_t k = 0; k < nv && freed < need; k++) {
@@ -499,6 +507,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                    floor(xt->entitled + 1e-9)) {
             continue; /* would push a borrower below its entitlement */
         }
+        at[nc] = k;
         chosen[nc++] = x;
         taken[xi] += x->demand.gpus;
         freed += x->demand.gpus;
@@ -513,10 +522,8 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         }
         ts[tindex(ts, nts, chosen[k]->tenant)].held -= chosen[k]->demand.gpus;
     }
-    for (size_t k = 0; k < nv; k++)
-        for (size_t q = 0; q < nc; q++)
-            if (vs[k].job == chosen[q])
-                vs[k].job = NULL;
+    for (size_t q = 0; q < nc; q++)
+        vs[at[q]].job = NULL; /* taken: not a victim for the next tenant */
     ts[i].incoming += freed;
     return GP_OK;
 }

@@ -413,8 +413,27 @@ static size_t tindex(const struct tstate *ts, size_t nts, uint32_t t)
 /* Candidate victims: running, preemptible jobs of tenants above their
  * entitlement, in the order they should go. *next_at: when the first job
  * now protected by its minimum run time becomes preemptible. */
+/* Describe a candidate victim for the sort. */
+static void victim_of(const struct gp_view *v, const struct gp_job *j,
+                      const struct gp_tenant_info *ti, int64_t eff,
+                      struct victim *x)
+{
+    x->job = j;
+    x->cls = (int)gp_job_class(j);
+    x->loss = gp_view_loss_if_preempted(v, j);
+    x->over = ti->entitled > 0 ? (double)eff / ti->entitled : 1e18;
+    x->usage = ti->usage_gpu_s / ti->weight;
+    x->left = gp_view_predicted_remaining(v, j);
+}
+
+/* Candidate victims in the order they should go. With own == NONE: the
+ * jobs of tenants above their entitlement that can go without pushing their
+ * tenant below it. With a tenant: that tenant's jobs below high priority
+ * that the first list does not hold (a high-priority job of the tenant may
+ * take them). *next_at: when the first job now protected by its minimum
+ * run time becomes preemptible. */
 static int collect_victims(const struct gp_view *v, struct victim **out,
-                           size_t *n, int64_t *next_at, uint32_t high_tenant)
+                           size_t *n, int64_t *next_at, uint32_t own)
 {
     size_t nr = gp_view_nrunning(v), k = 0;
     struct victim *vs =
@@ -422,24 +441,22 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
 
     if (!vs)
         return GP_ENOMEM;
-    *next_at = INT64_MAX;
-    /* only tenants above their entitlement lend victims (and, for a
-     * high-priority job of its own, the job's tenant): walk theirs alone */
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
         double floor_ent = floor(ti->entitled + 1e-9);
         int64_t eff = (int64_t)ti->held - (int64_t)ti->outgoing;
         const struct gp_job *j;
 
-        if ((double)eff <= floor_ent && t != high_tenant)
+        if (own != GP_TENANT_NONE ? t != own : (double)eff <= floor_ent)
             continue;
         for (j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
-            /* borrowers' jobs that can go without pushing their tenant
-             * below its entitlement, and - for a high-priority job of its
-             * own - the tenant's jobs below high priority */
-            if ((double)(eff - (int64_t)j->demand.gpus) < floor_ent &&
-                !(t == high_tenant && gp_job_class(j) < GP_PRIO_HIGH))
+            bool borrowed =
+                (double)(eff - (int64_t)j->demand.gpus) >= floor_ent;
+
+            if (own != GP_TENANT_NONE
+                    ? borrowed || gp_job_class(j) >= GP_PRIO_HIGH
+                    : !borrowed)
                 continue;
             if (!gp_view_may_preempt(v, j)) {
                 int64_t at = gp_view_preemptible_at(v, j);
@@ -447,19 +464,30 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
                     *next_at = at;
                 continue;
             }
-            vs[k].job = j;
-            vs[k].cls = (int)gp_job_class(j);
-            vs[k].loss = gp_view_loss_if_preempted(v, j);
-            vs[k].over = ti->entitled > 0 ? (double)eff / ti->entitled : 1e18;
-            vs[k].usage = ti->usage_gpu_s / ti->weight;
-            vs[k].left = gp_view_predicted_remaining(v, j);
-            k++;
+            victim_of(v, j, ti, eff, &vs[k++]);
         }
     }
     qsort(vs, k, sizeof(*vs), cmp_victim);
     *out = vs;
     *n = k;
     return GP_OK;
+}
+
+/* Merge two sorted victim lists into a new one from the scratch arena. */
+static struct victim *merge_victims(const struct gp_view *v,
+                                    const struct victim *a, size_t na,
+                                    const struct victim *b, size_t nb)
+{
+    struct victim *m =
+        gp_arena_alloc(gp_view_scratch(v), (na + nb + 1) * sizeof(*m));
+    size_t i = 0, j = 0, k = 0;
+
+    if (!m)
+        return NULL;
+    while (i < na || j < nb)
+        m[k++] = j >= nb || (i < na && cmp_victim(&a[i], &b[j]) <= 0) ? a[i++]
+                                                                      : b[j++];
+    return m;
 }
 
 /* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
@@ -471,7 +499,6 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                        struct victim *vs, size_t nv)
 {
     const struct gp_job **chosen;
-    size_t *at;     /* index in vs of each chosen victim */
     int64_t *taken; /* GPUs already chosen per tenant */
     size_t nc = 0, mark = gp_plan_mark(plan);
     struct gp_placement where;
@@ -480,9 +507,8 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     int rc;
 
     chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
-    at = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*at));
     taken = gp_arena_alloc(gp_view_scratch(v), (nts + 1) * sizeof(*taken));
-    if (!chosen || !at || !taken)
+    if (!chosen || !taken)
         return GP_ENOMEM;
     memset(taken, 0, (nts + 1) * sizeof(*taken));
     for (size_t k = 0; k < nv && freed < need; k++) {
@@ -507,7 +533,6 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                    floor(xt->entitled + 1e-9)) {
             continue; /* would push a borrower below its entitlement */
         }
-        at[nc] = k;
         chosen[nc++] = x;
         taken[xi] += x->demand.gpus;
         freed += x->demand.gpus;
@@ -522,8 +547,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         }
         ts[tindex(ts, nts, chosen[k]->tenant)].held -= chosen[k]->demand.gpus;
     }
-    for (size_t q = 0; q < nc; q++)
-        vs[at[q]].job = NULL; /* taken: not a victim for the next tenant */
+    /* a later tenant skips them: they are in the plan (gp_plan_has) */
     ts[i].incoming += freed;
     return GP_OK;
 }
@@ -636,16 +660,28 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             continue; /* nothing changed since it last failed */
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
-        if (!collected || gp_job_class(probe) == GP_PRIO_HIGH) {
-            /* a high-priority job may also look at its own tenant's jobs:
-             * collect for it alone */
-            uint32_t own = gp_job_class(probe) == GP_PRIO_HIGH ? probe->tenant
-                                                               : GP_TENANT_NONE;
-            if ((rc = collect_victims(v, &vs, &nv, &next_at, own)) != GP_OK)
+        if (!collected) {
+            if ((rc = collect_victims(v, &vs, &nv, &next_at, GP_TENANT_NONE)) !=
+                GP_OK)
                 return rc;
-            collected = own == GP_TENANT_NONE;
+            collected = true;
         }
-        rc = reclaim_for(v, plan, ts, nts, i, probe, want - have, vs, nv);
+        if (gp_job_class(probe) == GP_PRIO_HIGH) {
+            /* a high-priority job may also take its own tenant's lower
+             * jobs: merge them in, for this job only */
+            struct victim *own, *all;
+            size_t nown;
+
+            if ((rc = collect_victims(v, &own, &nown, &next_at,
+                                      probe->tenant)) != GP_OK)
+                return rc;
+            if (!(all = merge_victims(v, vs, nv, own, nown)))
+                return GP_ENOMEM;
+            rc = reclaim_for(v, plan, ts, nts, i, probe, want - have, all,
+                             nv + nown);
+        } else {
+            rc = reclaim_for(v, plan, ts, nts, i, probe, want - have, vs, nv);
+        }
         if (rc == GP_OK)
             continue;
         if (rc != GP_ENOFIT)

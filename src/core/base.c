@@ -94,19 +94,25 @@ void gp_arena_fini(struct gp_arena *a)
 
 void gp_arena_reset(struct gp_arena *a)
 {
-    /* Keep the first (largest recent) block, free the rest. */
-    struct gp_arena_block *b;
+    /* Keep the largest block and free the rest: blocks grow geometrically,
+     * so after a few rounds one block holds a whole round's scratch and a
+     * round touches no fresh pages. */
+    struct gp_arena_block *b, *keep = a->head;
 
     if (!a->head)
         return;
-    b = a->head->next;
-    while (b) {
+    for (b = a->head; b; b = b->next)
+        if (b->size > keep->size)
+            keep = b;
+    for (b = a->head; b;) {
         struct gp_arena_block *next = b->next;
-        free(b);
+        if (b != keep)
+            free(b);
         b = next;
     }
-    a->head->next = NULL;
-    a->head->used = 0;
+    keep->next = NULL;
+    keep->used = 0;
+    a->head = keep;
     a->used_total = 0;
 }
 
@@ -123,6 +129,9 @@ void *gp_arena_alloc(struct gp_arena *a, size_t size)
         return NULL;
     if (!b || b->size - b->used < size) {
         size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+
+        if (b && b->size * 2 > bsize && b->size * 2 <= a->cap)
+            bsize = b->size * 2; /* grow: the next reset keeps the largest */
 
         if (b && b->used == 0 && b->size < bsize) {
             /* an empty head that is too small: replace it */

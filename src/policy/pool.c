@@ -68,6 +68,7 @@ struct tstate {
 /* Totals over all tenants, kept current as the plan goes. */
 struct totals {
     int64_t keep, owed;
+    uint32_t *pos; /* tenant -> its index in the tenant array */
 };
 
 static int pool_init_mode(void **priv, const struct gp_policy_args *args,
@@ -402,12 +403,10 @@ static int cmp_victim(const void *a, const void *b)
     return x->job->id < y->job->id ? -1 : (x->job->id > y->job->id);
 }
 
-static size_t tindex(const struct tstate *ts, size_t nts, uint32_t t)
+/* Where tenant t sits in ts (pos is rebuilt whenever ts is sorted). */
+static size_t tindex(const uint32_t *pos, size_t nts, uint32_t t)
 {
-    for (size_t i = 0; i < nts; i++)
-        if (ts[i].t == t)
-            return i;
-    return nts;
+    return t < nts ? pos[t] : nts;
 }
 
 /* Candidate victims: running, preemptible jobs of tenants above their
@@ -494,8 +493,8 @@ static struct victim *merge_victims(const struct gp_view *v,
  * jobs it waits to start) fits; GP_OK if victims were chosen and
  * preempted (signalled, with a grace period). */
 static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
-                       struct tstate *ts, size_t nts, size_t i,
-                       const struct gp_job *probe, int64_t need,
+                       struct tstate *ts, const uint32_t *pos, size_t nts,
+                       size_t i, const struct gp_job *probe, int64_t need,
                        struct victim *vs, size_t nv)
 {
     const struct gp_job **chosen;
@@ -521,7 +520,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         if (x->demand.type != probe->demand.type &&
             probe->demand.type != GP_TYPE_ANY)
             continue;
-        xi = tindex(ts, nts, x->tenant);
+        xi = tindex(pos, nts, x->tenant);
         if (xi == nts)
             continue;
         xt = gp_view_tenant(v, x->tenant);
@@ -545,7 +544,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             gp_plan_rollback(plan, mark);
             return rc == GP_EPLAN ? GP_ENOFIT : rc;
         }
-        ts[tindex(ts, nts, chosen[k]->tenant)].held -= chosen[k]->demand.gpus;
+        ts[tindex(pos, nts, chosen[k]->tenant)].held -= chosen[k]->demand.gpus;
     }
     /* a later tenant skips them: they are in the plan (gp_plan_has) */
     ts[i].incoming += freed;
@@ -627,7 +626,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             if ((int64_t)job->demand.gpus > room) {
                 /* beyond its entitlement it waits or borrows - unless it
                  * is high priority and first in line */
-                if (nlist == 0 && gp_job_class(job) == GP_PRIO_HIGH)
+                if (nlist == 0 && gp_job_class(job) == GP_PRIO_HIGH &&
+                    ts[i].incoming == 0) /* unless GPUs are coming */
                     list[nlist++] = job;
                 break;
             }
@@ -677,10 +677,11 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 return rc;
             if (!(all = merge_victims(v, vs, nv, own, nown)))
                 return GP_ENOMEM;
-            rc = reclaim_for(v, plan, ts, nts, i, probe, want - have, all,
-                             nv + nown);
+            rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
+                             all, nv + nown);
         } else {
-            rc = reclaim_for(v, plan, ts, nts, i, probe, want - have, vs, nv);
+            rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
+                             vs, nv);
         }
         if (rc == GP_OK)
             continue;
@@ -717,7 +718,7 @@ static int cmp_ts(const void *a, const void *b)
 /* Order tenants by fair-share deficit per unit of weight, largest first;
  * then by decayed usage per weight, smallest first. */
 static void order_by_deficit(const struct gp_view *v, struct tstate *ts,
-                             size_t nts)
+                             size_t nts, uint32_t *pos)
 {
     for (size_t i = 0; i < nts; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
@@ -726,6 +727,8 @@ static void order_by_deficit(const struct gp_view *v, struct tstate *ts,
         ts[i].key2 = ti->usage_gpu_s / ti->weight;
     }
     qsort(ts, nts, sizeof(*ts), cmp_ts);
+    for (size_t i = 0; i < nts; i++)
+        pos[ts[i].t] = (uint32_t)i;
 }
 
 static int pool_schedule(void *priv, const struct gp_view *v,
@@ -733,14 +736,16 @@ static int pool_schedule(void *priv, const struct gp_view *v,
 {
     struct pool *p = priv;
     struct reservation r = {NULL, 0, 0};
-    struct totals tot = {0, 0};
+    struct totals tot = {0, 0, NULL};
     struct tstate *ts;
     size_t nts = 0;
     int rc;
 
     ts = gp_arena_alloc(gp_view_scratch(v),
                         (gp_view_ntenants(v) + 1) * sizeof(*ts));
-    if (!ts)
+    tot.pos = gp_arena_alloc(gp_view_scratch(v),
+                             (gp_view_ntenants(v) + 1) * sizeof(*tot.pos));
+    if (!ts || !tot.pos)
         return GP_ENOMEM;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
@@ -759,6 +764,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         ts[nts].keep = keep_of(v, &ts[nts]);
         tot.keep += ts[nts].keep;
         tot.owed += ts[nts].owed;
+        tot.pos[t] = (uint32_t)nts;
         nts++;
     }
 
@@ -773,7 +779,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
     if ((rc = find_reservation(p, v, &r)) != GP_OK)
         return rc;
     if (r.job && r.at_us <= gp_view_now(v)) {
-        size_t i = tindex(ts, nts, r.job->tenant);
+        size_t i = tindex(tot.pos, nts, r.job->tenant);
         const struct gp_tenant_info *ti = gp_view_tenant(v, r.job->tenant);
 
         if (!ti->cap ||
@@ -786,7 +792,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
     }
 
     /* 2. within entitlements, largest deficit first */
-    order_by_deficit(v, ts, nts);
+    order_by_deficit(v, ts, nts, tot.pos);
     for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
 
@@ -802,7 +808,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         return rc;
 
     /* 4. lend what is idle */
-    order_by_deficit(v, ts, nts);
+    order_by_deficit(v, ts, nts, tot.pos);
     for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
         if (gp_view_tenant(v, ts[i].t)->npending == 0)
             continue;

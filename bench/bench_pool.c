@@ -52,7 +52,7 @@
 #define TOTAL_GUARANTEE (NODES * NODE_GPUS)
 #define GRACE_US (120 * GP_US_PER_S)
 #define RESTART_COST_US (30 * GP_US_PER_S)
-#define FILL_SPAN_US (3600 * GP_US_PER_S)   /* fill arrivals: first hour */
+#define FILL_SPAN_US (3600 * GP_US_PER_S)    /* fill arrivals: first hour */
 #define FILL_BATCH 64                        /* arrivals between rounds */
 #define BURST_AT_US (3 * 3600 * GP_US_PER_S) /* past every minimum run */
 #define STEP_US GP_US_PER_S                  /* between timed rounds */
@@ -282,7 +282,7 @@ static int setup(struct bench *b, uint64_t seed, struct gp_diag *diag)
     int rc;
 
     for (int k = 0; k < GP_NPRIO; k++) {
-        cfg.min_run_us[k] = -1;              /* the policy's defaults */
+        cfg.min_run_us[k] = -1; /* the policy's defaults */
         cfg.max_preemptions[k] = UINT32_MAX;
     }
     if (!cfg.policy)
@@ -329,8 +329,8 @@ static int fill(struct bench *b, struct gp_diag *diag)
     int rc;
 
     for (int i = 0; i < NTENANTS; i++)
-        left += want[i] = (int64_t)llround(fill_factor[i % 4] *
-                                           b->guarantee[i]);
+        left += want[i] =
+            (int64_t)llround(fill_factor[i % 4] * b->guarantee[i]);
     total = left;
     /* a tenant drawn with probability proportional to the GPUs it still
      * wants (`left` is the sum of the positive wants); arrival time
@@ -347,8 +347,8 @@ static int fill(struct bench *b, struct gp_diag *diag)
                 break;
             x -= want[t];
         }
-        b->now = (int64_t)((double)FILL_SPAN_US *
-                           (double)(total - left) / (double)total);
+        b->now = (int64_t)((double)FILL_SPAN_US * (double)(total - left) /
+                           (double)total);
         if (!(g = submit_one(b, t, diag)))
             return GP_EINVAL;
         left -= g < want[t] ? g : want[t];
@@ -517,10 +517,10 @@ static int run(uint64_t seed, uint64_t pending, uint64_t reps,
     /* step 4: top up to exactly `pending` waiting jobs */
     b->now = BURST_AT_US;
     if (gp_core_npending(b->core) > pending) {
-        rc = gp_diag_set(&diag, GP_EINVAL, "bench",
-                         "%zu jobs already pending after the fill (> %llu)",
-                         gp_core_npending(b->core),
-                         (unsigned long long)pending);
+        rc =
+            gp_diag_set(&diag, GP_EINVAL, "bench",
+                        "%zu jobs already pending after the fill (> %llu)",
+                        gp_core_npending(b->core), (unsigned long long)pending);
         goto out;
     }
     while (gp_core_npending(b->core) < pending) {
@@ -622,9 +622,8 @@ static int run(uint64_t seed, uint64_t pending, uint64_t reps,
                (unsigned long long)seed,
                (unsigned long long)gp_core_nrounds(b->core),
                (unsigned long long)b->rec.starts,
-               (unsigned long long)b->rec.preempts,
-               gp_core_npending(b->core), gp_core_nrunning(b->core),
-               (unsigned long long)b->digest);
+               (unsigned long long)b->rec.preempts, gp_core_npending(b->core),
+               gp_core_nrunning(b->core), (unsigned long long)b->digest);
         printf("\nsummary (target: a pool round < %.1f ms):\n", TARGET_MS);
         printf("  median %8.3f ms  ratio %5.2f  %s\n", all.med,
                all.med / TARGET_MS, verdict(all.med));
@@ -666,8 +665,9 @@ static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
     errno = 0;
     x = strtoull(s, &end, 10);
     if (end == s || *end || errno || s[0] == '-' || x < lo || x > hi) {
-        fprintf(stderr, "bench_pool: %s: expected an integer in [%llu, "
-                        "%llu], got '%s'\n",
+        fprintf(stderr,
+                "bench_pool: %s: expected an integer in [%llu, "
+                "%llu], got '%s'\n",
                 opt, (unsigned long long)lo, (unsigned long long)hi, s);
         return -1;
     }
@@ -726,13 +726,16 @@ int main(int argc, char **argv)
                 return 2;
             stops = true;
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "bench_pool: unexpected argument '%s'\n",
-                argv[optind]);
+        fprintf(stderr, "bench_pool: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
     return run(seed, pending, reps,

@@ -34,14 +34,14 @@
 #define PHILLY_CLUSTER "philly"
 #define PHILLY_FALLBACK "352x8" /* the preset's size, in one shape */
 
-#define PHILLY_TARGET_S 1.0        /* open + parse + simulate */
-#define PHILLY_POOL_TARGET_S 3.0   /* the same, pooled: the pool issue's */
-#define SYNTH_TARGET_S 60.0        /* generate + simulate, 1M jobs */
+#define PHILLY_TARGET_S 1.0      /* open + parse + simulate */
+#define PHILLY_POOL_TARGET_S 3.0 /* the same, pooled: the pool issue's */
+#define SYNTH_TARGET_S 60.0      /* generate + simulate, 1M jobs */
 #define SYNTH_TARGET_JOBS 1000000.0
 #define MEM_TARGET_B_PER_JOB 1024.0
-#define JOBS_PER_GPU 10            /* 1M jobs on 100k GPUs */
+#define JOBS_PER_GPU 10 /* 1M jobs on 100k GPUs */
 #define NODE_GPUS 8
-#define MAX_JOBS 50000000ull       /* job ids are 32-bit; keep well inside */
+#define MAX_JOBS 50000000ull /* job ids are 32-bit; keep well inside */
 #define RESTART_COST_US (30 * GP_US_PER_S) /* the CLI's default */
 /* pooled cases: the CLI's defaults too (gpupool sim --tenants) */
 #define CKPT_COST_US (30 * GP_US_PER_S)
@@ -58,18 +58,18 @@ static const struct {
     uint32_t gpus;
     double p;
 } gpu_mix[] = {
-    {1, 0.93},   {2, 0.02},     {4, 0.025},    {8, 0.02},
-    {16, 0.003}, {32, 0.0015},  {64, 0.0005},
+    {1, 0.93},   {2, 0.02},    {4, 0.025},   {8, 0.02},
+    {16, 0.003}, {32, 0.0015}, {64, 0.0005},
 };
 #define NMIX (sizeof(gpu_mix) / sizeof(gpu_mix[0]))
 
 struct synth {
     uint64_t njobs;
-    uint32_t nodes;    /* of NODE_GPUS GPUs each */
-    double load;       /* offered GPU-time / cluster GPU-time */
-    double median_s;   /* of the log-normal duration */
-    double sigma;      /* of ln(duration) */
-    double cap_s;      /* durations are cut here */
+    uint32_t nodes;  /* of NODE_GPUS GPUs each */
+    double load;     /* offered GPU-time / cluster GPU-time */
+    double median_s; /* of the log-normal duration */
+    double sigma;    /* of ln(duration) */
+    double cap_s;    /* durations are cut here */
     unsigned ntenants;
     uint64_t seed;
 };
@@ -209,7 +209,7 @@ static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
                          struct vc_tenants *vt, struct gp_diag *diag)
 {
     double raw[MAX_TENANTS], rem[MAX_TENANTS], listed_nodes = 0,
-           listed_gpu_s = 0, sum = 0;
+                                               listed_gpu_s = 0, sum = 0;
     int listed[MAX_TENANTS];
     uint32_t given = 0;
 
@@ -229,8 +229,8 @@ static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
                                    "more than %d tenants", MAX_TENANTS);
             vt->spec[vt->n++].name = t;
         }
-        vt->gpu_s[k] += gp_us_to_s(w->jobs[i].duration_us) *
-                        (double)w->jobs[i].gpus;
+        vt->gpu_s[k] +=
+            gp_us_to_s(w->jobs[i].duration_us) * (double)w->jobs[i].gpus;
     }
     for (size_t k = 1; k < vt->n; k++) { /* insertion sort by name */
         struct gp_tenant_spec sk = vt->spec[k];
@@ -288,8 +288,8 @@ static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
 enum kind { PHILLY, SYNTH, CALLGRIND };
 
 struct bcase {
-    const char *id;      /* stable name for --case */
-    const char *group;   /* --case GROUP runs every case of the group */
+    const char *id;    /* stable name for --case */
+    const char *group; /* --case GROUP runs every case of the group */
     enum kind kind;
     const char *policy;
     const char *cluster; /* PHILLY: the cluster spec */
@@ -313,8 +313,7 @@ static const struct bcase cases[] = {
     {"philly-64x8-las", "philly-64x8", PHILLY, "las", "64x8", true, false},
     /* multi-tenant: the 15 VCs share 64x8 by guarantee (the pool issue) */
     {"philly-pool", "pool", PHILLY, "pool", "64x8", true, true},
-    {"philly-static-quota", "pool", PHILLY, "static-quota", "64x8", true,
-     true},
+    {"philly-static-quota", "pool", PHILLY, "static-quota", "64x8", true, true},
     {"philly-pool-noreclaim", "pool", PHILLY, "pool-noreclaim", "64x8", true,
      true},
     {"synthetic-fifo", "synthetic", SYNTH, "fifo", NULL, true, false},
@@ -335,13 +334,13 @@ struct opts {
 
 /* What a case measured, sent from the child to the parent. */
 struct result {
-    int rc;            /* GP_OK, or why the case failed */
+    int rc; /* GP_OK, or why the case failed */
     char name[48];
     uint64_t jobs, gpus, events, rounds, completed;
-    double prep_s;     /* parse (philly) or generate (synthetic) */
+    double prep_s; /* parse (philly) or generate (synthetic) */
     double sim_s;
     double total_s;
-    double target_s;   /* 0 = none */
+    double target_s; /* 0 = none */
     double maxrss_b;
     double mem_target_b_per_job; /* 0 = none */
 };
@@ -446,8 +445,7 @@ static int simulate(const struct bcase *c, const struct gp_workload *w,
     int rc;
 
     if (!cfg.policy)
-        return gp_diag_set(diag, GP_ENOENT, c->id, "no policy '%s'",
-                           c->policy);
+        return gp_diag_set(diag, GP_ENOENT, c->id, "no policy '%s'", c->policy);
     rc = gp_cluster_from_spec(spec, &cluster, diag);
     if (rc != GP_OK && fallback) {
         fprintf(stderr, "bench_sim: cluster '%s' unavailable; using '%s'\n",
@@ -541,17 +539,16 @@ static int run_philly(const struct bcase *c, const struct opts *o,
 
         for (size_t k = 0; k < vt.n && used < sizeof(guar); k++)
             used += (size_t)snprintf(guar + used, sizeof(guar) - used,
-                                     "%s%s:%u", k ? "," : "",
-                                     vt.spec[k].name, vt.spec[k].guarantee);
+                                     "%s%s:%u", k ? "," : "", vt.spec[k].name,
+                                     vt.spec[k].guarantee);
     }
     printf("%s: jobs=%llu rows=%llu skipped=%llu gpus=%llu parse_s=%.3f "
            "sim_s=%.3f wall_s=%.3f events=%llu events_per_s=%.0f "
            "rounds=%llu completed=%llu preemptions=%llu util=%.3f "
            "avg_jct_s=%.0f peak_rss_mib=%.1f target_s=%.1f ratio=%.2f%s\n",
-           r->name, (unsigned long long)r->jobs,
-           (unsigned long long)w.rows, (unsigned long long)w.skipped,
-           (unsigned long long)r->gpus, r->prep_s, r->sim_s, r->total_s,
-           (unsigned long long)r->events,
+           r->name, (unsigned long long)r->jobs, (unsigned long long)w.rows,
+           (unsigned long long)w.skipped, (unsigned long long)r->gpus,
+           r->prep_s, r->sim_s, r->total_s, (unsigned long long)r->events,
            r->sim_s > 0 ? (double)r->events / r->sim_s : 0,
            (unsigned long long)r->rounds, (unsigned long long)r->completed,
            (unsigned long long)gp_metrics_summary(m)->preemptions,
@@ -574,8 +571,8 @@ static int run_synth(const struct bcase *c, const struct opts *o,
      * whatever the options say, so counts compare across commits. At 0.9
      * no job would ever wait; at 2.0 las preempts ~14,000 times, so the
      * count covers ranking, victim search and preemption too. */
-    struct synth s = synth_default(fixed ? 20000 : o->jobs,
-                                   fixed ? 1 : o->seed);
+    struct synth s =
+        synth_default(fixed ? 20000 : o->jobs, fixed ? 1 : o->seed);
     struct gp_workload w;
     struct gp_metrics *m = NULL;
     struct gp_diag diag = {{0}, {0}};
@@ -592,8 +589,7 @@ static int run_synth(const struct bcase *c, const struct opts *o,
     }
     t1 = now_s();
     snprintf(spec, sizeof(spec), "%ux%u", s.nodes, NODE_GPUS);
-    rc = simulate(c, &w, spec, NULL, s.seed, !fixed, &m, &r->gpus, NULL,
-                  &diag);
+    rc = simulate(c, &w, spec, NULL, s.seed, !fixed, &m, &r->gpus, NULL, &diag);
     if (rc != GP_OK)
         goto out;
     t2 = now_s();
@@ -604,9 +600,8 @@ static int run_synth(const struct bcase *c, const struct opts *o,
         printf("%s: jobs=%llu gpus=%llu seed=%llu load=%.2f events=%llu "
                "rounds=%llu completed=%llu preemptions=%llu\n",
                r->name, (unsigned long long)r->jobs,
-               (unsigned long long)r->gpus, (unsigned long long)s.seed,
-               s.load, (unsigned long long)r->events,
-               (unsigned long long)r->rounds,
+               (unsigned long long)r->gpus, (unsigned long long)s.seed, s.load,
+               (unsigned long long)r->events, (unsigned long long)r->rounds,
                (unsigned long long)r->completed,
                (unsigned long long)gp_metrics_summary(m)->preemptions);
         goto out;
@@ -617,28 +612,27 @@ static int run_synth(const struct bcase *c, const struct opts *o,
     r->target_s = SYNTH_TARGET_S * (double)s.njobs / SYNTH_TARGET_JOBS;
     r->maxrss_b = maxrss_bytes();
     r->mem_target_b_per_job = MEM_TARGET_B_PER_JOB;
-    printf("%s: jobs=%llu gpus=%llu seed=%llu load=%.2f offered_load=%.3f "
-           "gen_s=%.3f "
-           "sim_s=%.3f wall_s=%.3f events=%llu events_per_s=%.0f "
-           "rounds=%llu completed=%llu preemptions=%llu util=%.3f "
-           "avg_jct_s=%.0f workload_mib=%.1f peak_rss_mib=%.1f start_rss_mib=%.1f "
-           "bytes_per_job=%.0f target_s=%.1f%s ratio=%.2f "
-           "target_bytes_per_job=%.0f mem_ratio=%.2f\n",
-           r->name, (unsigned long long)r->jobs,
-           (unsigned long long)r->gpus, (unsigned long long)s.seed, s.load,
-           offered, r->prep_s, r->sim_s, r->total_s, (unsigned long long)r->events,
-           r->sim_s > 0 ? (double)r->events / r->sim_s : 0,
-           (unsigned long long)r->rounds, (unsigned long long)r->completed,
-           (unsigned long long)gp_metrics_summary(m)->preemptions,
-           gp_metrics_summary(m)->gpu_utilization,
-           gp_metrics_summary(m)->avg_jct_s,
-           (double)(w.cap * sizeof(*w.jobs)) / 1048576.0,
-           r->maxrss_b / 1048576.0, rss0 / 1048576.0,
-           r->maxrss_b / (double)s.njobs, r->target_s,
-           s.njobs == (uint64_t)SYNTH_TARGET_JOBS ? "" : "(scaled)",
-           ratio(r->total_s, r->target_s),
-           r->mem_target_b_per_job,
-           ratio(r->maxrss_b / (double)s.njobs, r->mem_target_b_per_job));
+    printf(
+        "%s: jobs=%llu gpus=%llu seed=%llu load=%.2f offered_load=%.3f "
+        "gen_s=%.3f "
+        "sim_s=%.3f wall_s=%.3f events=%llu events_per_s=%.0f "
+        "rounds=%llu completed=%llu preemptions=%llu util=%.3f "
+        "avg_jct_s=%.0f workload_mib=%.1f peak_rss_mib=%.1f start_rss_mib=%.1f "
+        "bytes_per_job=%.0f target_s=%.1f%s ratio=%.2f "
+        "target_bytes_per_job=%.0f mem_ratio=%.2f\n",
+        r->name, (unsigned long long)r->jobs, (unsigned long long)r->gpus,
+        (unsigned long long)s.seed, s.load, offered, r->prep_s, r->sim_s,
+        r->total_s, (unsigned long long)r->events,
+        r->sim_s > 0 ? (double)r->events / r->sim_s : 0,
+        (unsigned long long)r->rounds, (unsigned long long)r->completed,
+        (unsigned long long)gp_metrics_summary(m)->preemptions,
+        gp_metrics_summary(m)->gpu_utilization,
+        gp_metrics_summary(m)->avg_jct_s,
+        (double)(w.cap * sizeof(*w.jobs)) / 1048576.0, r->maxrss_b / 1048576.0,
+        rss0 / 1048576.0, r->maxrss_b / (double)s.njobs, r->target_s,
+        s.njobs == (uint64_t)SYNTH_TARGET_JOBS ? "" : "(scaled)",
+        ratio(r->total_s, r->target_s), r->mem_target_b_per_job,
+        ratio(r->maxrss_b / (double)s.njobs, r->mem_target_b_per_job));
 out:
     if (rc != GP_OK)
         fail(r, rc, &diag);
@@ -668,8 +662,7 @@ static int run_forked(const struct bcase *c, const struct opts *o,
     fflush(stdout); /* or the child would print the parent's buffer again */
     fflush(stderr);
     if (pipe(fds) != 0 || (pid = fork()) < 0) {
-        fprintf(stderr, "bench_sim: %s: fork: %s\n", r->name,
-                strerror(errno));
+        fprintf(stderr, "bench_sim: %s: fork: %s\n", r->name, strerror(errno));
         return r->rc = GP_EIO;
     }
     if (pid == 0) {
@@ -708,8 +701,8 @@ static int run_forked(const struct bcase *c, const struct opts *o,
         case_name(c, o, r->name, sizeof(r->name));
         r->rc = GP_EIO;
         if (WIFSIGNALED(status))
-            fprintf(stderr, "bench_sim: %s: killed by signal %d%s\n",
-                    r->name, WTERMSIG(status),
+            fprintf(stderr, "bench_sim: %s: killed by signal %d%s\n", r->name,
+                    WTERMSIG(status),
                     WTERMSIG(status) == SIGKILL ? " (out of memory?)" : "");
         else
             fprintf(stderr, "bench_sim: %s: the child sent no figures\n",
@@ -745,8 +738,7 @@ static int summarize(const struct result *res, size_t n)
             continue;
         }
         printf("  %-22s wall %8.3f s  target < %5.1f s  ratio %5.2f  %s\n",
-               r->name, r->total_s, r->target_s,
-               ratio(r->total_s, r->target_s),
+               r->name, r->total_s, r->target_s, ratio(r->total_s, r->target_s),
                verdict(r->total_s, r->target_s));
         if (r->total_s < r->target_s)
             met++;
@@ -810,8 +802,9 @@ static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
     errno = 0;
     x = strtoull(s, &end, 10);
     if (end == s || *end || errno || s[0] == '-' || x < lo || x > hi) {
-        fprintf(stderr, "bench_sim: %s: expected an integer in [%llu, %llu], "
-                        "got '%s'\n",
+        fprintf(stderr,
+                "bench_sim: %s: expected an integer in [%llu, %llu], "
+                "got '%s'\n",
                 opt, (unsigned long long)lo, (unsigned long long)hi, s);
         return -1;
     }
@@ -821,8 +814,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
 
 int main(int argc, char **argv)
 {
-    enum { O_CASE = 256, O_JOBS, O_QUICK, O_PHILLY, O_SEED, O_LOAD,
-           O_NOFORK };
+    enum { O_CASE = 256, O_JOBS, O_QUICK, O_PHILLY, O_SEED, O_LOAD, O_NOFORK };
     static const struct option longopts[] = {
         {"case", required_argument, NULL, O_CASE},
         {"jobs", required_argument, NULL, O_JOBS},
@@ -841,13 +833,19 @@ int main(int argc, char **argv)
 
     while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (ch) {
-        case O_CASE: o.only = optarg; break;
+        case O_CASE:
+            o.only = optarg;
+            break;
         case O_JOBS:
             if (parse_u64("--jobs", optarg, 1, MAX_JOBS, &o.jobs) != 0)
                 return 2;
             break;
-        case O_QUICK: o.jobs = 100000; break;
-        case O_PHILLY: o.philly = optarg; break;
+        case O_QUICK:
+            o.jobs = 100000;
+            break;
+        case O_PHILLY:
+            o.philly = optarg;
+            break;
         case O_SEED:
             if (parse_u64("--seed", optarg, 0, UINT64_MAX, &o.seed) != 0)
                 return 2;
@@ -858,21 +856,27 @@ int main(int argc, char **argv)
             o.load = strtod(optarg, &end);
             if (end == optarg || *end || errno || !(o.load > 0) ||
                 o.load > 10) {
-                fprintf(stderr, "bench_sim: --load: expected a number in "
-                                "(0, 10], got '%s'\n",
+                fprintf(stderr,
+                        "bench_sim: --load: expected a number in "
+                        "(0, 10], got '%s'\n",
                         optarg);
                 return 2;
             }
             break;
         }
-        case O_NOFORK: o.no_fork = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_NOFORK:
+            o.no_fork = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "bench_sim: unexpected argument '%s'\n",
-                argv[optind]);
+        fprintf(stderr, "bench_sim: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
     for (size_t i = 0; i < NCASES; i++) {

@@ -106,23 +106,8 @@ static bool las_victim(void *ctx, const struct gp_view *v,
 static int las_schedule(void *priv, const struct gp_view *view,
                         struct gp_plan *plan)
 {
-    struct gp_pending_iter it;
-    const struct gp_job *job;
-    int rc;
-
     (void)priv;
-    if ((rc = gp_pending_iter_init(&it, view)) != GP_OK)
-        return rc;
-    while ((job = gp_pending_iter_next(&it))) {
-        rc = gp__start_if_fits(view, plan, job);
-        if (rc == GP_ENOFIT)
-            rc = gp__start_by_preempting(view, plan, job, las_victim, NULL);
-        if (rc == GP_ENOFIT)
-            gp_pending_iter_skip_shape(&it);
-        else if (rc != GP_OK)
-            return rc;
-    }
-    return GP_OK;
+    return gp__greedy(view, plan, las_victim);
 }
 
 const struct gp_policy_ops gp_policy_las = {

@@ -22,6 +22,14 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
                             const struct gp_job *job, gp__victim_fn eligible,
                             void *ctx);
 
+/* Walk pending jobs in rank order and start every one that fits; one that
+ * does not fit may take running jobs' GPUs when `eligible` is given (see
+ * gp__start_by_preempting), else its whole shape is skipped. Without
+ * `eligible` the walk ends when no GPU is free. The round of fifo-backfill,
+ * sjf, srtf, las and qssf. */
+int gp__greedy(const struct gp_view *v, struct gp_plan *p,
+               gp__victim_fn eligible);
+
 /* Parse a comma-separated list of non-negative numbers (seconds or
  * GPU-seconds) into out[0..*n), strictly increasing. */
 int gp__parse_levels(const char *key, const char *s, double *out, size_t max,

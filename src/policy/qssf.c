@@ -21,21 +21,8 @@ static void qssf_rank(void *priv, const struct gp_job *job, int64_t now_us,
 static int qssf_schedule(void *priv, const struct gp_view *view,
                          struct gp_plan *plan)
 {
-    struct gp_pending_iter it;
-    const struct gp_job *job;
-    int rc;
-
     (void)priv;
-    if ((rc = gp_pending_iter_init(&it, view)) != GP_OK)
-        return rc;
-    while (gp_view_free_gpus(view) > 0 && (job = gp_pending_iter_next(&it))) {
-        rc = gp__start_if_fits(view, plan, job);
-        if (rc == GP_ENOFIT)
-            gp_pending_iter_skip_shape(&it);
-        else if (rc != GP_OK)
-            return rc;
-    }
-    return GP_OK;
+    return gp__greedy(view, plan, NULL);
 }
 
 const struct gp_policy_ops gp_policy_qssf = {

@@ -204,6 +204,28 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
     return GP_OK;
 }
 
+int gp__greedy(const struct gp_view *v, struct gp_plan *p,
+               gp__victim_fn eligible)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *job;
+    int rc;
+
+    if ((rc = gp_pending_iter_init(&it, v)) != GP_OK)
+        return rc;
+    while ((eligible || gp_view_free_gpus(v) > 0) &&
+           (job = gp_pending_iter_next(&it))) {
+        rc = gp__start_if_fits(v, p, job);
+        if (rc == GP_ENOFIT && eligible)
+            rc = gp__start_by_preempting(v, p, job, eligible, NULL);
+        if (rc == GP_ENOFIT)
+            gp_pending_iter_skip_shape(&it); /* none of its shape fits */
+        else if (rc != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
 int gp__parse_levels(const char *key, const char *s, double *out, size_t max,
                      size_t *n, struct gp_diag *diag)
 {

@@ -31,32 +31,11 @@ static void srtf_rank(void *priv, const struct gp_job *job, int64_t now_us,
     rank[1] = job->submit_us;
 }
 
-static int greedy_schedule(const struct gp_view *view, struct gp_plan *plan,
-                           gp__victim_fn eligible)
-{
-    struct gp_pending_iter it;
-    const struct gp_job *job;
-    int rc;
-
-    if ((rc = gp_pending_iter_init(&it, view)) != GP_OK)
-        return rc;
-    while ((job = gp_pending_iter_next(&it))) {
-        rc = gp__start_if_fits(view, plan, job);
-        if (rc == GP_ENOFIT && eligible)
-            rc = gp__start_by_preempting(view, plan, job, eligible, NULL);
-        if (rc == GP_ENOFIT)
-            gp_pending_iter_skip_shape(&it);
-        else if (rc != GP_OK)
-            return rc;
-    }
-    return GP_OK;
-}
-
 static int sjf_schedule(void *priv, const struct gp_view *view,
                         struct gp_plan *plan)
 {
     (void)priv;
-    return greedy_schedule(view, plan, NULL);
+    return gp__greedy(view, plan, NULL);
 }
 
 static bool srtf_victim(void *ctx, const struct gp_view *v,
@@ -72,7 +51,7 @@ static int srtf_schedule(void *priv, const struct gp_view *view,
                          struct gp_plan *plan)
 {
     (void)priv;
-    return greedy_schedule(view, plan, srtf_victim);
+    return gp__greedy(view, plan, srtf_victim);
 }
 
 const struct gp_policy_ops gp_policy_sjf = {

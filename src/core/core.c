@@ -1243,7 +1243,8 @@ int64_t gp_view_preemptible_at(const struct gp_view *v,
 {
     const struct gp_core *c = v->core;
     enum gp_prio_class k = gp_job_class(job);
-    int64_t at = job->run_start_us + c->cfg.min_run_us[k];
+    int64_t at = job->run_start_us +
+                 (c->cfg.min_run_us[k] > 0 ? c->cfg.min_run_us[k] : 1);
 
     if (job->state != GP_JOB_RUNNING ||
         (c->cfg.max_preemptions[k] &&
@@ -1540,6 +1541,10 @@ static bool may_preempt(const struct gp_core *c, const struct gp_job *j)
     enum gp_prio_class k = gp_job_class(j);
 
     if (j->state != GP_JOB_RUNNING)
+        return false;
+    /* a job that has not run at all is never taken back in the instant it
+     * started: every preemption is separated from its start by time */
+    if (c->now_us <= j->run_start_us)
         return false;
     if (c->now_us - j->run_start_us < c->cfg.min_run_us[k])
         return false;

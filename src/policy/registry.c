@@ -62,7 +62,8 @@ static bool enough_gpus(const struct gp_view *v, const struct gp_job *job)
 
 /* With a grace period the victims' GPUs come free only when they stop: the
  * job is not started now, and nothing more is preempted for it while GPUs
- * already on their way out would let it fit. */
+ * already on their way out would let it fit. GP_OK: the job is being
+ * served (victims signalled, or GPUs already coming); it is not started. */
 static int preempt_gracefully(const struct gp_view *v, struct gp_plan *p,
                               const struct gp_job *job, gp__victim_fn eligible,
                               void *ctx)
@@ -76,7 +77,7 @@ static int preempt_gracefully(const struct gp_view *v, struct gp_plan *p,
     int rc;
 
     if (gp_view_fit_if_freed(v, job, NULL, 0, &where) == GP_OK)
-        return GP_ENOFIT; /* it waits for what is already stopping */
+        return GP_OK; /* it waits for what is already stopping */
     if (!(victims = gp_arena_alloc(scratch, cap * sizeof(*victims))))
         return GP_ENOMEM;
     if ((rc = gp_running_iter_init(&it, v)) != GP_OK)
@@ -216,8 +217,14 @@ int gp__greedy(const struct gp_view *v, struct gp_plan *p,
     while ((eligible || gp_view_free_gpus(v) > 0) &&
            (job = gp_pending_iter_next(&it))) {
         rc = gp__start_if_fits(v, p, job);
-        if (rc == GP_ENOFIT && eligible)
+        if (rc == GP_ENOFIT && eligible) {
             rc = gp__start_by_preempting(v, p, job, eligible, NULL);
+            /* with a grace period it waits for its victims to stop: what
+             * comes free is its, so nothing behind it starts this round
+             * (else its victims would take their GPUs straight back) */
+            if (rc == GP_OK && !gp_plan_has(p, job))
+                break;
+        }
         if (rc == GP_ENOFIT)
             gp_pending_iter_skip_shape(&it); /* none of its shape fits */
         else if (rc != GP_OK)

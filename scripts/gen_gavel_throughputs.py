@@ -58,6 +58,8 @@ HEADER = """\
  */
 #include "trace/gavel_throughputs.h"
 
+/* clang-format off */
+
 const struct gp__gavel_tput gp__gavel_tputs[] = {
 """
 

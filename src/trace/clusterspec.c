@@ -222,6 +222,8 @@ struct preset {
       &itp_groups[1##i - 101], 1)
 
 /* One list drives both the builders and gp_cluster_presets[]. */
+/* One preset a line reads better than clang-format's reflow. */
+/* clang-format off */
 #define PRESET_LIST(X)                                                         \
     X("philly",                                                                \
       "Philly: 11 VCs as switches of 8-GPU nodes; 352 nodes, "                 \
@@ -237,23 +239,27 @@ struct preset {
       itp_groups, N(itp_groups))                                               \
     ITP1(X, 01, 8)                                                             \
     ITP1(X, 02, 14)                                                            \
-    ITP1(X, 03, 18) ITP1(X, 04, 78) ITP1(X, 05, 2) ITP1(X, 06, 14)             \
-        ITP1(X, 07, 41) ITP1(X, 08, 11) ITP1(X, 09, 5) ITP1(X, 10, 2)          \
-            X("tiresias-n32g4",                                                \
-              "Tiresias shape n32g4: 32 nodes x 4 GPUs, 1 switch",             \
-              tiresias_n32g4, N(tiresias_n32g4))                               \
-                X("tiresias-n160g8",                                           \
-                  "Tiresias shape n160g8: 160 nodes x 8 GPUs, "                \
-                  "5 switches",                                                \
-                  tiresias_n160g8, N(tiresias_n160g8))                         \
-                    X("tiresias-n256g8",                                       \
-                      "Tiresias shape n256g8: 256 nodes x 8 GPUs, "            \
-                      "8 switches",                                            \
-                      tiresias_n256g8, N(tiresias_n256g8))                     \
-                        X("thesis",                                            \
-                          "the thesis cluster: 64 nodes x 8 GPUs (512 GPUs), " \
-                          "switches of 32 nodes",                              \
-                          thesis_groups, N(thesis_groups))
+    ITP1(X, 03, 18)                                                            \
+    ITP1(X, 04, 78)                                                            \
+    ITP1(X, 05, 2)                                                             \
+    ITP1(X, 06, 14)                                                            \
+    ITP1(X, 07, 41)                                                            \
+    ITP1(X, 08, 11)                                                            \
+    ITP1(X, 09, 5)                                                             \
+    ITP1(X, 10, 2)                                                             \
+    X("tiresias-n32g4", "Tiresias shape n32g4: 32 nodes x 4 GPUs, 1 switch",   \
+      tiresias_n32g4, N(tiresias_n32g4))                                       \
+    X("tiresias-n160g8",                                                       \
+      "Tiresias shape n160g8: 160 nodes x 8 GPUs, 5 switches",                 \
+      tiresias_n160g8, N(tiresias_n160g8))                                     \
+    X("tiresias-n256g8",                                                       \
+      "Tiresias shape n256g8: 256 nodes x 8 GPUs, 8 switches",                 \
+      tiresias_n256g8, N(tiresias_n256g8))                                     \
+    X("thesis",                                                                \
+      "the thesis cluster: 64 nodes x 8 GPUs (512 GPUs), switches of 32 "      \
+      "nodes",                                                                 \
+      thesis_groups, N(thesis_groups))
+/* clang-format on */
 
 static const struct preset presets[] = {
 #define X(name, summary, groups, n) {name, summary, groups, n},

@@ -36,6 +36,8 @@
  */
 #include "trace/gavel_throughputs.h"
 
+/* clang-format off */
+
 const struct gp__gavel_tput gp__gavel_tputs[] = {
     {"A3C", 1,
      7.175767179667988, 5.681346110543853, 3.4387678290723933},

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "gpupool/sim.h"
+#include "trace/tenants.h"
 
 #ifndef GP_SOURCE_ROOT
 #define GP_SOURCE_ROOT "."
@@ -176,110 +177,25 @@ static int synth_generate(const struct synth *s, struct gp_workload *w,
 
 /* ---- Philly's virtual clusters as tenants -------------------------------- */
 
-/* Node counts (8-GPU servers) of the 11 Philly virtual clusters listed in
- * HeliosArtifact's philly_vc.csv ("vc,node num"; S-Lab-System-Group/
- * HeliosArtifact, commit bdaae109c21f8038a2331e6a23a582d5ae78ab5b, the
- * same table as the `philly` cluster preset in src/trace/clusterspec.c):
- * 352 nodes. The trace has 15 VCs; the other 4 are not in the file. */
-static const struct {
-    const char *vc;
-    double nodes;
-} philly_vc_nodes[] = {
-    {"6214e9", 64}, {"7f04ca", 32}, {"11cb48", 16}, {"b436b2", 64},
-    {"ee9e8c", 64}, {"e13805", 16}, {"6c71a0", 32}, {"2869ce", 16},
-    {"ed69ec", 8},  {"103959", 8},  {"0e4a51", 32},
-};
-#define NVC_LISTED (sizeof(philly_vc_nodes) / sizeof(philly_vc_nodes[0]))
+/* The 15 VCs with their guarantees on 64x8: the demo's tenants, derived by
+ * scripts/make_tenants.py (docs/tenants.md). */
+#define PHILLY_TENANTS GP_SOURCE_ROOT "/data/tenants/philly-vcs.json"
 
-struct vc_tenants {
-    struct gp_tenant_spec spec[MAX_TENANTS];
-    double gpu_s[MAX_TENANTS]; /* duration x GPUs of its jobs */
-    size_t n;
-};
-
-/* Every tenant of the workload gets a guarantee: a listed VC its node
- * count, an unlisted one its GPU-time times the listed VCs' nodes per
- * GPU-time (sum of nodes / sum of GPU-time, over the listed VCs in the
- * workload); then all are scaled to `gpus` GPUs in total with largest-
- * remainder rounding. Weight 1 each, no caps, no lending limit. Tenants
- * are in name order and remainder ties go to the smaller name, as in
- * scripts/make_tenants.py, so on 64x8 this is data/tenants/philly-vcs.json,
- * the demo's tenants. */
-static int vc_guarantees(const struct gp_workload *w, uint32_t gpus,
-                         struct vc_tenants *vt, struct gp_diag *diag)
+static int vc_guarantees(uint64_t gpus, struct gp_tenant_list *vt,
+                         struct gp_diag *diag)
 {
-    double raw[MAX_TENANTS], rem[MAX_TENANTS], listed_nodes = 0,
-                                               listed_gpu_s = 0, sum = 0;
-    int listed[MAX_TENANTS];
-    uint32_t given = 0;
+    uint64_t sum = 0;
+    int rc;
 
-    memset(vt, 0, sizeof(*vt));
-    for (size_t i = 0; i < w->n; i++) {
-        const char *t = w->jobs[i].tenant;
-        size_t k;
-
-        if (!t)
-            continue; /* no VC: no guarantee (the core's "default") */
-        for (k = 0; k < vt->n; k++)
-            if (vt->spec[k].name == t || strcmp(vt->spec[k].name, t) == 0)
-                break;
-        if (k == vt->n) {
-            if (vt->n == MAX_TENANTS)
-                return gp_diag_set(diag, GP_EINVAL, "tenants",
-                                   "more than %d tenants", MAX_TENANTS);
-            vt->spec[vt->n++].name = t;
-        }
-        vt->gpu_s[k] +=
-            gp_us_to_s(w->jobs[i].duration_us) * (double)w->jobs[i].gpus;
-    }
-    for (size_t k = 1; k < vt->n; k++) { /* insertion sort by name */
-        struct gp_tenant_spec sk = vt->spec[k];
-        double gk = vt->gpu_s[k];
-        size_t m = k;
-
-        for (; m > 0 && strcmp(vt->spec[m - 1].name, sk.name) > 0; m--) {
-            vt->spec[m] = vt->spec[m - 1];
-            vt->gpu_s[m] = vt->gpu_s[m - 1];
-        }
-        vt->spec[m] = sk;
-        vt->gpu_s[m] = gk;
-    }
-    for (size_t k = 0; k < vt->n; k++) {
-        listed[k] = -1;
-        for (size_t l = 0; l < NVC_LISTED; l++)
-            if (strcmp(vt->spec[k].name, philly_vc_nodes[l].vc) == 0)
-                listed[k] = (int)l;
-        if (listed[k] >= 0) {
-            listed_nodes += philly_vc_nodes[listed[k]].nodes;
-            listed_gpu_s += vt->gpu_s[k];
-        }
-    }
-    if (vt->n == 0 || listed_gpu_s <= 0)
-        return gp_diag_set(diag, GP_EINVAL, "tenants",
-                           "no listed Philly VC has GPU-time in the trace");
-    for (size_t k = 0; k < vt->n; k++) {
-        raw[k] = listed[k] >= 0 ? philly_vc_nodes[listed[k]].nodes
-                                : vt->gpu_s[k] * listed_nodes / listed_gpu_s;
-        sum += raw[k];
-    }
-    for (size_t k = 0; k < vt->n; k++) {
-        double x = raw[k] / sum * gpus;
-
-        vt->spec[k].guarantee = (uint32_t)floor(x);
-        vt->spec[k].weight = 1;
-        rem[k] = x - floor(x);
-        given += vt->spec[k].guarantee;
-    }
-    while (given < gpus) { /* ties: the smaller name */
-        size_t best = 0;
-
-        for (size_t k = 1; k < vt->n; k++)
-            if (rem[k] > rem[best])
-                best = k;
-        vt->spec[best].guarantee++;
-        rem[best] = -1;
-        given++;
-    }
+    if ((rc = gp_tenants_load(vt, PHILLY_TENANTS, diag)) != GP_OK)
+        return rc;
+    for (size_t k = 0; k < vt->n; k++)
+        sum += vt->t[k].guarantee;
+    if (sum != gpus)
+        return gp_diag_set(diag, GP_EINVAL, PHILLY_TENANTS,
+                           "guarantees add up to %llu GPUs, the cluster has "
+                           "%llu",
+                           (unsigned long long)sum, (unsigned long long)gpus);
     return GP_OK;
 }
 
@@ -429,7 +345,7 @@ static int fail(struct result *r, int rc, const struct gp_diag *diag)
 static int simulate(const struct bcase *c, const struct gp_workload *w,
                     const char *spec, const char *fallback, uint64_t seed,
                     bool timed, struct gp_metrics **out, uint64_t *gpus,
-                    struct vc_tenants *vt, struct gp_diag *diag)
+                    struct gp_tenant_list *vt, struct gp_diag *diag)
 {
     struct gp_env env = {log_stderr, NULL, GP_LOG_WARN, seed};
     struct gp_sim_config cfg = {
@@ -456,11 +372,11 @@ static int simulate(const struct bcase *c, const struct gp_workload *w,
         return rc;
     *gpus = gp_cluster_gpus(cluster);
     if (c->pooled) {
-        if ((rc = vc_guarantees(w, (uint32_t)*gpus, vt, diag)) != GP_OK) {
+        if ((rc = vc_guarantees(*gpus, vt, diag)) != GP_OK) {
             gp_cluster_free(cluster);
             return rc;
         }
-        cfg.tenants = vt->spec;
+        cfg.tenants = vt->t;
         cfg.ntenants = vt->n;
         cfg.grace_us = GP_TIME_NONE; /* the policy's: 120 s for pool */
         cfg.ckpt_cost_us = CKPT_COST_US;
@@ -508,12 +424,13 @@ static int run_philly(const struct bcase *c, const struct opts *o,
     struct gp_workload w;
     struct gp_metrics *m = NULL;
     struct gp_diag diag = {{0}, {0}};
-    struct vc_tenants vt;
+    struct gp_tenant_list vt;
     char guar[MAX_TENANTS * 24] = "";
     double t0 = now_s(), t1, t2;
     int rc;
 
     gp_workload_init(&w);
+    gp_tenant_list_init(&vt);
     rc = gp_trace_open(&t, o->philly, &topts, &diag);
     if (rc == GP_OK)
         rc = gp_workload_load(&w, t, NULL, &diag);
@@ -538,9 +455,9 @@ static int run_philly(const struct bcase *c, const struct opts *o,
         size_t used = (size_t)snprintf(guar, sizeof(guar), " guarantees=");
 
         for (size_t k = 0; k < vt.n && used < sizeof(guar); k++)
-            used += (size_t)snprintf(guar + used, sizeof(guar) - used,
-                                     "%s%s:%u", k ? "," : "", vt.spec[k].name,
-                                     vt.spec[k].guarantee);
+            used +=
+                (size_t)snprintf(guar + used, sizeof(guar) - used, "%s%s:%u",
+                                 k ? "," : "", vt.t[k].name, vt.t[k].guarantee);
     }
     printf("%s: jobs=%llu rows=%llu skipped=%llu gpus=%llu parse_s=%.3f "
            "sim_s=%.3f wall_s=%.3f events=%llu events_per_s=%.0f "
@@ -560,6 +477,7 @@ out:
         fail(r, rc, &diag);
     gp_metrics_free(m);
     gp_workload_fini(&w);
+    gp_tenant_list_fini(&vt);
     return rc;
 }
 

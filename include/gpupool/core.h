@@ -180,6 +180,12 @@ size_t gp_plan_nactions(const struct gp_plan *p);
 
 #define GP_TENANT_NONE UINT32_MAX
 
+/* The part of a guarantee that holds on one GPU type. */
+struct gp_type_guarantee {
+    const char *type; /* a GPU type of the cluster */
+    uint32_t gpus;
+};
+
 struct gp_tenant_spec {
     const char *name;
     const char *parent;  /* NULL = top level; nested tenants share their
@@ -189,6 +195,20 @@ struct gp_tenant_spec {
     uint32_t cap;        /* most GPUs it may hold, borrowed included;
                             0 = no cap */
     uint32_t lend_limit; /* GPUs of its guarantee it never lends */
+    /* The guarantee split by GPU type, each part good on its type only;
+     * the parts sum to `guarantee` (0 = take the sum). None: the guarantee
+     * holds on any type. Only for tenants without parent or children. */
+    const struct gp_type_guarantee *by_type;
+    size_t nby_type;
+};
+
+/* A tenant's books on one GPU type. */
+struct gp_tenant_type {
+    uint32_t guarantee; /* its part of guarantee_by_type; 0 without one */
+    uint64_t held;      /* GPUs of this type held by its jobs */
+    uint64_t incoming;  /* being reclaimed for it, on this type */
+    uint64_t outgoing;  /* of its own jobs that are stopping */
+    uint64_t owed;      /* reclaimed for it, free now, not yet used */
 };
 
 /* What the ledger knows of a tenant now. */
@@ -210,11 +230,16 @@ struct gp_tenant_info {
     uint64_t owed;     /* GPUs reclaimed for it, free now, not yet used
                           by it (kept for it until the end of the round
                           after its last victim stopped) */
+    bool typed; /* its guarantee is split by GPU type (by_type[].guarantee) */
+    const struct gp_tenant_type *by_type; /* per GPU type index, for every
+                                             type of the cluster */
 };
 
 /* Declare a tenant before its jobs arrive (jobs of undeclared tenants get
- * a tenant of weight 1 and no guarantee). GP_EEXIST, GP_ENOENT (parent),
- * GP_EINVAL (weight, cap below guarantee, lend limit above guarantee). */
+ * a tenant of weight 1 and no guarantee). GP_EEXIST, GP_ENOENT (parent, a
+ * GPU type the cluster lacks), GP_EINVAL (weight, cap below guarantee, lend
+ * limit above guarantee, a per-type guarantee that is repeated, larger than
+ * its type, not summing to the guarantee, or on a nested tenant). */
 int gp_core_add_tenant(struct gp_core *core, const struct gp_tenant_spec *spec,
                        struct gp_diag *diag);
 /* The ledger now (entitlements are recomputed when stale). */

@@ -519,7 +519,9 @@ static int sweep_spec(const char *base, const struct gp_workload *wl,
 }
 
 /* Scale the tenants' guarantees (largest remainder, so they still add up),
- * caps and lending limits by f. */
+ * caps and lending limits by f. A sweep's cluster has one GPU type, on
+ * which a guarantee by type is the guarantee itself: the split is
+ * dropped. */
 static void scale_tenants(const struct gp_tenant_list *tl,
                           struct gp_tenant_spec *out, double f)
 {
@@ -527,6 +529,8 @@ static void scale_tenants(const struct gp_tenant_list *tl,
 
     for (size_t i = 0; i < tl->n; i++) {
         out[i] = tl->t[i];
+        out[i].by_type = NULL;
+        out[i].nby_type = 0;
         total += tl->t[i].guarantee;
         out[i].guarantee = (uint32_t)floor(tl->t[i].guarantee * f);
         sum += out[i].guarantee;

@@ -53,8 +53,9 @@ struct tenant {
     int64_t usage_t_us; /* usage_gpu_s is as of this time */
     bool declared;
     bool has_children;
-    uint32_t run_head;   /* its running jobs, linked through t_prev/t_next */
-    uint64_t sub_demand; /* demand of its whole subtree */
+    uint32_t run_head; /* its running jobs, linked through t_prev/t_next */
+    struct gp_tenant_type *types; /* per GPU type (info.by_type) */
+    uint64_t sub_demand;          /* demand of its whole subtree */
     double sub_entitled;
 };
 
@@ -471,13 +472,14 @@ static void tenant_touch(struct gp_core *c, struct tenant *t)
     t->usage_t_us = c->now_us;
 }
 
-static void tenant_held(struct gp_core *c, uint32_t tenant, int64_t delta,
-                        int nrunning_delta)
+static void tenant_held(struct gp_core *c, uint32_t tenant, uint8_t type,
+                        int64_t delta, int nrunning_delta)
 {
     struct tenant *t = &c->tenants[tenant];
 
     tenant_touch(c, t);
     t->info.held = (uint64_t)((int64_t)t->info.held + delta);
+    t->types[type].held = (uint64_t)((int64_t)t->types[type].held + delta);
     t->info.nrunning = (uint32_t)((int32_t)t->info.nrunning + nrunning_delta);
     c->ledger_stale = true;
 }
@@ -505,6 +507,10 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
     }
     t = &c->tenants[c->ntenants];
     memset(t, 0, sizeof(*t));
+    t->types = calloc(gp_cluster_ntypes(c->cluster), sizeof(*t->types));
+    if (!t->types)
+        return GP_ENOMEM;
+    t->info.by_type = t->types;
     t->info.name = gp_strtab_get(&c->tenant_names, id);
     t->info.parent = GP_TENANT_NONE;
     t->info.weight = 1.0;
@@ -531,11 +537,60 @@ int gp_core_find_tenant(const struct gp_core *c, const char *name,
     return GP_OK;
 }
 
+/* Resolve a per-type guarantee to type indexes: typed[type] (zeroed
+ * first), and the guarantee it makes (*total). */
+static int check_by_type(const struct gp_core *c,
+                         const struct gp_tenant_spec *spec,
+                         uint32_t typed[GP_MAX_GPU_TYPES], uint32_t *total,
+                         struct gp_diag *diag)
+{
+    uint64_t sum = 0;
+    uint32_t seen = 0;
+
+    memset(typed, 0, GP_MAX_GPU_TYPES * sizeof(*typed));
+    *total = spec->guarantee;
+    if (spec->nby_type == 0)
+        return GP_OK;
+    for (size_t i = 0; i < spec->nby_type; i++) {
+        const struct gp_type_guarantee *g = &spec->by_type[i];
+        uint8_t type;
+
+        if (!g->type ||
+            gp_cluster_find_type(c->cluster, g->type, &type) != GP_OK)
+            return gp_diag_set(diag, GP_ENOENT, spec->name,
+                               "guarantee_by_type: the cluster has no GPU "
+                               "type '%s'",
+                               g->type ? g->type : "(null)");
+        if (seen & (1u << type))
+            return gp_diag_set(diag, GP_EINVAL, spec->name,
+                               "guarantee_by_type: type '%s' given twice",
+                               g->type);
+        if (g->gpus > gp_cluster_type_gpus(c->cluster, type))
+            return gp_diag_set(
+                diag, GP_EINVAL, spec->name,
+                "guarantee_by_type.%s: %u GPUs, but the "
+                "cluster has %llu of that type",
+                g->type, g->gpus,
+                (unsigned long long)gp_cluster_type_gpus(c->cluster, type));
+        seen |= 1u << type;
+        typed[type] = g->gpus;
+        sum += g->gpus;
+    }
+    if (spec->guarantee && spec->guarantee != sum)
+        return gp_diag_set(diag, GP_EINVAL, spec->name,
+                           "guarantee %u differs from the sum of "
+                           "guarantee_by_type (%llu)",
+                           spec->guarantee, (unsigned long long)sum);
+    *total = (uint32_t)sum;
+    return GP_OK;
+}
+
 int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
                        struct gp_diag *diag)
 {
     const char *where = spec->name ? spec->name : "tenant";
-    uint32_t idx, parent = GP_TENANT_NONE;
+    uint32_t idx, parent = GP_TENANT_NONE, guarantee;
+    uint32_t typed[GP_MAX_GPU_TYPES];
     struct tenant *t;
     int rc;
 
@@ -543,14 +598,16 @@ int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
         return gp_diag_set(diag, GP_EINVAL, "tenant", "a tenant needs a name");
     if (spec->weight < 0 || !isfinite(spec->weight) || spec->weight > 1e9)
         return gp_diag_set(diag, GP_EINVAL, where, "weight must be > 0");
-    if (spec->cap && spec->cap < spec->guarantee)
+    if ((rc = check_by_type(c, spec, typed, &guarantee, diag)) != GP_OK)
+        return rc;
+    if (spec->cap && spec->cap < guarantee)
         return gp_diag_set(diag, GP_EINVAL, where,
                            "cap %u is below the guarantee %u", spec->cap,
-                           spec->guarantee);
-    if (spec->lend_limit > spec->guarantee)
+                           guarantee);
+    if (spec->lend_limit > guarantee)
         return gp_diag_set(diag, GP_EINVAL, where,
                            "lend_limit %u is above the guarantee %u",
-                           spec->lend_limit, spec->guarantee);
+                           spec->lend_limit, guarantee);
     if (gp_core_find_tenant(c, spec->name, &idx) == GP_OK &&
         c->tenants[idx].declared)
         return gp_diag_set(diag, GP_EEXIST, where, "tenant declared twice");
@@ -560,6 +617,10 @@ int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
             return gp_diag_set(diag, GP_ENOENT, where,
                                "parent '%s' is not declared before it",
                                spec->parent);
+        if (c->tenants[parent].info.typed || spec->nby_type)
+            return gp_diag_set(diag, GP_EINVAL, where,
+                               "guarantee_by_type is only for tenants "
+                               "without parent or children");
     }
     if ((rc = tenant_new(c, spec->name, &idx)) != GP_OK)
         return gp_diag_set(diag, rc, where, "out of memory");
@@ -567,7 +628,10 @@ int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
     t->declared = true;
     t->info.parent = parent;
     t->info.weight = spec->weight > 0 ? spec->weight : 1.0;
-    t->info.guarantee = spec->guarantee;
+    t->info.guarantee = guarantee;
+    t->info.typed = spec->nby_type > 0;
+    for (uint32_t k = 0; k < gp_cluster_ntypes(c->cluster); k++)
+        t->types[k].guarantee = typed[k];
     t->info.cap = spec->cap;
     t->info.lend_limit = spec->lend_limit;
     if (parent != GP_TENANT_NONE)
@@ -817,8 +881,10 @@ void gp_core_free(struct gp_core *c)
     free(c->pit);
     free(c->pit_skip);
     free(c->rit);
-    for (uint32_t t = 0; t < c->ntenants; t++)
+    for (uint32_t t = 0; t < c->ntenants; t++) {
         free(c->tenants[t].shapes);
+        free(c->tenants[t].types);
+    }
     free(c->tenants);
     free(c->pit_skip_tenant);
     free(c->preempting);
@@ -969,7 +1035,7 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
         j->work_done_us = j->duration_us;
     j->attained_gpu_us += useful * (int64_t)j->where.gpus;
     c->busy -= j->where.gpus;
-    tenant_held(c, j->tenant, -(int64_t)j->where.gpus, -1);
+    tenant_held(c, j->tenant, j->where.type, -(int64_t)j->where.gpus, -1);
     if (give)
         gp_cluster_give(c->cluster, &j->where, &j->demand);
     gp_placement_fini(&j->where);
@@ -990,8 +1056,11 @@ static int enter_preempting(struct gp_core *c, struct gp_job *j,
     j->reclaim_for = beneficiary;
     c->preempting_gpus += j->where.gpus;
     c->tenants[j->tenant].info.outgoing += j->where.gpus;
-    if (beneficiary != GP_TENANT_NONE)
+    c->tenants[j->tenant].types[j->where.type].outgoing += j->where.gpus;
+    if (beneficiary != GP_TENANT_NONE) {
         c->tenants[beneficiary].info.incoming += j->where.gpus;
+        c->tenants[beneficiary].types[j->where.type].incoming += j->where.gpus;
+    }
     c->ledger_stale = true;
     return GP_OK;
 }
@@ -1006,9 +1075,13 @@ static void leave_preempting(struct gp_core *c, struct gp_job *j)
     }
     c->preempting_gpus -= j->where.gpus;
     c->tenants[j->tenant].info.outgoing -= j->where.gpus;
+    c->tenants[j->tenant].types[j->where.type].outgoing -= j->where.gpus;
     if (j->reclaim_for != GP_TENANT_NONE) {
-        c->tenants[j->reclaim_for].info.incoming -= j->where.gpus;
-        c->tenants[j->reclaim_for].info.owed += j->where.gpus;
+        struct tenant *b = &c->tenants[j->reclaim_for];
+        b->info.incoming -= j->where.gpus;
+        b->info.owed += j->where.gpus;
+        b->types[j->where.type].incoming -= j->where.gpus;
+        b->types[j->where.type].owed += j->where.gpus;
     }
     j->reclaim_for = GP_TENANT_NONE;
     c->ledger_stale = true;
@@ -1655,10 +1728,12 @@ static int apply_start(struct gp_core *c, struct gp_job *j,
         j->first_start_us = now;
     j->starts++;
     c->busy += where->gpus;
-    tenant_held(c, j->tenant, (int64_t)where->gpus, 1);
+    tenant_held(c, j->tenant, where->type, (int64_t)where->gpus, 1);
     {
         struct gp_tenant_info *ti = &c->tenants[j->tenant].info;
+        struct gp_tenant_type *tt = &c->tenants[j->tenant].types[where->type];
         ti->owed = ti->owed > where->gpus ? ti->owed - where->gpus : 0;
+        tt->owed = tt->owed > where->gpus ? tt->owed - where->gpus : 0;
     }
     if ((rc = running_push(c, j)) != GP_OK || (rc = arm_rank_timer(c, j)))
         return rc;
@@ -1799,9 +1874,15 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     c->nactions = 0;
     /* what was reclaimed is kept for one round after the last victim
      * stopped; then it is anyone's */
-    for (uint32_t t = 0; t < c->ntenants; t++)
-        if (c->tenants[t].info.incoming == 0)
-            c->tenants[t].info.owed = 0;
+    for (uint32_t t = 0; t < c->ntenants; t++) {
+        struct tenant *tn = &c->tenants[t];
+
+        if (tn->info.incoming == 0) {
+            tn->info.owed = 0;
+            for (uint32_t k = 0; k < gp_cluster_ntypes(c->cluster); k++)
+                tn->types[k].owed = 0;
+        }
+    }
     if (n > 0 && c->cfg.observer && c->cfg.observer->round)
         c->cfg.observer->round(c->cfg.observer_priv, c, now_us);
     return (int)(n > INT32_MAX ? INT32_MAX : n);

@@ -47,6 +47,16 @@ struct pool {
     uint32_t large_gang; /* GPUs from which a job counts as a large gang;
                             0 = two nodes of the largest kind */
     bool fifo_order;     /* within a tenant: arrival order, not QSSF */
+    /* the same memo for reclaims on one GPU type (guarantees by type),
+     * per tenant and type: index t * ntypes + type */
+    struct memo *tfail;
+    uint32_t ntfail;
+};
+
+/* A failed reclaim, remembered until something it depends on changes. */
+struct memo {
+    uint32_t job, nrun;
+    int64_t key, until;
 };
 
 struct reservation {
@@ -69,7 +79,21 @@ struct tstate {
 struct totals {
     int64_t keep, owed;
     uint32_t *pos; /* tenant -> its index in the tenant array */
+    /* Books per GPU type, kept only when some tenant's guarantee is split
+     * by type (typed): per tenant (index t * ntypes + type) what it holds
+     * (stopping jobs excluded), what is being reclaimed for it and what is
+     * kept for it; and per type what is kept for anyone. */
+    bool typed;
+    uint32_t ntypes;
+    int64_t *held_t, *incoming_t, *owed_t;
+    int64_t *owed_sum_t;
 };
+
+static inline int64_t *per_type(const struct totals *tot, int64_t *a,
+                                uint32_t t)
+{
+    return a + (size_t)t * tot->ntypes;
+}
 
 static int pool_init_mode(void **priv, const struct gp_policy_args *args,
                           struct gp_diag *diag, enum mode mode)
@@ -138,6 +162,7 @@ static void pool_fini(void *priv)
         free(p->fail_nrun);
         free(p->fail_until);
         free(p->fail_key);
+        free(p->tfail);
     }
     free(p);
 }
@@ -286,13 +311,110 @@ static int64_t keep_of(const struct gp_view *v, const struct tstate *t)
     return unused < (int64_t)ti->lend_limit ? unused : ti->lend_limit;
 }
 
+/* ---- guarantees by GPU type -------------------------------------------- */
+
+/* What tenant t's part of its guarantee on `type` has left, as the plan
+ * goes (0 or less for a tenant without one). */
+static int64_t typed_room(const struct gp_view *v, const struct totals *tot,
+                          uint32_t t, uint8_t type)
+{
+    return (int64_t)gp_view_tenant(v, t)->by_type[type].guarantee -
+           per_type(tot, tot->held_t, t)[type];
+}
+
+/* Does starting `gpus` GPUs of `type` for tenant t leave what is kept for
+ * other tenants on that type free? */
+static bool owed_allows(const struct gp_view *v, const struct totals *tot,
+                        uint32_t t, uint8_t type, uint32_t gpus)
+{
+    int64_t others;
+
+    if (!tot->typed)
+        return true;
+    others = tot->owed_sum_t[type] - per_type(tot, tot->owed_t, t)[type];
+    return (int64_t)gp_cluster_type_free(gp_view_cluster(v), type) -
+               (int64_t)gpus >=
+           others;
+}
+
+/* Where the job fits on GPUs of one type: a job that takes any type is
+ * fitted as if it asked for that one. */
+static int fit_on(const struct gp_view *v, const struct gp_job *job,
+                  uint8_t type, struct gp_placement *where)
+{
+    struct gp_job as;
+
+    if (job->demand.type != GP_TYPE_ANY)
+        return job->demand.type == type ? gp_view_fit(v, job, 0, where)
+                                        : GP_ENOFIT;
+    as = *job;
+    as.demand.type = type;
+    return gp_view_fit(v, &as, 0, where);
+}
+
+/* Where the job should start. `only`: on that type. Otherwise anywhere,
+ * except that with guarantees by type a job that takes any type goes first
+ * where its tenant's part has room, and no job takes GPUs kept for another
+ * tenant on their type. */
+static int place(const struct gp_view *v, const struct gp_job *job,
+                 const struct totals *tot, uint8_t only,
+                 struct gp_placement *where)
+{
+    uint32_t g = job->demand.gpus, t = job->tenant;
+    int rc;
+
+    if (!tot->typed)
+        return gp_view_fit(v, job, 0, where);
+    if (only != GP_TYPE_ANY) {
+        rc = fit_on(v, job, only, where);
+        return rc == GP_OK && !owed_allows(v, tot, t, only, g) ? GP_ENOFIT : rc;
+    }
+    if (job->demand.type == GP_TYPE_ANY && gp_view_tenant(v, t)->typed)
+        for (uint8_t k = 0; k < tot->ntypes; k++) {
+            if (typed_room(v, tot, t, k) < (int64_t)g)
+                continue;
+            rc = fit_on(v, job, k, where);
+            if (rc == GP_OK && owed_allows(v, tot, t, k, g))
+                return GP_OK;
+            if (rc != GP_OK && rc != GP_ENOFIT)
+                return rc;
+        }
+    rc = gp_view_fit(v, job, 0, where);
+    if (rc != GP_OK || owed_allows(v, tot, t, where->type, g))
+        return rc;
+    if (job->demand.type != GP_TYPE_ANY)
+        return GP_ENOFIT;
+    for (uint8_t k = 0, first = where->type; k < tot->ntypes; k++) {
+        if (k == first)
+            continue;
+        rc = fit_on(v, job, k, where);
+        if (rc == GP_OK && owed_allows(v, tot, t, k, g))
+            return GP_OK;
+        if (rc != GP_OK && rc != GP_ENOFIT)
+            return rc;
+    }
+    return GP_ENOFIT;
+}
+
+/* Start the job (see place) and keep the books. */
 static int try_start(const struct gp_view *v, struct gp_plan *plan,
                      const struct gp_job *job, struct tstate *ts,
-                     struct totals *tot)
+                     struct totals *tot, uint8_t only)
 {
-    int rc = gp__start_if_fits(v, plan, job);
+    struct gp_placement where;
+    int rc = place(v, job, tot, only, &where);
     int64_t used;
 
+    if (rc == GP_OK)
+        rc = gp_plan_start(plan, job, &where);
+    if (rc == GP_OK && tot->typed) {
+        int64_t *owed = &per_type(tot, tot->owed_t, job->tenant)[where.type];
+
+        per_type(tot, tot->held_t, job->tenant)[where.type] += job->demand.gpus;
+        used = *owed < (int64_t)job->demand.gpus ? *owed : job->demand.gpus;
+        *owed -= used;
+        tot->owed_sum_t[where.type] -= used;
+    }
     if (rc == GP_OK) {
         ts->held += job->demand.gpus;
         used =
@@ -306,8 +428,26 @@ static int try_start(const struct gp_view *v, struct gp_plan *plan,
     return rc;
 }
 
-/* Walk one tenant's pending jobs and start what `allowed` lets through. */
-enum pass { PASS_ENTITLED, PASS_LEND, PASS_STATIC };
+/* Start the job within its tenant's guarantee on some type; GP_ENOFIT if
+ * no type has room for it. */
+static int try_start_typed(const struct gp_view *v, struct gp_plan *plan,
+                           const struct gp_job *job, struct tstate *ts,
+                           struct totals *tot)
+{
+    int rc = GP_ENOFIT;
+
+    for (uint8_t k = 0; k < tot->ntypes && rc == GP_ENOFIT; k++)
+        if ((job->demand.type == GP_TYPE_ANY || job->demand.type == k) &&
+            typed_room(v, tot, job->tenant, k) >= (int64_t)job->demand.gpus)
+            rc = try_start(v, plan, job, ts, tot, k);
+    return rc;
+}
+
+/* Walk one tenant's pending jobs and start what the pass lets through:
+ * PASS_TYPED within its guarantees by type, PASS_ENTITLED within its
+ * entitlement, PASS_LEND within its cap and others' lending limits,
+ * PASS_STATIC within its guarantee. */
+enum pass { PASS_TYPED, PASS_ENTITLED, PASS_LEND, PASS_STATIC };
 
 static int start_pass(struct pool *p, const struct gp_view *v,
                       struct gp_plan *plan, struct tstate *ts,
@@ -330,8 +470,24 @@ static int start_pass(struct pool *p, const struct gp_view *v,
             continue; /* started in an earlier pass */
         /* every test below depends on the job's size alone, so a refusal
          * holds for its whole shape */
-        if (pass == PASS_STATIC) {
+        if (pass == PASS_STATIC && ti->typed && tot->typed) {
+            /* within its part on some type; else the one job a tenant
+             * holding nothing may run */
+            rc = try_start_typed(v, plan, job, &ts[i], tot);
+            if (rc == GP_ENOFIT && ts[i].held == 0)
+                rc = try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
+            if (rc == GP_ENOFIT)
+                gp_pending_iter_skip_shape(&it);
+            else if (rc != GP_OK)
+                return rc;
+            continue;
+        } else if (pass == PASS_STATIC) {
             if (after > (int64_t)ti->guarantee && ts[i].held > 0) {
+                gp_pending_iter_skip_shape(&it);
+                continue;
+            }
+        } else if (pass == PASS_TYPED) {
+            if (ti->cap && after > (int64_t)ti->cap) {
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
@@ -364,7 +520,9 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                 break;
             continue;
         }
-        rc = try_start(v, plan, job, &ts[i], tot);
+        rc = pass == PASS_TYPED
+                 ? try_start_typed(v, plan, job, &ts[i], tot)
+                 : try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
         if (rc == GP_ENOFIT) {
             gp_pending_iter_skip_shape(&it);
             continue;
@@ -431,8 +589,9 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
  * that the first list does not hold (a high-priority job of the tenant may
  * take them). *next_at: when the first job now protected by its minimum
  * run time becomes preemptible. */
-static int collect_victims(const struct gp_view *v, struct victim **out,
-                           size_t *n, int64_t *next_at, uint32_t own)
+static int collect_victims(const struct gp_view *v, const struct totals *tot,
+                           struct victim **out, size_t *n, int64_t *next_at,
+                           uint32_t own)
 {
     size_t nr = gp_view_nrunning(v), k = 0;
     struct victim *vs =
@@ -457,6 +616,10 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
                     ? borrowed || gp_job_class(j) >= GP_PRIO_HIGH
                     : !borrowed)
                 continue;
+            if (ti->typed && own == GP_TENANT_NONE &&
+                typed_room(v, tot, t, j->where.type) + (int64_t)j->demand.gpus >
+                    0)
+                continue; /* within its guarantee on that type */
             if (!gp_view_may_preempt(v, j)) {
                 int64_t at = gp_view_preemptible_at(v, j);
                 if (at < *next_at)
@@ -491,19 +654,23 @@ static struct victim *merge_victims(const struct gp_view *v,
 
 /* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
  * jobs it waits to start) fits; GP_OK if victims were chosen and
- * preempted (signalled, with a grace period). */
+ * preempted (signalled, with a grace period). `type`: GP_TYPE_ANY to
+ * reclaim within the tenant's entitlement, from tenants above theirs; a
+ * type to reclaim within its guarantee on that type, from tenants above
+ * theirs there (the probe is then fitted on that type). */
 static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
-                       struct tstate *ts, const uint32_t *pos, size_t nts,
+                       struct tstate *ts, struct totals *tot, size_t nts,
                        size_t i, const struct gp_job *probe, int64_t need,
-                       struct victim *vs, size_t nv)
+                       struct victim *vs, size_t nv, uint8_t type)
 {
     const struct gp_job **chosen;
     int64_t *taken; /* GPUs already chosen per tenant */
     size_t nc = 0, mark = gp_plan_mark(plan);
     struct gp_placement where;
+    struct gp_job as = *probe;
     int64_t freed = 0;
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
-    int rc;
+    int rc = GP_OK;
 
     chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
     taken = gp_arena_alloc(gp_view_scratch(v), (nts + 1) * sizeof(*taken));
@@ -517,34 +684,64 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
 
         if (!x || gp_plan_has(plan, x))
             continue;
-        if (x->demand.type != probe->demand.type &&
-            probe->demand.type != GP_TYPE_ANY)
+        if (type != GP_TYPE_ANY ? x->where.type != type
+                                : probe->demand.type != GP_TYPE_ANY &&
+                                      x->where.type != probe->demand.type)
             continue;
-        xi = tindex(pos, nts, x->tenant);
+        xi = tindex(tot->pos, nts, x->tenant);
         if (xi == nts)
             continue;
         xt = gp_view_tenant(v, x->tenant);
-        if (x->tenant == probe->tenant) {
+        if (type != GP_TYPE_ANY) {
+            if (x->tenant == probe->tenant ||
+                typed_room(v, tot, x->tenant, type) + (int64_t)x->demand.gpus >
+                    0)
+                continue; /* would push it below its guarantee there */
+        } else if (x->tenant == probe->tenant) {
             /* only a high-priority job, and only lower-priority victims */
             if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
                 continue;
         } else if ((double)(ts[xi].held - taken[xi] - (int64_t)x->demand.gpus) <
-                   floor(xt->entitled + 1e-9)) {
-            continue; /* would push a borrower below its entitlement */
+                       floor(xt->entitled + 1e-9) ||
+                   (xt->typed && typed_room(v, tot, x->tenant, x->where.type) +
+                                         (int64_t)x->demand.gpus >
+                                     0)) {
+            continue; /* would push a borrower below its entitlement, or
+                         below its guarantee on that type */
         }
         chosen[nc++] = x;
         taken[xi] += x->demand.gpus;
         freed += x->demand.gpus;
+        if (tot->typed) /* undone below if the victims are not taken */
+            per_type(tot, tot->held_t, x->tenant)[x->where.type] -=
+                x->demand.gpus;
     }
+    if (type != GP_TYPE_ANY)
+        as.demand.type = type;
     if (nc == 0 || freed < need ||
-        gp_view_fit_if_freed(v, probe, chosen, nc, &where) != GP_OK)
-        return GP_ENOFIT;
-    for (size_t k = 0; k < nc; k++) {
+        gp_view_fit_if_freed(v, &as, chosen, nc, &where) != GP_OK)
+        rc = GP_ENOFIT;
+    for (size_t k = 0; k < nc && rc == GP_OK; k++) {
         if ((rc = gp_plan_preempt_for(plan, chosen[k], probe->tenant))) {
             gp_plan_rollback(plan, mark);
-            return rc == GP_EPLAN ? GP_ENOFIT : rc;
+            if (rc == GP_EPLAN)
+                rc = GP_ENOFIT;
         }
-        ts[tindex(pos, nts, chosen[k]->tenant)].held -= chosen[k]->demand.gpus;
+    }
+    if (rc != GP_OK) {
+        for (size_t k = 0; tot->typed && k < nc; k++)
+            per_type(tot, tot->held_t,
+                     chosen[k]->tenant)[chosen[k]->where.type] +=
+                chosen[k]->demand.gpus;
+        return rc;
+    }
+    for (size_t k = 0; k < nc; k++) {
+        ts[tindex(tot->pos, nts, chosen[k]->tenant)].held -=
+            chosen[k]->demand.gpus;
+        if (tot->typed)
+            per_type(tot, tot->incoming_t,
+                     probe->tenant)[chosen[k]->where.type] +=
+                chosen[k]->demand.gpus;
     }
     /* a later tenant skips them: they are in the plan (gp_plan_has) */
     ts[i].incoming += freed;
@@ -566,6 +763,129 @@ static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
             sum += over;
     }
     return sum;
+}
+
+/* Candidate victims on one GPU type for a reclaim within `for_t`'s
+ * guarantee there: other tenants' jobs on that type that hold it beyond
+ * their own guarantee there, in the order they should go. */
+static int collect_typed_victims(const struct gp_view *v,
+                                 const struct totals *tot, uint32_t for_t,
+                                 uint8_t type, struct victim **out, size_t *n,
+                                 int64_t *next_at)
+{
+    size_t k = 0;
+    struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
+                                       (gp_view_nrunning(v) + 1) * sizeof(*vs));
+
+    if (!vs)
+        return GP_ENOMEM;
+    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+        int64_t over = -typed_room(v, tot, t, type);
+        const struct gp_job *j;
+
+        if (t == for_t || over <= 0)
+            continue;
+        for (j = gp_view_tenant_running(v, t); j;
+             j = gp_view_tenant_running_next(v, j)) {
+            if (j->where.type != type || (int64_t)j->demand.gpus > over)
+                continue;
+            if (!gp_view_may_preempt(v, j)) {
+                int64_t at = gp_view_preemptible_at(v, j);
+                if (at < *next_at)
+                    *next_at = at;
+                continue;
+            }
+            victim_of(v, j, ti, (int64_t)ti->held - (int64_t)ti->outgoing,
+                      &vs[k++]);
+        }
+    }
+    qsort(vs, k, sizeof(*vs), cmp_victim);
+    *out = vs;
+    *n = k;
+    return GP_OK;
+}
+
+/* A tenant whose guarantee is split by type takes back, on each type
+ * where its part is not held, what its jobs waiting for that type need:
+ * as reclaim() below, but on one type and from whoever holds that type
+ * beyond their own part of it. */
+static int reclaim_typed(struct pool *p, const struct gp_view *v,
+                         struct gp_plan *plan, struct tstate *ts,
+                         struct totals *tot, size_t nts, size_t i,
+                         const struct gp_job **list)
+{
+    uint32_t t = ts[i].t, nrun = (uint32_t)gp_view_nrunning(v);
+    const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+    int64_t now = gp_view_now(v);
+    size_t need = (size_t)gp_view_ntenants(v) * tot->ntypes;
+    int rc;
+
+    if (p->ntfail < need) {
+        struct memo *m = realloc(p->tfail, (need + 16) * sizeof(*m));
+
+        if (!m)
+            return GP_ENOMEM;
+        for (size_t k = p->ntfail; k < need + 16; k++)
+            m[k].job = UINT32_MAX;
+        p->tfail = m;
+        p->ntfail = (uint32_t)need + 16;
+    }
+    for (uint8_t type = 0; type < tot->ntypes; type++) {
+        struct memo *m = &p->tfail[(size_t)t * tot->ntypes + type];
+        int64_t room = typed_room(v, tot, t, type) -
+                       per_type(tot, tot->incoming_t, t)[type];
+        int64_t want = 0, have, next_at = INT64_MAX, key;
+        struct gp_pending_iter it;
+        const struct gp_job *job, *probe;
+        struct victim *vs;
+        size_t nlist = 0, nv;
+
+        if (room <= 0 || ti->by_type[type].guarantee == 0)
+            continue;
+        if ((rc = gp_pending_iter_init_tenant(&it, v, t)) != GP_OK)
+            return rc;
+        while ((job = gp_pending_iter_next(&it)) && nlist < MAX_RECLAIM_JOBS) {
+            if (gp_plan_has(plan, job) ||
+                (job->demand.type != GP_TYPE_ANY && job->demand.type != type))
+                continue;
+            if ((int64_t)job->demand.gpus > room)
+                break; /* the queue's order holds: no job jumps it */
+            list[nlist++] = job;
+            room -= job->demand.gpus;
+            want += job->demand.gpus;
+        }
+        if (nlist == 0)
+            continue;
+        have = (int64_t)gp_cluster_type_free(gp_view_cluster(v), type) -
+               (tot->owed_sum_t[type] - per_type(tot, tot->owed_t, t)[type]);
+        if (have < 0)
+            have = 0;
+        if (want <= have)
+            continue; /* the GPUs are there */
+        probe = list[0];
+        for (size_t k = 1; k < nlist; k++)
+            if (list[k]->demand.gpus > probe->demand.gpus)
+                probe = list[k];
+        key = want;
+        if (m->job == list[0]->id && m->nrun == nrun && m->key == key &&
+            now < m->until)
+            continue; /* nothing changed since it last failed */
+        if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &next_at)) !=
+            GP_OK)
+            return rc;
+        rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, vs, nv,
+                         type);
+        if (rc == GP_OK)
+            continue;
+        if (rc != GP_ENOFIT)
+            return rc;
+        m->job = list[0]->id;
+        m->nrun = nrun;
+        m->key = key;
+        m->until = next_at;
+    }
+    return GP_OK;
 }
 
 /* For every tenant: the pending jobs it waits to start within its
@@ -616,6 +936,9 @@ static int reclaim(struct pool *p, const struct gp_view *v,
 
         if (ti->npending == 0)
             continue;
+        if (ti->typed &&
+            (rc = reclaim_typed(p, v, plan, ts, tot, nts, i, list)) != GP_OK)
+            return rc;
         room = (int64_t)ceil(ti->entitled - 1e-9) - ts[i].held - ts[i].incoming;
         if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
             return rc;
@@ -661,8 +984,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv, &next_at, GP_TENANT_NONE)) !=
-                GP_OK)
+            if ((rc = collect_victims(v, tot, &vs, &nv, &next_at,
+                                      GP_TENANT_NONE)) != GP_OK)
                 return rc;
             collected = true;
         }
@@ -672,16 +995,16 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             struct victim *own, *all;
             size_t nown;
 
-            if ((rc = collect_victims(v, &own, &nown, &next_at,
+            if ((rc = collect_victims(v, tot, &own, &nown, &next_at,
                                       probe->tenant)) != GP_OK)
                 return rc;
             if (!(all = merge_victims(v, vs, nv, own, nown)))
                 return GP_ENOMEM;
-            rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
-                             all, nv + nown);
+            rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, all,
+                             nv + nown, GP_TYPE_ANY);
         } else {
-            rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
-                             vs, nv);
+            rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, vs,
+                             nv, GP_TYPE_ANY);
         }
         if (rc == GP_OK)
             continue;
@@ -689,8 +1012,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv, &next_at, GP_TENANT_NONE)) !=
-                GP_OK)
+            if ((rc = collect_victims(v, tot, &vs, &nv, &next_at,
+                                      GP_TENANT_NONE)) != GP_OK)
                 return rc;
             collected = true;
         }
@@ -703,6 +1026,39 @@ static int reclaim(struct pool *p, const struct gp_view *v,
 }
 
 /* ---- the round ---------------------------------------------------------- */
+
+/* The books per GPU type as of the round's start (see struct totals). What
+ * is kept for a tenant on a type is bounded by what is kept for it in
+ * all (the ledger's owed, clipped later to what it still needs). */
+static int typed_books(const struct gp_view *v, struct totals *tot)
+{
+    uint32_t nt = (uint32_t)gp_view_ntenants(v);
+    size_t n;
+
+    tot->ntypes = gp_cluster_ntypes(gp_view_cluster(v));
+    n = (size_t)nt * tot->ntypes;
+    tot->held_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * 8);
+    tot->incoming_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * 8);
+    tot->owed_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * 8);
+    tot->owed_sum_t = gp_arena_alloc(gp_view_scratch(v), (tot->ntypes + 1) * 8);
+    if (!tot->held_t || !tot->incoming_t || !tot->owed_t || !tot->owed_sum_t)
+        return GP_ENOMEM;
+    memset(tot->owed_sum_t, 0, (tot->ntypes + 1) * 8);
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+
+        for (uint8_t k = 0; k < tot->ntypes; k++) {
+            const struct gp_tenant_type *b = &ti->by_type[k];
+
+            per_type(tot, tot->held_t, t)[k] =
+                (int64_t)b->held - (int64_t)b->outgoing;
+            per_type(tot, tot->incoming_t, t)[k] = (int64_t)b->incoming;
+            per_type(tot, tot->owed_t, t)[k] = (int64_t)b->owed;
+            tot->owed_sum_t[k] += (int64_t)b->owed;
+        }
+    }
+    return GP_OK;
+}
 
 static int cmp_ts(const void *a, const void *b)
 {
@@ -736,7 +1092,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
 {
     struct pool *p = priv;
     struct reservation r = {NULL, 0, 0};
-    struct totals tot = {0, 0, NULL};
+    struct totals tot = {0};
     struct tstate *ts;
     size_t nts = 0;
     int rc;
@@ -747,6 +1103,10 @@ static int pool_schedule(void *priv, const struct gp_view *v,
                              (gp_view_ntenants(v) + 1) * sizeof(*tot.pos));
     if (!ts || !tot.pos)
         return GP_ENOMEM;
+    for (uint32_t t = 0; t < gp_view_ntenants(v) && !tot.typed; t++)
+        tot.typed = gp_view_tenant(v, t)->typed;
+    if (tot.typed && (rc = typed_books(v, &tot)) != GP_OK)
+        return rc;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
@@ -757,10 +1117,32 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         ts[nts].held = (int64_t)ti->held - (int64_t)ti->outgoing;
         ts[nts].incoming = (int64_t)ti->incoming;
         /* reclaimed GPUs are kept for it only as far as it still needs them
-         * within its entitlement */
+         * within its entitlement, or its guarantees by type */
         need = (int64_t)ceil(ti->entitled - 1e-9) - ts[nts].held;
+        if (ti->typed) {
+            int64_t typed_need = 0;
+
+            for (uint8_t k = 0; k < tot.ntypes; k++)
+                if (typed_room(v, &tot, t, k) > 0)
+                    typed_need += typed_room(v, &tot, t, k);
+            if (typed_need > need)
+                need = typed_need;
+        }
         ts[nts].owed = (int64_t)ti->owed < need ? (int64_t)ti->owed
                                                 : (need > 0 ? need : 0);
+        if (tot.typed) {
+            /* and no more on its types than in all */
+            int64_t budget = ts[nts].owed,
+                    *owed = per_type(&tot, tot.owed_t, t);
+
+            for (uint8_t k = 0; k < tot.ntypes; k++) {
+                int64_t keep = owed[k] < budget ? owed[k] : budget;
+
+                tot.owed_sum_t[k] -= owed[k] - keep;
+                owed[k] = keep;
+                budget -= keep;
+            }
+        }
         ts[nts].keep = keep_of(v, &ts[nts]);
         tot.keep += ts[nts].keep;
         tot.owed += ts[nts].owed;
@@ -784,15 +1166,22 @@ static int pool_schedule(void *priv, const struct gp_view *v,
 
         if (!ti->cap ||
             ts[i].held + (int64_t)r.job->demand.gpus <= (int64_t)ti->cap) {
-            rc = try_start(v, plan, r.job, &ts[i], &tot);
+            rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
             if (rc != GP_OK && rc != GP_ENOFIT)
                 return rc;
         }
         r.job = NULL; /* started, or placement-blocked: no reservation */
     }
 
-    /* 2. within entitlements, largest deficit first */
     order_by_deficit(v, ts, nts, tot.pos);
+    /* 2. within guarantees by type: a tenant's part on a type is its own */
+    for (size_t i = 0; tot.typed && i < nts && gp_view_free_gpus(v) > 0; i++)
+        if (gp_view_tenant(v, ts[i].t)->typed &&
+            gp_view_tenant(v, ts[i].t)->npending > 0 &&
+            (rc = start_pass(p, v, plan, ts, &tot, i, PASS_TYPED, &r)))
+            return rc;
+
+    /* 3. within entitlements, largest deficit first */
     for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
 
@@ -802,12 +1191,12 @@ static int pool_schedule(void *priv, const struct gp_view *v,
             return rc;
     }
 
-    /* 3. take back what lenders are owed */
+    /* 4. take back what lenders are owed */
     if (p->mode == MODE_POOL &&
         (rc = reclaim(p, v, plan, ts, &tot, nts)) != GP_OK)
         return rc;
 
-    /* 4. lend what is idle */
+    /* 5. lend what is idle */
     order_by_deficit(v, ts, nts, tot.pos);
     for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
         if (gp_view_tenant(v, ts[i].t)->npending == 0)

@@ -372,8 +372,15 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     w.ckpt_cost_us = cfg->ckpt_cost_us;
     w.grace_us = gp_core_grace_us(core);
     for (size_t i = 0; i < cfg->ntenants; i++)
-        if ((rc = gp_core_add_tenant(core, &cfg->tenants[i], diag)) != GP_OK)
+        if ((rc = gp_core_add_tenant(core, &cfg->tenants[i], diag)) != GP_OK) {
+            if (diag) { /* name it as the tenants file does */
+                char at[sizeof(diag->where)];
+                snprintf(at, sizeof(at), "tenants[%zu] '%s'", i,
+                         cfg->tenants[i].name ? cfg->tenants[i].name : "");
+                memcpy(diag->where, at, sizeof(at));
+            }
             goto out;
+        }
     for (;;) {
         int64_t t = GP_TIME_MAX, wake = gp_core_next_wakeup(core);
 

@@ -5,7 +5,8 @@
  *                 "cap": 128, "lend_limit": 8, "parent": "research"}]}
  *
  * Unknown keys are errors (typos must not pass silently). A parent must be
- * defined before its children. Validation that needs the whole set (cap
+ * defined before its children. GPU type names are checked against the
+ * cluster by the core. Validation that needs the whole set (cap
  * below guarantee, parents) is repeated by the core when it takes them.
  */
 #include <errno.h>
@@ -25,6 +26,8 @@ void gp_tenant_list_init(struct gp_tenant_list *l)
 
 void gp_tenant_list_fini(struct gp_tenant_list *l)
 {
+    for (size_t i = 0; l->t && i <= l->n; i++)
+        free((void *)(uintptr_t)l->t[i].by_type);
     free(l->t);
     gp_strtab_fini(&l->strs);
     memset(l, 0, sizeof(*l));
@@ -100,19 +103,35 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
         } else if (strcmp(key, "guarantee_by_type") == 0) {
             const char *type;
             json_t *g;
+            struct gp_type_guarantee *parts;
 
-            if (!json_is_object(v))
+            if (!json_is_object(v) || json_object_size(v) == 0)
                 return gp_diag_set(diag, GP_EPARSE, where,
                                    "guarantee_by_type: expected an object "
                                    "of GPU type -> GPUs");
+            if (json_object_size(v) > GP_MAX_GPU_TYPES)
+                return gp_diag_set(diag, GP_ERANGE, where,
+                                   "guarantee_by_type: more than %d types",
+                                   GP_MAX_GPU_TYPES);
+            parts = calloc(json_object_size(v), sizeof(*parts));
+            if (!parts)
+                return gp_diag_set(diag, GP_ENOMEM, where, "out of memory");
+            t->by_type = parts;
             json_object_foreach(v, type, g)
             {
-                uint32_t n = 0; /* get_gpus writes it only on success */
+                struct gp_type_guarantee *part = &parts[t->nby_type];
                 char k[96];
+
                 snprintf(k, sizeof(k), "guarantee_by_type.%s", type);
-                if ((rc = get_gpus(g, where, k, &n, diag)))
+                if (!*type)
+                    return gp_diag_set(diag, GP_EPARSE, where,
+                                       "guarantee_by_type: empty type name");
+                if ((rc = get_gpus(g, where, k, &part->gpus, diag)))
                     return rc;
-                by_type += n;
+                if ((rc = keep(l, type, &part->type)) != GP_OK)
+                    return gp_diag_set(diag, rc, where, "out of memory");
+                by_type += part->gpus;
+                t->nby_type++;
             }
             have_by_type = true;
         } else {
@@ -203,9 +222,17 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
             }
         }
         if (t->parent) {
-            bool found = false;
+            bool found = false, typed = t->nby_type > 0;
             for (size_t k = 0; k < l->n && !found; k++)
-                found = strcmp(l->t[k].name, t->parent) == 0;
+                if ((found = strcmp(l->t[k].name, t->parent) == 0))
+                    typed |= l->t[k].nby_type > 0;
+            if (found && typed) {
+                snprintf(where, sizeof(where), "%s: tenants[%zu]", name, i);
+                rc = gp_diag_set(diag, GP_EINVAL, where,
+                                 "guarantee_by_type is only for tenants "
+                                 "without parent or children");
+                goto out;
+            }
             if (!found) {
                 snprintf(where, sizeof(where), "%s: tenants[%zu].parent", name,
                          i);

@@ -6,7 +6,11 @@
  *  - no job is preempted before its minimum run time or beyond its cap;
  *  - while borrowed GPUs exist, a tenant below its guarantee whose pending
  *    work fits (1-GPU jobs) is served within the grace period (the round
- *    that follows its victims' stop runs at that same instant).
+ *    that follows its victims' stop runs at that same instant);
+ *  - with guarantees by GPU type, the same on each type: while another
+ *    tenant holds GPUs of a type beyond its own part of them, a tenant
+ *    below its part there with jobs that can run there is served within
+ *    the grace period; and the books balance per type.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +29,7 @@
 #define GRACE_US (30 * GP_US_PER_S)
 #define MIN_RUN_US (300 * GP_US_PER_S)
 #define MAX_PREEMPT 4
+#define NTYPES 2 /* in the typed cases: V100 and K80 */
 
 struct watch {
     uint8_t *running;
@@ -35,6 +40,11 @@ struct watch {
     uint32_t max_preempt;
     uint64_t gpus;
     bool check_reclaim;
+    /* guarantees by type: pending jobs per tenant and type (NTYPES: any
+     * type), and since when a tenant is owed its part on a type */
+    bool typed;
+    uint32_t pend[NT][NTYPES + 1];
+    int64_t typed_since[NT][NTYPES];
     int failures;
 };
 
@@ -43,6 +53,60 @@ static void broken(struct watch *w, const char *what, int64_t now)
     if (w->failures++ < 5)
         print_error("invariant broken at t=%.3f s: %s\n", gp_us_to_s(now),
                     what);
+}
+
+/* Guarantees by type: books per type, and each tenant served its part of
+ * a type within the grace period while another holds beyond its own. */
+static void check_typed(struct watch *w, const struct gp_core *c, int64_t now,
+                        bool whole)
+{
+    const struct gp_cluster *cl = gp_core_cluster(c);
+
+    for (uint8_t k = 0; k < NTYPES; k++) {
+        uint64_t held = 0;
+        bool borrowed[NT] = {false};
+
+        for (uint32_t t = 0; t < gp_core_ntenants(c); t++) {
+            const struct gp_tenant_type *b =
+                &gp_core_tenant_info(c, t)->by_type[k];
+
+            held += b->held;
+            /* someone other than u holds type k beyond its part */
+            for (uint32_t u = 0; u < NT; u++)
+                if (u != t && b->held > b->guarantee)
+                    borrowed[u] = true;
+        }
+        if (whole &&
+            held + gp_cluster_type_free(cl, k) != gp_cluster_type_gpus(cl, k))
+            broken(w, "the tenants' GPUs of a type and the free ones differ",
+                   now);
+        if (!w->check_reclaim)
+            continue;
+        for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
+            const struct gp_tenant_type *b =
+                &gp_core_tenant_info(c, t)->by_type[k];
+            uint64_t demand = b->held + w->pend[t][k] + w->pend[t][NTYPES];
+            uint64_t want = demand < b->guarantee ? demand : b->guarantee;
+            bool owed = borrowed[t] && b->held < want;
+
+            if (owed && w->typed_since[t][k] == GP_TIME_NONE)
+                w->typed_since[t][k] = now;
+            if (!owed && w->typed_since[t][k] != GP_TIME_NONE) {
+                int64_t waited = now - w->typed_since[t][k];
+                if (waited > w->worst_wait_us)
+                    w->worst_wait_us = waited;
+                w->typed_since[t][k] = GP_TIME_NONE;
+            }
+        }
+    }
+}
+
+static void count_pending(struct watch *w, const struct gp_job *j, int d)
+{
+    if (w->typed && j->tenant < NT)
+        w->pend[j->tenant]
+               [j->demand.type == GP_TYPE_ANY ? NTYPES : j->demand.type] +=
+            (uint32_t)d;
 }
 
 /* `whole`: between rounds, when the cluster's own free count must agree
@@ -65,6 +129,12 @@ static void check_books(struct watch *w, const struct gp_core *c, int64_t now,
         broken(w, "tenants' GPUs and busy GPUs differ", now);
     if (whole && gp_cluster_free_gpus(cl) + busy != gp_cluster_gpus(cl))
         broken(w, "the cluster's free GPUs and busy GPUs differ", now);
+    if (w->typed) {
+        /* a tenant guaranteed any type may lose a type to a tenant
+         * guaranteed that one, and wait for others: checked per type */
+        check_typed(w, c, now, whole);
+        return;
+    }
     if (!w->check_reclaim)
         return;
     for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
@@ -86,7 +156,7 @@ static void check_books(struct watch *w, const struct gp_core *c, int64_t now,
 static void w_submitted(void *priv, const struct gp_core *c,
                         const struct gp_job *j, int64_t now)
 {
-    (void)j;
+    count_pending(priv, j, 1);
     check_books(priv, c, now, true);
 }
 
@@ -98,6 +168,7 @@ static void w_started(void *priv, const struct gp_core *c,
     if (w->running[j->id])
         broken(w, "a running job started again", now);
     w->running[j->id] = 1;
+    count_pending(w, j, -1);
     check_books(w, c, now, false);
 }
 
@@ -114,6 +185,7 @@ static void w_preempted(void *priv, const struct gp_core *c,
         broken(w, "preempted before its minimum run time", now);
     if (j->preemptions > w->max_preempt)
         broken(w, "preempted beyond its cap", now);
+    count_pending(w, j, 1);
     check_books(w, c, now, false);
 }
 
@@ -240,6 +312,109 @@ static void run_case_ckpt(const char *policy, uint64_t seed, bool one_gpu,
 static void run_case(const char *policy, uint64_t seed, bool one_gpu)
 {
     run_case_ckpt(policy, seed, one_gpu, false, GP_CKPT_TRACE);
+}
+
+/* Guarantees by type on a cluster of 8 V100 and 8 K80: t0 is guaranteed
+ * 3 V100 and 3 K80, t1 4 V100, t2 4 GPUs of any type, t3 nothing. Jobs ask
+ * for V100, K80 or any type. `one_gpu`: the reclaim-by-type check. */
+static void run_typed_case(const char *policy, uint64_t seed, bool one_gpu)
+{
+    static const struct gp_type_guarantee g0[] = {{"V100", 3}, {"K80", 3}};
+    static const struct gp_type_guarantee g1[] = {{"V100", 4}};
+    static const char *const types[] = {"V100", "K80", NULL};
+    struct gp_tenant_spec tenants[NT] = {
+        {.name = "t0", .by_type = g0, .nby_type = 2, .weight = 2},
+        {.name = "t1", .by_type = g1, .nby_type = 1},
+        {.name = "t2", .guarantee = 4},
+        {.name = "t3"},
+    };
+    struct gp_workload wl, typed;
+    struct gp_cluster *cluster;
+    struct gp_metrics *m;
+    struct gp_diag diag = {{0}, {0}};
+    struct watch w = {0};
+    struct gp_sim_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .restart_cost_us = 20 * GP_US_PER_S,
+        .tenants = tenants,
+        .ntenants = NT,
+        .grace_us = GRACE_US,
+        .ckpt_cost_us = 10 * GP_US_PER_S,
+        .watch = &watch_ops,
+        .watch_priv = &w,
+    };
+    struct gp_rng rng;
+    size_t n = 600;
+
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = one_gpu ? 0 : MIN_RUN_US;
+        cfg.max_preemptions[k] = one_gpu ? 0 : MAX_PREEMPT;
+    }
+    assert_non_null(cfg.policy);
+    /* the random workload, each job given a type at random */
+    make_workload(&wl, seed, n, one_gpu);
+    gp_rng_init(&rng, seed ^ 0x9e3779b97f4a7c15ull);
+    gp_workload_init(&typed);
+    for (size_t i = 0; i < wl.n; i++) {
+        struct gp_job_spec s = wl.jobs[i];
+        s.gpu_type = types[gp_rng_next(&rng) % 3];
+        assert_int_equal(gp_workload_add(&typed, &s), GP_OK);
+    }
+    gp_workload_seal(&typed);
+    w.running = calloc(n, 1);
+    w.min_run_us = cfg.min_run_us[0];
+    w.max_preempt = one_gpu ? UINT32_MAX : MAX_PREEMPT;
+    w.grace_us = GRACE_US;
+    w.gpus = 16;
+    w.typed = true;
+    w.check_reclaim = one_gpu && strcmp(policy, "pool") == 0;
+    for (int t = 0; t < NT; t++)
+        for (int k = 0; k < NTYPES; k++)
+            w.typed_since[t][k] = GP_TIME_NONE;
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 1, 8, "V100", 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 1, 8, "K80", 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_metrics_new(&m), GP_OK);
+    assert_int_equal(gp_sim_run(&typed, cluster, &cfg, m, NULL, &diag), GP_OK);
+    if (w.failures)
+        print_error("%s seed %llu: %d invariant failures\n", policy,
+                    (unsigned long long)seed, w.failures);
+    assert_int_equal(w.failures, 0);
+    assert_int_equal(gp_metrics_summary(m)->completed, n);
+    if (w.check_reclaim) {
+        if (w.worst_wait_us > GRACE_US)
+            print_error("%s seed %llu: a tenant owed its part of a type "
+                        "waited %.1f s\n",
+                        policy, (unsigned long long)seed,
+                        gp_us_to_s(w.worst_wait_us));
+        assert_true(w.worst_wait_us <= GRACE_US);
+        assert_true(gp_metrics_summary(m)->preemptions > 0);
+    }
+    free(w.running);
+    gp_metrics_free(m);
+    gp_workload_fini(&typed);
+    gp_workload_fini(&wl);
+}
+
+static void pool_serves_guarantees_by_type_within_the_grace_period(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        run_typed_case("pool", seed, true);
+}
+
+static void guarantees_by_type_keep_every_invariant(void **state)
+{
+    static const char *const policies[] = {"pool", "pool-noreclaim",
+                                           "static-quota", "fifo"};
+
+    (void)state;
+    for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++)
+        for (uint64_t seed = 1; seed <= 3; seed++)
+            run_typed_case(policies[p], seed, false);
 }
 
 /* Regression: with a grace period, jobs that cannot checkpoint stop at
@@ -373,6 +548,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pool_keeps_every_invariant_on_random_gangs),
         cmocka_unit_test(pool_serves_a_guarantee_within_the_grace_period),
+        cmocka_unit_test(
+            pool_serves_guarantees_by_type_within_the_grace_period),
+        cmocka_unit_test(guarantees_by_type_keep_every_invariant),
         cmocka_unit_test(baselines_keep_every_invariant),
         cmocka_unit_test(a_large_gang_that_waited_gets_a_reservation),
         cmocka_unit_test(

@@ -387,6 +387,210 @@ static void bad_tenants_are_refused_with_the_reason(void **state)
     gp_core_free(core);
 }
 
+/* ---- guarantees by GPU type: one node of 8 V100, one of 8 K80 --------- */
+
+static struct gp_core *typed_core(const char *policy,
+                                  const struct gp_tenant_spec *tenants,
+                                  size_t nt, const struct setup *s,
+                                  struct rec *r)
+{
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .backend = &rec_backend,
+        .backend_priv = r,
+        .grace_us = s->grace_us,
+    };
+
+    memset(r, 0, sizeof(*r));
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = s->min_run_us;
+        cfg.max_preemptions[k] = s->max_preempt;
+    }
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 8, "V100", 0, NULL), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 8, "K80", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    for (size_t i = 0; i < nt; i++)
+        assert_int_equal(gp_core_add_tenant(core, &tenants[i], NULL), GP_OK);
+    return core;
+}
+
+static uint32_t typed_job(struct gp_core *core, const char *tenant,
+                          uint32_t gpus, const char *type, double at_s)
+{
+    static int n;
+    char id[32];
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .gpus = gpus,
+        .gpu_type = type,
+        .duration_us = 10000 * GP_US_PER_S,
+        .submit_us = (int64_t)(at_s * 1e6),
+        .checkpointable = true,
+    };
+    uint32_t jid = UINT32_MAX;
+
+    snprintf(id, sizeof(id), "t%d", n++);
+    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
+                     GP_OK);
+    return jid;
+}
+
+static uint8_t type_of(struct gp_core *core, const char *name)
+{
+    uint8_t t = 0;
+
+    assert_int_equal(gp_cluster_find_type(gp_core_cluster(core), name, &t),
+                     GP_OK);
+    return t;
+}
+
+/* u holds the 8 V100 within its guarantee of 8 GPUs of any type; a,
+ * guaranteed 8 V100, wants them: split by type, its guarantee takes them
+ * back (u may use the K80); as 8 GPUs of any type, it waits. */
+static int64_t v100_start(bool split)
+{
+    static const struct gp_type_guarantee v100[] = {{"V100", 8}};
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 8},
+                                 {.name = "u", .guarantee = 8}};
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core;
+    uint32_t uj, aj;
+    int64_t started = -1;
+
+    if (split) {
+        t[0].guarantee = 0; /* the sum of its parts */
+        t[0].by_type = v100;
+        t[0].nby_type = 1;
+    }
+    core = typed_core("pool", t, 2, &s, &r);
+    uj = typed_job(core, "u", 8, "V100", 0);
+    gp_core_round(core, 0);
+    assert_int_equal(gp_core_job(core, uj)->state, GP_JOB_RUNNING);
+    assert_int_equal(gp_core_tenant_info(core, 0)->guarantee, 8);
+    assert_int_equal(gp_core_tenant_info(core, 0)->typed, split);
+    aj = typed_job(core, "a", 8, "V100", 100);
+    gp_core_round(core, S(100));
+    stop_signalled(core, S(130));
+    gp_core_round(core, S(130));
+    if (gp_core_job(core, aj)->state == GP_JOB_RUNNING) {
+        const struct gp_tenant_info *ti = gp_core_tenant_info(core, 0);
+
+        started = gp_core_job(core, aj)->run_start_us;
+        assert_int_equal(ti->by_type[type_of(core, "V100")].held, 8);
+        assert_int_equal(ti->by_type[type_of(core, "K80")].held, 0);
+        assert_int_equal(gp_core_job(core, uj)->state, GP_JOB_PENDING);
+    }
+    gp_core_free(core);
+    return started;
+}
+
+static void a_guarantee_by_type_takes_its_type_back(void **state)
+{
+    (void)state;
+    assert_true(v100_start(true) == S(130));
+    assert_true(v100_start(false) == -1);
+}
+
+/* a is guaranteed 4 V100 and 4 K80 and holds 4 V100 and 8 K80; b wants
+ * its 8: a gives back 4 of its K80, never its part of the V100. */
+static void a_tenant_keeps_its_part_of_a_type(void **state)
+{
+    static const struct gp_type_guarantee parts[] = {{"V100", 4}, {"K80", 4}};
+    struct gp_tenant_spec t[] = {{.name = "a", .by_type = parts, .nby_type = 2},
+                                 {.name = "b", .guarantee = 8}};
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = typed_core("pool", t, 2, &s, &r);
+    uint8_t v100 = type_of(core, "V100"), k80 = type_of(core, "K80");
+    uint32_t preempted_v100 = 0, preempted_k80 = 0;
+
+    (void)state;
+    for (int i = 0; i < 4; i++)
+        typed_job(core, "a", 1, "V100", 0);
+    for (int i = 0; i < 8; i++)
+        typed_job(core, "a", 1, "K80", 0);
+    gp_core_round(core, 0);
+    assert_int_equal(gp_core_tenant_info(core, 0)->held, 12);
+    for (int i = 0; i < 8; i++)
+        typed_job(core, "b", 1, NULL, 100);
+    gp_core_round(core, S(100));
+    assert_int_equal(r.preempts, 4);
+    for (uint32_t i = 0; i < gp_core_njobs(core); i++) {
+        const struct gp_job *j = gp_core_job(core, i);
+        if (j->state == GP_JOB_PREEMPTING) {
+            preempted_v100 += j->where.type == v100;
+            preempted_k80 += j->where.type == k80;
+        }
+    }
+    assert_int_equal(preempted_v100, 0);
+    assert_int_equal(preempted_k80, 4);
+    stop_signalled(core, S(130));
+    gp_core_round(core, S(130));
+    assert_int_equal(gp_core_tenant_info(core, 1)->held, 8);
+    assert_int_equal(gp_core_tenant_info(core, 0)->by_type[v100].held, 4);
+    gp_core_free(core);
+}
+
+/* static-quota: a tenant guaranteed 4 K80 runs on K80, and no more than
+ * its 4 there, though V100 are idle. */
+static void static_quota_keeps_a_tenant_to_its_types(void **state)
+{
+    static const struct gp_type_guarantee k80[] = {{"K80", 4}};
+    struct gp_tenant_spec t[] = {{.name = "a", .by_type = k80, .nby_type = 1}};
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_core *core = typed_core("static-quota", t, 1, &s, &r);
+    uint32_t j1, j2;
+
+    (void)state;
+    j1 = typed_job(core, "a", 4, NULL, 0);
+    j2 = typed_job(core, "a", 4, NULL, 0);
+    gp_core_round(core, 0);
+    assert_int_equal(gp_core_job(core, j1)->state, GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, j1)->where.type, type_of(core, "K80"));
+    assert_int_equal(gp_core_job(core, j2)->state, GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
+static void bad_guarantees_by_type_are_refused(void **state)
+{
+    static const struct gp_type_guarantee a100[] = {{"A100", 2}};
+    static const struct gp_type_guarantee twice[] = {{"K80", 2}, {"K80", 1}};
+    static const struct gp_type_guarantee big[] = {{"V100", 9}};
+    static const struct gp_type_guarantee v2[] = {{"V100", 2}};
+    struct gp_tenant_spec t[] = {
+        {.name = "p", .guarantee = 2},
+        {.name = "x", .by_type = a100, .nby_type = 1},
+        {.name = "x", .by_type = twice, .nby_type = 2},
+        {.name = "x", .by_type = big, .nby_type = 1},
+        {.name = "x", .guarantee = 3, .by_type = v2, .nby_type = 1},
+        {.name = "x", .parent = "p", .by_type = v2, .nby_type = 1},
+    };
+    static const char *const words[] = {"'A100'", "twice", "has 8", "differs",
+                                        "without parent"};
+    static const int codes[] = {GP_ENOENT, GP_EINVAL, GP_EINVAL, GP_EINVAL,
+                                GP_EINVAL};
+    struct rec r;
+    struct setup s = {0, 0, 0};
+    struct gp_core *core = typed_core("pool", t, 1, &s, &r);
+
+    (void)state;
+    for (int i = 0; i < 5; i++) {
+        struct gp_diag diag = {{0}, {0}};
+
+        assert_int_equal(gp_core_add_tenant(core, &t[i + 1], &diag), codes[i]);
+        assert_string_equal(diag.where, "x");
+        assert_non_null(strstr(diag.msg, words[i]));
+    }
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +609,10 @@ int main(void)
         cmocka_unit_test(excess_is_shared_by_weight),
         cmocka_unit_test(nested_tenants_share_their_parents_guarantee),
         cmocka_unit_test(bad_tenants_are_refused_with_the_reason),
+        cmocka_unit_test(a_guarantee_by_type_takes_its_type_back),
+        cmocka_unit_test(a_tenant_keeps_its_part_of_a_type),
+        cmocka_unit_test(static_quota_keeps_a_tenant_to_its_types),
+        cmocka_unit_test(bad_guarantees_by_type_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

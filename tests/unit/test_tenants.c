@@ -26,17 +26,25 @@ static void a_full_entry_is_read(void **state)
     assert_int_equal(
         parse("{\"tenants\":[{\"name\":\"r\",\"guarantee\":8},"
               "{\"name\":\"v\",\"parent\":\"r\",\"weight\":2.5,\"cap\":6,"
-              "\"lend_limit\":1,\"guarantee_by_type\":{\"V100\":3,"
+              "\"lend_limit\":1,\"guarantee\":5},"
+              "{\"name\":\"w\",\"guarantee_by_type\":{\"V100\":3,"
               "\"K80\":2}}]}",
               &l, &d),
         GP_OK);
-    assert_int_equal(l.n, 2);
+    assert_int_equal(l.n, 3);
     assert_string_equal(l.t[1].name, "v");
     assert_string_equal(l.t[1].parent, "r");
     assert_true(l.t[1].weight == 2.5);
-    assert_int_equal(l.t[1].guarantee, 5); /* the sum by type */
+    assert_int_equal(l.t[1].guarantee, 5);
     assert_int_equal(l.t[1].cap, 6);
     assert_int_equal(l.t[1].lend_limit, 1);
+    assert_int_equal(l.t[1].nby_type, 0);
+    assert_int_equal(l.t[2].guarantee, 5); /* the sum by type */
+    assert_int_equal(l.t[2].nby_type, 2);
+    assert_string_equal(l.t[2].by_type[0].type, "V100");
+    assert_int_equal(l.t[2].by_type[0].gpus, 3);
+    assert_string_equal(l.t[2].by_type[1].type, "K80");
+    assert_int_equal(l.t[2].by_type[1].gpus, 2);
     gp_tenant_list_fini(&l);
 }
 
@@ -76,6 +84,18 @@ static void mistakes_name_the_entry_and_the_key(void **state)
     expect_error("{\"tenants\":[{\"name\":\"a\",\"guarantee\":3,"
                  "\"guarantee_by_type\":{\"V100\":2}}]}",
                  GP_EINVAL, "tenants[0]", "differs");
+    expect_error("{\"tenants\":[{\"name\":\"r\",\"guarantee\":4},"
+                 "{\"name\":\"c\",\"parent\":\"r\","
+                 "\"guarantee_by_type\":{\"V100\":2}}]}",
+                 GP_EINVAL, "tenants[1]", "without parent or children");
+    expect_error("{\"tenants\":[{\"name\":\"r\",\"guarantee_by_type\":"
+                 "{\"V100\":2}},{\"name\":\"c\",\"parent\":\"r\"}]}",
+                 GP_EINVAL, "tenants[1]", "without parent or children");
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"guarantee_by_type\":{}}]}",
+                 GP_EPARSE, "tenants[0]", "guarantee_by_type");
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"guarantee_by_type\":"
+                 "{\"V100\":\"2\"}}]}",
+                 GP_EPARSE, "tenants[0]", "guarantee_by_type.V100");
     expect_error("{\"tenant\":[]}", GP_EPARSE, "t.json", "tenant");
     expect_error("{\"tenants\":\n[{\"name\":\"a\",}]}", GP_EPARSE, "t.json:2",
                  "");

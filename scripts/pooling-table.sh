@@ -41,6 +41,7 @@ rows = [
     ("Preemptions", lambda r: f"{r['preemptions']}"),
     ("GPU-hours lost to preemption", lambda r: f"{r['lost_gpu_s']/3600:.0f}"),
     ("Reclaim delay p50 / p99", lambda r: f"{r['reclaim_delay_p50_s']:.0f} s / {r['reclaim_delay_p99_s']:.0f} s"),
+    ("Reclaims that waited: number, delay p50 / p99", lambda r: f"{r['reclaim_episodes_waited']} of {r['reclaim_episodes']}: {r['reclaim_waited_p50_s']:.0f} s / {r['reclaim_waited_p99_s']:.0f} s"),
     ("Jobs completed", lambda r: f"{r['completed']} of {r['jobs']}"),
 ]
 for name, title in (("philly", "Philly per-job table, 82,247 jobs, 64x8 (512 GPUs), 15 VCs"),

@@ -60,6 +60,10 @@ struct gp_summary {
     double guarantee_compliance, fairshare_compliance;
     uint64_t reclaim_episodes;
     double reclaim_delay_p50_s, reclaim_delay_p99_s;
+    /* the episodes not served in the instant they began (idle GPUs serve
+     * most at once), and their delays */
+    uint64_t reclaim_episodes_waited;
+    double reclaim_waited_p50_s, reclaim_waited_p99_s;
     /* lower bounds, so every result shows its distance from the limit */
     double lb_avg_jct_s;   /* mean duration: no job finishes faster */
     double lb_makespan_s;  /* work conservation with arrivals */

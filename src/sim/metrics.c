@@ -843,6 +843,17 @@ static int reclaim_figures(struct gp_metrics *m)
     qsort(d, m->neps, sizeof(*d), cmp_i64);
     s->reclaim_delay_p50_s = gp_us_to_s(pct(d, m->neps, 50));
     s->reclaim_delay_p99_s = gp_us_to_s(pct(d, m->neps, 99));
+    {
+        size_t z = 0; /* d is sorted: the waited ones are its tail */
+
+        while (z < m->neps && d[z] <= 0)
+            z++;
+        s->reclaim_episodes_waited = m->neps - z;
+        if (z < m->neps) {
+            s->reclaim_waited_p50_s = gp_us_to_s(pct(d + z, m->neps - z, 50));
+            s->reclaim_waited_p99_s = gp_us_to_s(pct(d + z, m->neps - z, 99));
+        }
+    }
     qsort(m->eps, m->neps, sizeof(*m->eps), cmp_tv);
     for (size_t i = 0; i < m->neps;) {
         size_t start = i, n;

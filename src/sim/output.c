@@ -50,6 +50,11 @@ static bool has_episodes(const struct gp_summary *s)
     return s->reclaim_episodes > 0;
 }
 
+static bool has_waited_episodes(const struct gp_summary *s)
+{
+    return s->reclaim_episodes_waited > 0;
+}
+
 static bool has_predictions(const struct gp_summary *s)
 {
     return s->predicted > 0;
@@ -92,6 +97,12 @@ const struct gp__row gp__rows[] = {
            has_episodes),
     ROW_IF("reclaim delay p99", GP__ROW_TIME, reclaim_delay_p99_s,
            has_episodes),
+    ROW_IF("reclaims that waited", GP__ROW_COUNT, reclaim_episodes_waited,
+           has_episodes),
+    ROW_IF("  their delay p50", GP__ROW_TIME, reclaim_waited_p50_s,
+           has_waited_episodes),
+    ROW_IF("  their delay p99", GP__ROW_TIME, reclaim_waited_p99_s,
+           has_waited_episodes),
     GROUP("preemptions", GP__ROW_COUNT, preemptions),
     ROW("preemptions per job (mean)", GP__ROW_RATIO, preemptions_per_job_mean),
     ROW("preemptions per job (max)", GP__ROW_COUNT, preemptions_per_job_max),
@@ -444,6 +455,9 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "reclaim_episodes", juint(s->reclaim_episodes), &ok);
     put(o, "reclaim_delay_p50_s", jreal(s->reclaim_delay_p50_s), &ok);
     put(o, "reclaim_delay_p99_s", jreal(s->reclaim_delay_p99_s), &ok);
+    put(o, "reclaim_episodes_waited", juint(s->reclaim_episodes_waited), &ok);
+    put(o, "reclaim_waited_p50_s", jreal(s->reclaim_waited_p50_s), &ok);
+    put(o, "reclaim_waited_p99_s", jreal(s->reclaim_waited_p99_s), &ok);
     put(o, "preemptions", juint(s->preemptions), &ok);
     put(o, "preemptions_per_job_mean", jreal(s->preemptions_per_job_mean), &ok);
     put(o, "preemptions_per_job_max", juint(s->preemptions_per_job_max), &ok);

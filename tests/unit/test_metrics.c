@@ -556,12 +556,32 @@ static void compliance_is_sampled_every_minute(void **st)
     assert_int_equal(y->reclaim_episodes, 1);
     assert_double_equal(y->reclaim_delay_p50_s, 240, EPS);
     assert_double_equal(y->reclaim_delay_p99_s, 240, EPS);
+    assert_int_equal(s->reclaim_episodes_waited, 1);
+    assert_double_equal(s->reclaim_waited_p50_s, 240, EPS);
+    assert_double_equal(s->reclaim_waited_p99_s, 240, EPS);
     /* GPU-work 4 x 300 + 2 x 100 over 4 GPUs x (60 - 0) s */
     assert_true(s->offered_load_known);
     assert_double_equal(s->offered_load, 1400.0 / 240, EPS);
     assert_double_equal(s->submit_span_s, 60, EPS);
     assert_double_equal(s->preemptions_per_job_mean, 0, EPS);
     assert_int_equal(s->preemptions_per_job_max, 0);
+    world_close(&w);
+}
+
+/* The same jobs on 8 GPUs: b starts at once. Its episode still counts,
+ * with delay 0, but not among those that waited. */
+static void an_episode_served_at_once_did_not_wait(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+
+    (void)st;
+    run_guarantee_fifo(&w, 8);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->reclaim_episodes, 1);
+    assert_double_equal(s->reclaim_delay_p50_s, 0, EPS);
+    assert_int_equal(s->reclaim_episodes_waited, 0);
+    assert_double_equal(s->reclaim_waited_p50_s, 0, EPS);
     world_close(&w);
 }
 
@@ -1321,6 +1341,7 @@ int main(void)
         cmocka_unit_test(percentiles_take_the_nearest_rank),
         cmocka_unit_test(restart_overhead_counts_as_lost_gpu_time),
         cmocka_unit_test(compliance_is_sampled_every_minute),
+        cmocka_unit_test(an_episode_served_at_once_did_not_wait),
         cmocka_unit_test(samples_count_whole_minutes_in_the_interval),
         cmocka_unit_test(pool_reclaim_by_hand),
         cmocka_unit_test(checkpointed_work_is_not_lost),

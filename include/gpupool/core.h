@@ -140,6 +140,9 @@ bool gp_view_may_preempt(const struct gp_view *v, const struct gp_job *job);
  * its preemption cap is reached or it is not running). */
 int64_t gp_view_preemptible_at(const struct gp_view *v,
                                const struct gp_job *job);
+/* Has the job (running or not) been preempted as often as its class
+ * allows? Such a job, once started, runs to its end. */
+bool gp_view_cap_reached(const struct gp_view *v, const struct gp_job *job);
 /* Work the job would lose if preempted now (microseconds): nothing for a
  * checkpoint-capable job (it saves at the signal), all of it for one that
  * cannot checkpoint. */

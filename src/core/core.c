@@ -1326,6 +1326,14 @@ int64_t gp_view_preemptible_at(const struct gp_view *v,
     return at > c->now_us ? at : c->now_us;
 }
 
+bool gp_view_cap_reached(const struct gp_view *v, const struct gp_job *job)
+{
+    enum gp_prio_class k = gp_job_class(job);
+
+    return v->core->cfg.max_preemptions[k] &&
+           job->preemptions >= v->core->cfg.max_preemptions[k];
+}
+
 int64_t gp_view_loss_if_preempted(const struct gp_view *v,
                                   const struct gp_job *job)
 {

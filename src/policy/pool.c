@@ -47,6 +47,8 @@ struct pool {
     uint32_t large_gang; /* GPUs from which a job counts as a large gang;
                             0 = two nodes of the largest kind */
     bool fifo_order;     /* within a tenant: arrival order, not QSSF */
+    bool nearest;        /* reclaim a gang that overshoots the entitlement
+                            if it lands nearer to it */
     /* the same memo for reclaims on one GPU type (guarantees by type),
      * per tenant and type: index t * ntypes + type */
     struct memo *tfail;
@@ -104,6 +106,7 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
         return GP_ENOMEM;
     p->mode = mode;
     p->reserve_after_us = 6 * 3600 * GP_US_PER_S;
+    p->nearest = true;
     for (size_t i = 0; i < args->nopts; i++) {
         const char *k = args->opts[i].key, *v = args->opts[i].value;
         char *end;
@@ -124,13 +127,16 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             p->reserve_after_us = (int64_t)llround(x * 1e6);
         } else if (strcmp(k, "fifo") == 0 && (x == 0 || x == 1)) {
             p->fifo_order = x == 1;
+        } else if (strcmp(k, "nearest") == 0 && (x == 0 || x == 1)) {
+            p->nearest = x == 1;
         } else if (strcmp(k, "large_gang") == 0 && x == floor(x)) {
             p->large_gang = (uint32_t)x;
         } else {
             free(p);
             return gp_diag_set(diag, GP_EINVAL, k,
                                "unknown option (known: reserve_after "
-                               "seconds, large_gang GPUs, fifo 0|1)");
+                               "seconds, large_gang GPUs, fifo 0|1, "
+                               "nearest 0|1)");
         }
     }
     *priv = p;
@@ -496,6 +502,12 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
+        } else if (p->mode == MODE_POOL && gp_view_cap_reached(v, job) &&
+                   (double)after > ceil(ti->entitled - 1e-9)) {
+            /* lent GPUs must come back: a job preempted as often as its
+             * class allows would keep them to its end (it waits for its
+             * tenant's entitlement, or a reservation) */
+            continue;
         } else if ((ti->cap && after > (int64_t)ti->cap) ||
                    (int64_t)free_for(v, job) - (int64_t)job->demand.gpus <
                        tot->keep - ts[i].keep) {
@@ -948,9 +960,12 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 continue;
             if ((int64_t)job->demand.gpus > room) {
                 /* beyond its entitlement it waits or borrows - unless it
-                 * is high priority and first in line */
-                if (nlist == 0 && gp_job_class(job) == GP_PRIO_HIGH &&
-                    ts[i].incoming == 0) /* unless GPUs are coming */
+                 * is high priority and first in line, or its gang brings
+                 * the tenant nearer its entitlement than it is without
+                 * (a gang of 8 for a tenant 6 short of it) */
+                if ((nlist == 0 && gp_job_class(job) == GP_PRIO_HIGH &&
+                     ts[i].incoming == 0) || /* unless GPUs are coming */
+                    (p->nearest && (int64_t)job->demand.gpus < 2 * room))
                     list[nlist++] = job;
                 break;
             }
@@ -1119,6 +1134,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         /* reclaimed GPUs are kept for it only as far as it still needs them
          * within its entitlement, or its guarantees by type */
         need = (int64_t)ceil(ti->entitled - 1e-9) - ts[nts].held;
+        if (p->nearest && need > 0)
+            need = 2 * need - 1; /* a gang reclaimed to land nearer */
         if (ti->typed) {
             int64_t typed_need = 0;
 

@@ -591,6 +591,76 @@ static void bad_guarantees_by_type_are_refused(void **state)
     gp_core_free(core);
 }
 
+/* a is 3 GPUs short of its entitlement of 5 and waits for a gang of 4: it
+ * takes the gang back from b (far over its own), since holding 6 is nearer
+ * its share than holding 2. c's idle share (its 16-GPU gang cannot start)
+ * is why b holds so much. */
+static void a_gang_that_lands_nearer_the_share_is_reclaimed(void **state)
+{
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 5},
+                                 {.name = "b", .guarantee = 5},
+                                 {.name = "c", .guarantee = 6}};
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = pool_core("pool", 16, t, 3, &s, &r);
+    uint32_t gang;
+
+    (void)state;
+    for (int i = 0; i < 14; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    for (int i = 0; i < 2; i++)
+        job_of(core, "a", 1, 10000, 0, 0, true);
+    gp_core_round(core, 0);
+    assert_int_equal(gp_core_busy_gpus(core), 16);
+    job_of(core, "c", 16, 100, 10, 0, true);
+    gang = job_of(core, "a", 4, 100, 10, 0, true);
+    gp_core_round(core, S(10));
+    assert_true(fabs(gp_core_tenant_info(core, 0)->entitled - 5.0) < 1e-9);
+    assert_int_equal(r.preempts, 4);
+    assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 4);
+    stop_signalled(core, S(40));
+    gp_core_round(core, S(40));
+    assert_int_equal(gp_core_job(core, gang)->state, GP_JOB_RUNNING);
+    assert_int_equal(gp_core_tenant_info(core, 1)->held, 10);
+    gp_core_free(core);
+}
+
+/* A job preempted as often as its class allows is not lent GPUs (it would
+ * keep them to its end): it waits for its tenant's entitlement. */
+static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
+{
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
+                                 {.name = "b", .guarantee = 4}};
+    struct rec r;
+    struct setup s = {0, 0, 1}; /* one preemption per job */
+    struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
+    uint32_t a[4], capped = UINT32_MAX, fresh;
+
+    (void)state;
+    for (int i = 0; i < 5; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    gp_core_round(core, 0); /* b borrows one of a's */
+    for (int i = 0; i < 4; i++)
+        a[i] = job_of(core, "a", 1, 100, 10, 0, true);
+    gp_core_round(core, S(10)); /* a takes it back at once */
+    assert_int_equal(r.preempts, 1);
+    for (uint32_t i = 0; i < gp_core_njobs(core); i++)
+        if (gp_core_job(core, i)->preemptions == 1)
+            capped = i;
+    assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(
+            gp_core_job_ended(core, a[i], GP_JOB_COMPLETED, S(110)), GP_OK);
+    /* a waits for a gang of 8 that does not fit: its 4 are idle. b may
+     * borrow them - but not for the job at its cap */
+    job_of(core, "a", 8, 100, 110, 0, true);
+    fresh = job_of(core, "b", 1, 100, 110, 0, true);
+    gp_core_round(core, S(110));
+    assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -613,6 +683,8 @@ int main(void)
         cmocka_unit_test(a_tenant_keeps_its_part_of_a_type),
         cmocka_unit_test(static_quota_keeps_a_tenant_to_its_types),
         cmocka_unit_test(bad_guarantees_by_type_are_refused),
+        cmocka_unit_test(a_gang_that_lands_nearer_the_share_is_reclaimed),
+        cmocka_unit_test(a_job_at_its_preemption_cap_is_not_lent_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,20 +5,26 @@
  *   1. starts a large gang that has waited past `reserve_after`, or gives it
  *      a reservation: a start time from the predicted ends of running jobs;
  *      other jobs then backfill only where they do not delay it;
- *   2. starts jobs of tenants below their entitlement, largest deficit
+ *   2. starts, for tenants whose guarantee is split by GPU type, the jobs
+ *      that fit their part of a type, on that type;
+ *   3. starts jobs of tenants below their entitlement, largest deficit
  *      first, in priority then arrival order;
- *   3. reclaims: a tenant whose next job would stay within its entitlement
- *      but does not fit takes GPUs back from borrowers by graceful
- *      preemption - lowest priority first, then the least work lost, then
- *      the tenant furthest over its entitlement, then the most predicted
- *      time left; a victim's tenant never drops below its entitlement, a
- *      gang goes whole, protected jobs (minimum run time, preemption cap)
- *      stay. A high-priority job may also preempt lower-priority jobs of
- *      its own tenant, which leaves every other tenant's share alone;
- *   4. lends what is still idle to tenants with pending work, by
+ *   4. reclaims: a tenant whose next job would stay within its entitlement
+ *      (or, with `nearest`, land nearer to it) but does not fit takes GPUs
+ *      back from borrowers by graceful preemption - lowest priority first,
+ *      then the least work lost, then the tenant furthest over its
+ *      entitlement, then the most predicted time left; a victim's tenant
+ *      never drops below its entitlement nor its part of a type, a gang
+ *      goes whole, protected jobs (minimum run time, preemption cap) stay.
+ *      A high-priority job may also preempt lower-priority jobs of its own
+ *      tenant, which leaves every other tenant's share alone. A tenant's
+ *      part of a type is reclaimed first, from whoever holds that type
+ *      beyond their own part;
+ *   5. lends what is still idle to tenants with pending work, by
  *      fair-share deficit (then lower decayed usage, then weight), within
- *      caps, keeping every lender's lending limit free for it.
- * `pool-noreclaim` skips step 3: idle GPUs are lent but never taken back.
+ *      caps, keeping every lender's lending limit free for it - but not to
+ *      a job at its preemption cap, which could not give them back.
+ * `pool-noreclaim` skips step 4: idle GPUs are lent but never taken back.
  * `static-quota` is the baseline gpupool is measured against: a tenant
  * uses only its guarantee (one job may run beyond it while the tenant holds
  * nothing, so every job can end); nothing is lent.

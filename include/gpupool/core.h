@@ -78,11 +78,17 @@ const struct gp_policy_ops *gp_policy_find(const char *name);
 /* ---- the view: what a policy may read ---------------------------------- */
 
 int64_t gp_view_now(const struct gp_view *v);
+/* The cluster after the plan so far. Call this again rather than keep the
+ * pointer: after gp_view_fit_if_freed the cluster may still count the
+ * stopping jobs' GPUs as free, until this call, gp_view_fit or a plan call
+ * takes them back (gp_view_free_gpus counts without them). */
 const struct gp_cluster *gp_view_cluster(const struct gp_view *v);
 enum gp_place_model gp_view_model(const struct gp_view *v);
 size_t gp_view_npending(const struct gp_view *v);
 size_t gp_view_nrunning(const struct gp_view *v);
 uint64_t gp_view_free_gpus(const struct gp_view *v); /* after the plan so far */
+/* Free GPUs of one type after the plan so far (0 for an unknown type). */
+uint64_t gp_view_type_free_gpus(const struct gp_view *v, uint8_t type);
 struct gp_arena *gp_view_scratch(const struct gp_view *v);
 
 /* Iterate pending jobs in rank order (lowest rank first), across shapes.

@@ -15,6 +15,11 @@
  *    only when something changed and someone asks.
  *  - Graceful preemption: a signalled job keeps its GPUs (state PREEMPTING)
  *    until the backend says it stopped or the grace period ends.
+ *  - gp_view_fit_if_freed gives the stopping jobs' GPUs back to the cluster
+ *    once and keeps them given while the policy only asks "would it fit";
+ *    anything that reads or changes the cluster otherwise takes them again
+ *    first (see give_stopping). A round that reclaims for many tenants
+ *    pays for the stopping jobs once, not once a question.
  */
 #include <math.h>
 #include <stdio.h>
@@ -94,6 +99,11 @@ struct gp_core {
     uint64_t preempting_gpus;
     uint32_t *preempting; /* ids of signalled jobs; job->heap_pos indexes */
     uint32_t npreempting, cappreempting;
+    /* the preempting jobs' GPUs are given back to the cluster for now
+     * (give_stopping): so many GPUs in all and of each type */
+    bool stopping_given;
+    uint64_t given_gpus;
+    uint64_t given_type_gpus[GP_MAX_GPU_TYPES];
 
     struct gp_job **chunks;
     size_t nchunks, njobs;
@@ -1112,6 +1122,51 @@ int gp_core_cancel(struct gp_core *c, uint32_t id, int64_t now_us)
 
 static bool may_preempt(const struct gp_core *c, const struct gp_job *j);
 
+/* ---- the stopping jobs' GPUs, given for a while ------------------------- */
+
+/* gp_view_fit_if_freed asks whether a job would fit if the stopping jobs'
+ * GPUs (and some victims') were free. Giving and taking back every stopping
+ * job on each question made a round with many reclaims quadratic, so they
+ * are given on the first question and stay given through the next ones.
+ * Whatever needs the true state first calls take_stopping: gp_view_fit,
+ * gp_view_cluster, every change to the cluster through the plan, and the
+ * round itself once the policy returns. The free counts of the view
+ * subtract what is given, so they need no taking.
+ *
+ * The indexes end up exactly as with a give and a take around every
+ * question, the order of nodes in their buckets included (it decides which
+ * of equal nodes a placement gets): the other nodes only move with the
+ * victims, as before, and the final take, in reverse, moves every stopping
+ * job's node and switch group to the front of its bucket in the order the
+ * last of those takes did. So placements stay what they were. */
+static void give_stopping(struct gp_core *c)
+{
+    if (c->stopping_given || c->npreempting == 0)
+        return;
+    for (uint32_t k = 0; k < c->npreempting; k++) {
+        struct gp_job *p = J(c, c->preempting[k]);
+
+        gp_cluster_give(c->cluster, &p->where, &p->demand);
+        c->given_gpus += p->where.gpus;
+        c->given_type_gpus[p->where.type] += p->where.gpus;
+    }
+    c->stopping_given = true;
+}
+
+static void take_stopping(struct gp_core *c)
+{
+    if (!c->stopping_given)
+        return;
+    for (uint32_t k = c->npreempting; k-- > 0;) {
+        struct gp_job *p = J(c, c->preempting[k]);
+
+        (void)gp_cluster_take(c->cluster, &p->where, &p->demand);
+    }
+    c->given_gpus = 0;
+    memset(c->given_type_gpus, 0, sizeof(c->given_type_gpus));
+    c->stopping_given = false;
+}
+
 /* ---- the view ----------------------------------------------------------- */
 
 int64_t gp_view_now(const struct gp_view *v)
@@ -1121,6 +1176,7 @@ int64_t gp_view_now(const struct gp_view *v)
 
 const struct gp_cluster *gp_view_cluster(const struct gp_view *v)
 {
+    take_stopping(v->core);
     return v->core->cluster;
 }
 
@@ -1140,7 +1196,16 @@ size_t gp_view_nrunning(const struct gp_view *v)
 
 uint64_t gp_view_free_gpus(const struct gp_view *v)
 {
-    return gp_cluster_free_gpus(v->core->cluster);
+    return gp_cluster_free_gpus(v->core->cluster) - v->core->given_gpus;
+}
+
+uint64_t gp_view_type_free_gpus(const struct gp_view *v, uint8_t type)
+{
+    const struct gp_core *c = v->core;
+
+    if (type >= gp_cluster_ntypes(c->cluster))
+        return 0;
+    return gp_cluster_type_free(c->cluster, type) - c->given_type_gpus[type];
 }
 
 struct gp_arena *gp_view_scratch(const struct gp_view *v)
@@ -1155,6 +1220,7 @@ int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
 
     if (gpus)
         d.gpus = gpus;
+    take_stopping(v->core);
     return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
                           &v->core->scratch, where);
 }
@@ -1170,14 +1236,11 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
 {
     struct gp_core *c = v->core;
     bool graceful = c->cfg.grace_us > 0;
-    size_t given = 0, k;
+    size_t given;
     int rc;
 
-    /* give back, for a moment, what is on its way out */
-    for (k = 0; k < c->npreempting; k++) {
-        struct gp_job *p = J(c, c->preempting[k]);
-        gp_cluster_give(c->cluster, &p->where, &p->demand);
-    }
+    /* what is on its way out stays given until the true state is needed */
+    give_stopping(c);
     for (given = 0; given < n; given++) {
         const struct gp_job *x = victims[given];
         if (x->state != GP_JOB_RUNNING ||
@@ -1185,18 +1248,15 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
             continue; /* already free in the plan */
         gp_cluster_give(c->cluster, &x->where, &x->demand);
     }
-    rc = gp_view_fit(v, job, 0, where);
-    /* and take it all again, in reverse */
+    rc = gp_cluster_fit(c->cluster, c->cfg.model, &job->demand, &c->scratch,
+                        where);
+    /* and take the victims' again, in reverse */
     while (given-- > 0) {
         const struct gp_job *x = victims[given];
         if (x->state != GP_JOB_RUNNING ||
             (!graceful && gp_plan_has(&c->plan, x)))
             continue;
         (void)gp_cluster_take(c->cluster, &x->where, &x->demand);
-    }
-    for (k = c->npreempting; k-- > 0;) {
-        struct gp_job *p = J(c, c->preempting[k]);
-        (void)gp_cluster_take(c->cluster, &p->where, &p->demand);
     }
     return rc;
 }
@@ -1527,6 +1587,7 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
     }
     d = j->demand;
     d.gpus = where->gpus;
+    take_stopping(c);
     if ((rc = gp_cluster_take(c->cluster, &copy, &d)) != GP_OK)
         return rc;
     if ((rc = add_action(c, OP_START, j, &copy)) != GP_OK) {
@@ -1570,8 +1631,10 @@ int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
         return rc;
     c->actions[c->nactions - 1].beneficiary = tenant;
     /* graceful: the GPUs stay held until the job stops */
-    if (c->cfg.grace_us == 0)
+    if (c->cfg.grace_us == 0) {
+        take_stopping(c);
         gp_cluster_give(c->cluster, &j->where, &j->demand);
+    }
     return GP_OK;
 }
 
@@ -1602,10 +1665,14 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
         if (a->where.nslots == 1)
             a->where.slots = &a->where.inline_slot;
         if (a->op == OP_START) {
+            take_stopping(c);
             gp_cluster_give(c->cluster, &a->where, &d);
         } else if (c->cfg.grace_us == 0) {
             /* cannot fail: every later action was undone first */
-            int rc = gp_cluster_take(c->cluster, &a->where, &d);
+            int rc;
+
+            take_stopping(c);
+            rc = gp_cluster_take(c->cluster, &a->where, &d);
             (void)rc;
         }
         j->plan_op = 0;
@@ -1769,6 +1836,7 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     gp_arena_reset(&c->scratch);
     c->nactions = 0;
     rc = c->cfg.policy->schedule(c->ppriv, &c->view, &c->plan);
+    take_stopping(c); /* the books must show the true state from here on */
     if (rc == GP_OK)
         rc = validate(c, &diag);
     if (rc != GP_OK) {

@@ -158,13 +158,13 @@ static void pool_rank(void *priv, const struct gp_job *job, int64_t now_us,
                   : (gpu_time > 9e18 ? INT64_MAX : (int64_t)gpu_time);
 }
 
+/* Through the view, not the cluster: reading the cluster would take back
+ * the stopping jobs' GPUs that reclaim's fit questions keep given. */
 static uint64_t free_for(const struct gp_view *v, const struct gp_job *job)
 {
-    const struct gp_cluster *c = gp_view_cluster(v);
-
     return job->demand.type == GP_TYPE_ANY
-               ? gp_cluster_free_gpus(c)
-               : gp_cluster_type_free(c, job->demand.type);
+               ? gp_view_free_gpus(v)
+               : gp_view_type_free_gpus(v, job->demand.type);
 }
 
 /* ---- reservation for a gang that waited too long ------------------------ */

@@ -379,6 +379,7 @@ static int start_pass(struct pool *p, const struct gp_view *v,
 
 struct victim {
     const struct gp_job *job;
+    bool taken; /* preempted by an earlier reclaim of this round */
     int cls;
     int64_t loss;
     double over; /* its tenant's held / entitled */
@@ -403,26 +404,112 @@ static int cmp_victim(const void *a, const void *b)
     return x->job->id < y->job->id ? -1 : (x->job->id > y->job->id);
 }
 
+/* Victims in cmp_victim order, sorted as they are asked for: a reclaim
+ * takes a few from the front of a list of thousands. The prefix
+ * v[0, sorted) is in order; the rest is a min-heap stored backwards (its
+ * root at v[n - 1]), so each pop frees the very slot the prefix grows into.
+ * cmp_victim is a total order (ties go by job id): the order is the one a
+ * full sort gives. */
+struct victims {
+    struct victim *v;
+    size_t n, sorted;
+    size_t first; /* v[0, first) are all taken */
+};
+
+static struct victim *heap_at(struct victims *q, size_t h)
+{
+    return &q->v[q->n - 1 - h];
+}
+
+static void victims_sift_down(struct victims *q, size_t h)
+{
+    size_t size = q->n - q->sorted;
+    struct victim x = *heap_at(q, h);
+
+    for (;;) {
+        size_t l = 2 * h + 1, r = l + 1, m = l;
+
+        if (l >= size)
+            break;
+        if (r < size && cmp_victim(heap_at(q, r), heap_at(q, l)) < 0)
+            m = r;
+        if (cmp_victim(heap_at(q, m), &x) >= 0)
+            break;
+        *heap_at(q, h) = *heap_at(q, m);
+        h = m;
+    }
+    *heap_at(q, h) = x;
+}
+
+static void victims_init(struct victims *q, struct victim *v, size_t n)
+{
+    q->v = v;
+    q->n = n;
+    q->sorted = 0;
+    q->first = 0;
+    for (size_t h = n / 2; h-- > 0;)
+        victims_sift_down(q, h);
+}
+
+/* Grow the sorted prefix to hold v[k] (or all there are). */
+static void victims_sort_to(struct victims *q, size_t k)
+{
+    while (k >= q->sorted && q->sorted < q->n) {
+        size_t s = q->sorted;
+        struct victim top = *heap_at(q, 0);
+
+        /* the heap's last element sits at v[s]: it becomes the root */
+        *heap_at(q, 0) = q->v[s];
+        q->sorted = s + 1;
+        victims_sift_down(q, 0);
+        q->v[s] = top;
+    }
+}
+
+/* The first victim at or after v[*k] that no reclaim took yet (*k moves
+ * to it), or NULL past the last. */
+static struct victim *next_victim(struct victims *q, size_t *k)
+{
+    for (;; ++*k) {
+        if (*k >= q->sorted)
+            victims_sort_to(q, *k);
+        if (*k >= q->sorted)
+            return NULL;
+        if (!q->v[*k].taken)
+            return &q->v[*k];
+        if (*k == q->first)
+            q->first++;
+    }
+}
+
 /* Where tenant t sits in ts (pos is rebuilt whenever ts is sorted). */
 static size_t tindex(const uint32_t *pos, size_t nts, uint32_t t)
 {
     return t < nts ? pos[t] : nts;
 }
 
-/* Candidate victims: running, preemptible jobs of tenants above their
- * entitlement, in the order they should go. *next_at: when the first job
- * now protected by its minimum run time becomes preemptible. */
 /* Describe a candidate victim for the sort. */
 static void victim_of(const struct gp_view *v, const struct gp_job *j,
                       const struct gp_tenant_info *ti, int64_t eff,
                       struct victim *x)
 {
     x->job = j;
+    x->taken = false;
     x->cls = (int)gp_job_class(j);
     x->loss = gp_view_loss_if_preempted(v, j);
     x->over = ti->entitled > 0 ? (double)eff / ti->entitled : 1e18;
     x->usage = ti->usage_gpu_s / ti->weight;
     x->left = gp_view_predicted_remaining(v, j);
+}
+
+/* Does collect_victims look at tenant t's running jobs? */
+static bool victims_may_come_from(const struct gp_tenant_info *ti, uint32_t t,
+                                  uint32_t own)
+{
+    double floor_ent = floor(ti->entitled + 1e-9);
+    int64_t eff = (int64_t)ti->held - (int64_t)ti->outgoing;
+
+    return own != GP_TENANT_NONE ? t == own : (double)eff > floor_ent;
 }
 
 /* Candidate victims in the order they should go. With own == NONE: the
@@ -431,14 +518,22 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
  * that the first list does not hold (a high-priority job of the tenant may
  * take them). *next_at: when the first job now protected by its minimum
  * run time becomes preemptible. */
-static int collect_victims(const struct gp_view *v, struct victim **out,
-                           size_t *n, int64_t *next_at, uint32_t own)
+static int collect_victims(const struct gp_view *v, struct victims *out,
+                           int64_t *next_at, uint32_t own)
 {
-    size_t nr = gp_view_nrunning(v), k = 0;
-    struct victim *vs =
-        gp_arena_alloc(gp_view_scratch(v), (nr + 1) * sizeof(*vs));
+    size_t k = 0, cap = 0;
+    struct victim *vs;
 
-    if (!vs)
+    /* room for the jobs of the tenants looked at, not for every running
+     * job: a round that reclaims for many tenants asks for many lists, and
+     * scratch memory touched for the first time costs a page fault a page */
+    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+
+        if (victims_may_come_from(ti, t, own))
+            cap += ti->nrunning;
+    }
+    if (!(vs = gp_arena_alloc(gp_view_scratch(v), (cap + 1) * sizeof(*vs))))
         return GP_ENOMEM;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
@@ -446,7 +541,7 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
         int64_t eff = (int64_t)ti->held - (int64_t)ti->outgoing;
         const struct gp_job *j;
 
-        if (own != GP_TENANT_NONE ? t != own : (double)eff <= floor_ent)
+        if (!victims_may_come_from(ti, t, own))
             continue;
         for (j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
@@ -466,56 +561,58 @@ static int collect_victims(const struct gp_view *v, struct victim **out,
             victim_of(v, j, ti, eff, &vs[k++]);
         }
     }
-    qsort(vs, k, sizeof(*vs), cmp_victim);
-    *out = vs;
-    *n = k;
+    victims_init(out, vs, k);
     return GP_OK;
-}
-
-/* Merge two sorted victim lists into a new one from the scratch arena. */
-static struct victim *merge_victims(const struct gp_view *v,
-                                    const struct victim *a, size_t na,
-                                    const struct victim *b, size_t nb)
-{
-    struct victim *m =
-        gp_arena_alloc(gp_view_scratch(v), (na + nb + 1) * sizeof(*m));
-    size_t i = 0, j = 0, k = 0;
-
-    if (!m)
-        return NULL;
-    while (i < na || j < nb)
-        m[k++] = j >= nb || (i < na && cmp_victim(&a[i], &b[j]) <= 0) ? a[i++]
-                                                                      : b[j++];
-    return m;
 }
 
 /* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
  * jobs it waits to start) fits; GP_OK if victims were chosen and
- * preempted (signalled, with a grace period). */
+ * preempted (signalled, with a grace period). The victims come from `all`
+ * and, for a high-priority probe, `own` (its tenant's lower jobs; NULL
+ * otherwise), merged in order. */
 static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                        struct tstate *ts, const uint32_t *pos, size_t nts,
                        size_t i, const struct gp_job *probe, int64_t need,
-                       struct victim *vs, size_t nv)
+                       struct victims *all, struct victims *own)
 {
     const struct gp_job **chosen;
-    int64_t *taken; /* GPUs already chosen per tenant */
-    size_t nc = 0, mark = gp_plan_mark(plan);
+    struct victim **picked; /* the same, as entries of the lists */
+    int64_t *taken;         /* GPUs already chosen per tenant */
+    size_t nc = 0, mark = gp_plan_mark(plan), a = all->first;
+    size_t b = own ? own->first : 0, most = all->n + (own ? own->n : 0);
     struct gp_placement where;
     int64_t freed = 0;
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
     int rc;
 
-    chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
+    /* every victim chosen frees at least one GPU */
+    if ((uint64_t)need < most)
+        most = (size_t)need;
+    chosen = gp_arena_alloc(gp_view_scratch(v), (most + 1) * sizeof(*chosen));
+    picked = gp_arena_alloc(gp_view_scratch(v), (most + 1) * sizeof(*picked));
     taken = gp_arena_alloc(gp_view_scratch(v), (nts + 1) * sizeof(*taken));
-    if (!chosen || !taken)
+    if (!chosen || !picked || !taken)
         return GP_ENOMEM;
     memset(taken, 0, (nts + 1) * sizeof(*taken));
-    for (size_t k = 0; k < nv && freed < need; k++) {
-        const struct gp_job *x = vs[k].job;
+    while (freed < need) {
+        struct victim *va = next_victim(all, &a);
+        struct victim *vb = own ? next_victim(own, &b) : NULL;
+        struct victim *vx;
+        const struct gp_job *x;
         size_t xi;
         const struct gp_tenant_info *xt;
 
-        if (!x || gp_plan_has(plan, x))
+        if (!va && !vb)
+            break;
+        if (!vb || (va && cmp_victim(va, vb) <= 0)) {
+            vx = va;
+            a++;
+        } else {
+            vx = vb;
+            b++;
+        }
+        x = vx->job;
+        if (gp_plan_has(plan, x))
             continue;
         if (x->demand.type != probe->demand.type &&
             probe->demand.type != GP_TYPE_ANY)
@@ -532,6 +629,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                    floor(xt->entitled + 1e-9)) {
             continue; /* would push a borrower below its entitlement */
         }
+        picked[nc] = vx;
         chosen[nc++] = x;
         taken[xi] += x->demand.gpus;
         freed += x->demand.gpus;
@@ -546,7 +644,10 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         }
         ts[tindex(pos, nts, chosen[k]->tenant)].held -= chosen[k]->demand.gpus;
     }
-    /* a later tenant skips them: they are in the plan (gp_plan_has) */
+    /* a later tenant skips them: they are in the plan (gp_plan_has), and
+     * marked so it need not look at the job to know */
+    for (size_t k = 0; k < nc; k++)
+        picked[k]->taken = true;
     ts[i].incoming += freed;
     return GP_OK;
 }
@@ -575,8 +676,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                    struct gp_plan *plan, struct tstate *ts, struct totals *tot,
                    size_t nts)
 {
-    struct victim *vs = NULL;
-    size_t nv = 0;
+    struct victims all;
     bool collected = false;
     uint32_t nrun = (uint32_t)gp_view_nrunning(v);
     int64_t now = gp_view_now(v), next_at = INT64_MAX;
@@ -661,27 +761,24 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv, &next_at, GP_TENANT_NONE)) !=
+            if ((rc = collect_victims(v, &all, &next_at, GP_TENANT_NONE)) !=
                 GP_OK)
                 return rc;
             collected = true;
         }
         if (gp_job_class(probe) == GP_PRIO_HIGH) {
             /* a high-priority job may also take its own tenant's lower
-             * jobs: merge them in, for this job only */
-            struct victim *own, *all;
-            size_t nown;
+             * jobs, for this job only */
+            struct victims own;
 
-            if ((rc = collect_victims(v, &own, &nown, &next_at,
-                                      probe->tenant)) != GP_OK)
+            if ((rc = collect_victims(v, &own, &next_at, probe->tenant)) !=
+                GP_OK)
                 return rc;
-            if (!(all = merge_victims(v, vs, nv, own, nown)))
-                return GP_ENOMEM;
             rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
-                             all, nv + nown);
+                             &all, &own);
         } else {
             rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
-                             vs, nv);
+                             &all, NULL);
         }
         if (rc == GP_OK)
             continue;
@@ -689,7 +786,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, &vs, &nv, &next_at, GP_TENANT_NONE)) !=
+            if ((rc = collect_victims(v, &all, &next_at, GP_TENANT_NONE)) !=
                 GP_OK)
                 return rc;
             collected = true;

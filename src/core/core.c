@@ -73,6 +73,10 @@ struct action {
 struct pit_entry {
     uint32_t shape;
     uint32_t idx;
+    /* the job's rank and id, copied: comparing them in place of the
+     * scattered job records keeps the walk in the cache */
+    uint32_t id;
+    int64_t rank[2];
 };
 
 struct gp_view {
@@ -1326,17 +1330,23 @@ uint64_t gp_view_preempting_gpus(const struct gp_view *v)
     return v->core->preempting_gpus;
 }
 
-/* Pending iterator: a min-heap of frontier positions (shape, heap index). */
+/* Pending iterator: a min-heap of frontier positions (shape, heap index).
+ * The pending heaps do not change while a round plans, so the entries can
+ * carry their job's rank. */
 
-static bool pit_before(const struct gp_core *c, const struct pit_entry *a,
-                       const struct pit_entry *b)
+/* rank_cmp's order, on the copies */
+static bool pit_before(const struct pit_entry *a, const struct pit_entry *b)
 {
-    return rank_cmp(J(c, c->shapes[a->shape].heap[a->idx]),
-                    J(c, c->shapes[b->shape].heap[b->idx])) < 0;
+    if (a->rank[0] != b->rank[0])
+        return a->rank[0] < b->rank[0];
+    if (a->rank[1] != b->rank[1])
+        return a->rank[1] < b->rank[1];
+    return a->id < b->id;
 }
 
 static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
 {
+    const struct gp_job *j;
     uint32_t i;
     int rc;
 
@@ -1344,12 +1354,13 @@ static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
         return GP_OK;
     if ((rc = grow((void **)&c->pit, &c->cappit, sizeof(*c->pit), c->npit + 1)))
         return rc;
+    j = J(c, c->shapes[shape].heap[idx]);
     i = c->npit++;
-    c->pit[i] = (struct pit_entry){shape, idx};
+    c->pit[i] = (struct pit_entry){shape, idx, j->id, {j->rank[0], j->rank[1]}};
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
         struct pit_entry t;
-        if (!pit_before(c, &c->pit[i], &c->pit[p]))
+        if (!pit_before(&c->pit[i], &c->pit[p]))
             break;
         t = c->pit[i];
         c->pit[i] = c->pit[p];
@@ -1368,9 +1379,9 @@ static struct pit_entry pit_pop(struct gp_core *c)
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
         struct pit_entry t;
-        if (l < n && pit_before(c, &c->pit[l], &c->pit[m]))
+        if (l < n && pit_before(&c->pit[l], &c->pit[m]))
             m = l;
-        if (r < n && pit_before(c, &c->pit[r], &c->pit[m]))
+        if (r < n && pit_before(&c->pit[r], &c->pit[m]))
             m = r;
         if (m == i)
             break;

@@ -502,63 +502,124 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
     x->left = gp_view_predicted_remaining(v, j);
 }
 
-/* Does collect_victims look at tenant t's running jobs? */
-static bool victims_may_come_from(const struct gp_tenant_info *ti, uint32_t t,
-                                  uint32_t own)
-{
-    double floor_ent = floor(ti->entitled + 1e-9);
-    int64_t eff = (int64_t)ti->held - (int64_t)ti->outgoing;
+/* Candidate victims for a round's reclaims. `all`: the jobs of tenants above
+ * their entitlement that can go without pushing their tenant below it. A
+ * high-priority job may also take its own tenant's jobs below high priority
+ * that `all` does not hold; for a tenant whose jobs the walk for `all` went
+ * through, those are set aside on the way (at the back of the same array,
+ * own_at[t] and own_n[t]), so its list costs no second walk. */
+struct candidates {
+    struct victims all;
+    size_t *own_at, *own_n; /* own_at[t] == SIZE_MAX: not walked */
+    int64_t *own_next_at;   /* as *next_at, for the set-aside jobs */
+};
 
-    return own != GP_TENANT_NONE ? t == own : (double)eff > floor_ent;
+/* What a tenant will hold once its stopping jobs are gone. */
+static int64_t eff_held(const struct gp_tenant_info *ti)
+{
+    return (int64_t)ti->held - (int64_t)ti->outgoing;
 }
 
-/* Candidate victims in the order they should go. With own == NONE: the
- * jobs of tenants above their entitlement that can go without pushing their
- * tenant below it. With a tenant: that tenant's jobs below high priority
- * that the first list does not hold (a high-priority job of the tenant may
- * take them). *next_at: when the first job now protected by its minimum
- * run time becomes preemptible. */
-static int collect_victims(const struct gp_view *v, struct victims *out,
-                           int64_t *next_at, uint32_t own)
+/* A candidate that may go now is described in *x (*added); one protected by
+ * its minimum run time moves *next_at to when it may go. */
+static void add_candidate(const struct gp_view *v, const struct gp_job *j,
+                          const struct gp_tenant_info *ti, int64_t eff,
+                          struct victim *x, int64_t *next_at, bool *added)
 {
-    size_t k = 0, cap = 0;
+    *added = gp_view_may_preempt(v, j);
+    if (*added) {
+        victim_of(v, j, ti, eff, x);
+    } else {
+        int64_t at = gp_view_preemptible_at(v, j);
+
+        if (at < *next_at)
+            *next_at = at;
+    }
+}
+
+/* Collect `all`. *next_at: when the first job now protected by its minimum
+ * run time becomes preemptible; the set-aside jobs count in only when their
+ * tenant asks for them (own_victims), as if walked then. */
+static int collect_victims(const struct gp_view *v, struct candidates *c,
+                           int64_t *next_at)
+{
+    size_t nt = gp_view_ntenants(v), k = 0, cap = 0, back;
+    struct gp_arena *a = gp_view_scratch(v);
     struct victim *vs;
 
-    /* room for the jobs of the tenants looked at, not for every running
-     * job: a round that reclaims for many tenants asks for many lists, and
+    /* room for the jobs of the tenants walked, not for every running job:
      * scratch memory touched for the first time costs a page fault a page */
-    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+    for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
-        if (victims_may_come_from(ti, t, own))
+        if ((double)eff_held(ti) > floor(ti->entitled + 1e-9))
             cap += ti->nrunning;
     }
-    if (!(vs = gp_arena_alloc(gp_view_scratch(v), (cap + 1) * sizeof(*vs))))
+    vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
+    c->own_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_at));
+    c->own_n = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_n));
+    c->own_next_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_next_at));
+    if (!vs || !c->own_at || !c->own_n || !c->own_next_at)
         return GP_ENOMEM;
-    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+    back = cap;
+    for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
         double floor_ent = floor(ti->entitled + 1e-9);
-        int64_t eff = (int64_t)ti->held - (int64_t)ti->outgoing;
+        int64_t eff = eff_held(ti);
+        size_t own_end = back;
         const struct gp_job *j;
+        bool added;
 
-        if (!victims_may_come_from(ti, t, own))
+        c->own_at[t] = SIZE_MAX;
+        if ((double)eff <= floor_ent)
             continue;
+        c->own_next_at[t] = INT64_MAX;
+        /* each job fills at most one slot, front or back, and cap counts
+         * them all: the two never meet */
         for (j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
-            bool borrowed =
-                (double)(eff - (int64_t)j->demand.gpus) >= floor_ent;
-
-            if (own != GP_TENANT_NONE
-                    ? borrowed || gp_job_class(j) >= GP_PRIO_HIGH
-                    : !borrowed)
-                continue;
-            if (!gp_view_may_preempt(v, j)) {
-                int64_t at = gp_view_preemptible_at(v, j);
-                if (at < *next_at)
-                    *next_at = at;
-                continue;
+            if ((double)(eff - (int64_t)j->demand.gpus) >= floor_ent) {
+                add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+                k += added;
+            } else if (gp_job_class(j) < GP_PRIO_HIGH) {
+                add_candidate(v, j, ti, eff, &vs[back - 1], &c->own_next_at[t],
+                              &added);
+                back -= added;
             }
-            victim_of(v, j, ti, eff, &vs[k++]);
+        }
+        c->own_at[t] = back;
+        c->own_n[t] = own_end - back;
+    }
+    victims_init(&c->all, vs, k);
+    return GP_OK;
+}
+
+/* Tenant t's own jobs below high priority that `all` does not hold. */
+static int own_victims(const struct gp_view *v, struct candidates *c,
+                       uint32_t t, struct victims *out, int64_t *next_at)
+{
+    const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+    int64_t eff = eff_held(ti);
+    const struct gp_job *j;
+    struct victim *vs;
+    size_t k = 0;
+    bool added;
+
+    if (c->own_at[t] != SIZE_MAX) {
+        if (c->own_next_at[t] < *next_at)
+            *next_at = c->own_next_at[t];
+        victims_init(out, c->all.v + c->own_at[t], c->own_n[t]);
+        return GP_OK;
+    }
+    vs = gp_arena_alloc(gp_view_scratch(v), (ti->nrunning + 1) * sizeof(*vs));
+    if (!vs)
+        return GP_ENOMEM;
+    /* not above its entitlement: none of its jobs is borrowed */
+    for (j = gp_view_tenant_running(v, t); j;
+         j = gp_view_tenant_running_next(v, j)) {
+        if (gp_job_class(j) < GP_PRIO_HIGH) {
+            add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+            k += added;
         }
     }
     victims_init(out, vs, k);
@@ -676,7 +737,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                    struct gp_plan *plan, struct tstate *ts, struct totals *tot,
                    size_t nts)
 {
-    struct victims all;
+    struct candidates cand;
     bool collected = false;
     uint32_t nrun = (uint32_t)gp_view_nrunning(v);
     int64_t now = gp_view_now(v), next_at = INT64_MAX;
@@ -761,8 +822,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, &all, &next_at, GP_TENANT_NONE)) !=
-                GP_OK)
+            if ((rc = collect_victims(v, &cand, &next_at)) != GP_OK)
                 return rc;
             collected = true;
         }
@@ -771,14 +831,14 @@ static int reclaim(struct pool *p, const struct gp_view *v,
              * jobs, for this job only */
             struct victims own;
 
-            if ((rc = collect_victims(v, &own, &next_at, probe->tenant)) !=
+            if ((rc = own_victims(v, &cand, probe->tenant, &own, &next_at)) !=
                 GP_OK)
                 return rc;
             rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
-                             &all, &own);
+                             &cand.all, &own);
         } else {
             rc = reclaim_for(v, plan, ts, tot->pos, nts, i, probe, want - have,
-                             &all, NULL);
+                             &cand.all, NULL);
         }
         if (rc == GP_OK)
             continue;
@@ -786,8 +846,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, &all, &next_at, GP_TENANT_NONE)) !=
-                GP_OK)
+            if ((rc = collect_victims(v, &cand, &next_at)) != GP_OK)
                 return rc;
             collected = true;
         }

@@ -118,7 +118,9 @@ const struct gp_job *gp_running_iter_next(struct gp_running_iter *it);
 
 /* Would the job fit if these running jobs' GPUs were free (and those of
  * every job already stopping)? For graceful preemption, where GPUs come
- * free only when the victims stop. */
+ * free only when the victims stop. Asking many times in a row is cheap: the
+ * stopping jobs' GPUs are counted free once for the whole run of questions
+ * (see gp_view_cluster). */
 int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
                          const struct gp_job *const *victims, size_t n,
                          struct gp_placement *where);

@@ -4,7 +4,9 @@
  *  - Jobs live in fixed-size chunks, so a job's address never changes and a
  *    million jobs cost no reallocation copies.
  *  - Pending jobs sit in one min-heap per shape (GPUs, type, CPUs and memory
- *    per GPU) ordered by the policy's rank; running jobs in one max-heap, so
+ *    per GPU) ordered by the policy's rank, copied into the heap entries so
+ *    the queues are sifted and walked without reading the scattered job
+ *    records; running jobs in one max-heap, so
  *    the best victim is on top. Iterators walk these heaps in order without
  *    popping them, through a small auxiliary heap of frontier positions.
  *  - A plan reserves GPUs as the policy adds actions (gp_cluster_take), so
@@ -34,10 +36,17 @@
 
 enum { OP_START = 1, OP_PREEMPT = 2 };
 
+/* A pending job in its shape's heap, with its rank (which does not change
+ * while the job waits). */
+struct qentry {
+    int64_t rank[2];
+    uint32_t id;
+};
+
 struct shape {
     struct gp_demand d;
     uint32_t tenant; /* NONE unless the policy queues by tenant */
-    uint32_t *heap;
+    struct qentry *heap;
     uint32_t n, cap;
     uint32_t hnext; /* hash chain */
 };
@@ -73,10 +82,7 @@ struct action {
 struct pit_entry {
     uint32_t shape;
     uint32_t idx;
-    /* the job's rank and id, copied: comparing them in place of the
-     * scattered job records keeps the walk in the cache */
-    uint32_t id;
-    int64_t rank[2];
+    struct qentry q; /* a copy of shapes[shape].heap[idx] */
 };
 
 struct gp_view {
@@ -183,7 +189,8 @@ static inline int rank_cmp(const struct gp_job *a, const struct gp_job *b)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* dir = 1: min-heap (pending); dir = -1: max-heap (running). */
+/* dir = 1: min-heap; dir = -1: max-heap (the running jobs: their ranks may
+ * change as they run, so the heap compares the jobs themselves). */
 static inline bool above(const struct gp_core *c, uint32_t a, uint32_t b,
                          int dir)
 {
@@ -238,6 +245,67 @@ static void heap_remove(struct gp_core *c, uint32_t *h, uint32_t *n, uint32_t i,
     J(c, h[i])->heap_pos = i;
     heap_down(c, h, *n, i, dir);
     heap_up(c, h, J(c, h[i])->heap_pos, dir);
+}
+
+/* The pending heaps: a min-heap in rank_cmp's order on the ranks copied
+ * into the entries, so sifting reads no job record but to note positions. */
+static inline bool q_before(const struct qentry *a, const struct qentry *b)
+{
+    if (a->rank[0] != b->rank[0])
+        return a->rank[0] < b->rank[0];
+    if (a->rank[1] != b->rank[1])
+        return a->rank[1] < b->rank[1];
+    return a->id < b->id;
+}
+
+static void q_up(struct gp_core *c, struct qentry *h, uint32_t i)
+{
+    struct qentry x = h[i];
+
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!q_before(&x, &h[p]))
+            break;
+        h[i] = h[p];
+        J(c, h[i].id)->heap_pos = i;
+        i = p;
+    }
+    h[i] = x;
+    J(c, x.id)->heap_pos = i;
+}
+
+/* Returns where the entry at i ends up. */
+static uint32_t q_down(struct gp_core *c, struct qentry *h, uint32_t n,
+                       uint32_t i)
+{
+    struct qentry x = h[i];
+
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = l;
+        if (l >= n)
+            break;
+        if (r < n && q_before(&h[r], &h[l]))
+            m = r;
+        if (!q_before(&h[m], &x))
+            break;
+        h[i] = h[m];
+        J(c, h[i].id)->heap_pos = i;
+        i = m;
+    }
+    h[i] = x;
+    J(c, x.id)->heap_pos = i;
+    return i;
+}
+
+static void q_remove(struct gp_core *c, struct qentry *h, uint32_t *n,
+                     uint32_t i)
+{
+    uint32_t last = --*n;
+
+    if (i == last)
+        return;
+    h[i] = h[last];
+    q_up(c, h, q_down(c, h, *n, i));
 }
 
 /* ---- shapes ------------------------------------------------------------- */
@@ -345,8 +413,8 @@ static int pending_push(struct gp_core *c, struct gp_job *j)
     if ((rc = grow((void **)&s->heap, &s->cap, sizeof(*s->heap), s->n + 1)))
         return rc;
     set_rank(c, j);
-    s->heap[s->n] = j->id;
-    heap_up(c, s->heap, s->n++, 1);
+    s->heap[s->n] = (struct qentry){{j->rank[0], j->rank[1]}, j->id};
+    q_up(c, s->heap, s->n++);
     c->npending++;
     c->tenants[j->tenant].info.npending++;
     c->tenants[j->tenant].info.pending_gpus += j->demand.gpus;
@@ -358,7 +426,7 @@ static void pending_remove(struct gp_core *c, struct gp_job *j)
 {
     struct shape *s = &c->shapes[j->qclass];
 
-    heap_remove(c, s->heap, &s->n, j->heap_pos, 1);
+    q_remove(c, s->heap, &s->n, j->heap_pos);
     c->npending--;
     c->tenants[j->tenant].info.npending--;
     c->tenants[j->tenant].info.pending_gpus -= j->demand.gpus;
@@ -1330,23 +1398,17 @@ uint64_t gp_view_preempting_gpus(const struct gp_view *v)
     return v->core->preempting_gpus;
 }
 
-/* Pending iterator: a min-heap of frontier positions (shape, heap index).
- * The pending heaps do not change while a round plans, so the entries can
- * carry their job's rank. */
+/* Pending iterator: a min-heap of frontier positions (shape, heap index),
+ * each with a copy of its heap entry (the pending heaps do not change while
+ * a round plans). */
 
-/* rank_cmp's order, on the copies */
 static bool pit_before(const struct pit_entry *a, const struct pit_entry *b)
 {
-    if (a->rank[0] != b->rank[0])
-        return a->rank[0] < b->rank[0];
-    if (a->rank[1] != b->rank[1])
-        return a->rank[1] < b->rank[1];
-    return a->id < b->id;
+    return q_before(&a->q, &b->q);
 }
 
 static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
 {
-    const struct gp_job *j;
     uint32_t i;
     int rc;
 
@@ -1354,9 +1416,8 @@ static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
         return GP_OK;
     if ((rc = grow((void **)&c->pit, &c->cappit, sizeof(*c->pit), c->npit + 1)))
         return rc;
-    j = J(c, c->shapes[shape].heap[idx]);
     i = c->npit++;
-    c->pit[i] = (struct pit_entry){shape, idx, j->id, {j->rank[0], j->rank[1]}};
+    c->pit[i] = (struct pit_entry){shape, idx, c->shapes[shape].heap[idx]};
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
         struct pit_entry t;
@@ -1459,7 +1520,7 @@ const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
         (void)pit_push(c, e.shape, 2 * e.idx + 1);
         (void)pit_push(c, e.shape, 2 * e.idx + 2);
         c->pit_cur_shape = e.shape;
-        it->cur = J(c, c->shapes[e.shape].heap[e.idx]);
+        it->cur = J(c, e.q.id);
         return it->cur;
     }
     it->cur = NULL;

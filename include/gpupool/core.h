@@ -78,11 +78,17 @@ const struct gp_policy_ops *gp_policy_find(const char *name);
 /* ---- the view: what a policy may read ---------------------------------- */
 
 int64_t gp_view_now(const struct gp_view *v);
+/* The cluster after the plan so far. Call this again rather than keep the
+ * pointer: after gp_view_fit_if_freed the cluster may still count the
+ * stopping jobs' GPUs as free, until this call, gp_view_fit or a plan call
+ * takes them back (gp_view_free_gpus counts without them). */
 const struct gp_cluster *gp_view_cluster(const struct gp_view *v);
 enum gp_place_model gp_view_model(const struct gp_view *v);
 size_t gp_view_npending(const struct gp_view *v);
 size_t gp_view_nrunning(const struct gp_view *v);
 uint64_t gp_view_free_gpus(const struct gp_view *v); /* after the plan so far */
+/* Free GPUs of one type after the plan so far (0 for an unknown type). */
+uint64_t gp_view_type_free_gpus(const struct gp_view *v, uint8_t type);
 struct gp_arena *gp_view_scratch(const struct gp_view *v);
 
 /* Iterate pending jobs in rank order (lowest rank first), across shapes.
@@ -112,7 +118,9 @@ const struct gp_job *gp_running_iter_next(struct gp_running_iter *it);
 
 /* Would the job fit if these running jobs' GPUs were free (and those of
  * every job already stopping)? For graceful preemption, where GPUs come
- * free only when the victims stop. */
+ * free only when the victims stop. Asking many times in a row is cheap: the
+ * stopping jobs' GPUs are counted free once for the whole run of questions
+ * (see gp_view_cluster). */
 int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
                          const struct gp_job *const *victims, size_t n,
                          struct gp_placement *where);

@@ -4,7 +4,9 @@
  *  - Jobs live in fixed-size chunks, so a job's address never changes and a
  *    million jobs cost no reallocation copies.
  *  - Pending jobs sit in one min-heap per shape (GPUs, type, CPUs and memory
- *    per GPU) ordered by the policy's rank; running jobs in one max-heap, so
+ *    per GPU) ordered by the policy's rank, copied into the heap entries so
+ *    the queues are sifted and walked without reading the scattered job
+ *    records; running jobs in one max-heap, so
  *    the best victim is on top. Iterators walk these heaps in order without
  *    popping them, through a small auxiliary heap of frontier positions.
  *  - A plan reserves GPUs as the policy adds actions (gp_cluster_take), so
@@ -15,6 +17,11 @@
  *    only when something changed and someone asks.
  *  - Graceful preemption: a signalled job keeps its GPUs (state PREEMPTING)
  *    until the backend says it stopped or the grace period ends.
+ *  - gp_view_fit_if_freed gives the stopping jobs' GPUs back to the cluster
+ *    once and keeps them given while the policy only asks "would it fit";
+ *    anything that reads or changes the cluster otherwise takes them again
+ *    first (see give_stopping). A round that reclaims for many tenants
+ *    pays for the stopping jobs once, not once a question.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,10 +36,17 @@
 
 enum { OP_START = 1, OP_PREEMPT = 2 };
 
+/* A pending job in its shape's heap, with its rank (which does not change
+ * while the job waits). */
+struct qentry {
+    int64_t rank[2];
+    uint32_t id;
+};
+
 struct shape {
     struct gp_demand d;
     uint32_t tenant; /* NONE unless the policy queues by tenant */
-    uint32_t *heap;
+    struct qentry *heap;
     uint32_t n, cap;
     uint32_t hnext; /* hash chain */
 };
@@ -69,6 +83,7 @@ struct action {
 struct pit_entry {
     uint32_t shape;
     uint32_t idx;
+    struct qentry q; /* a copy of shapes[shape].heap[idx] */
 };
 
 struct gp_view {
@@ -95,6 +110,11 @@ struct gp_core {
     uint64_t preempting_gpus;
     uint32_t *preempting; /* ids of signalled jobs; job->heap_pos indexes */
     uint32_t npreempting, cappreempting;
+    /* the preempting jobs' GPUs are given back to the cluster for now
+     * (give_stopping): so many GPUs in all and of each type */
+    bool stopping_given;
+    uint64_t given_gpus;
+    uint64_t given_type_gpus[GP_MAX_GPU_TYPES];
 
     struct gp_job **chunks;
     size_t nchunks, njobs;
@@ -170,7 +190,8 @@ static inline int rank_cmp(const struct gp_job *a, const struct gp_job *b)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* dir = 1: min-heap (pending); dir = -1: max-heap (running). */
+/* dir = 1: min-heap; dir = -1: max-heap (the running jobs: their ranks may
+ * change as they run, so the heap compares the jobs themselves). */
 static inline bool above(const struct gp_core *c, uint32_t a, uint32_t b,
                          int dir)
 {
@@ -225,6 +246,67 @@ static void heap_remove(struct gp_core *c, uint32_t *h, uint32_t *n, uint32_t i,
     J(c, h[i])->heap_pos = i;
     heap_down(c, h, *n, i, dir);
     heap_up(c, h, J(c, h[i])->heap_pos, dir);
+}
+
+/* The pending heaps: a min-heap in rank_cmp's order on the ranks copied
+ * into the entries, so sifting reads no job record but to note positions. */
+static inline bool q_before(const struct qentry *a, const struct qentry *b)
+{
+    if (a->rank[0] != b->rank[0])
+        return a->rank[0] < b->rank[0];
+    if (a->rank[1] != b->rank[1])
+        return a->rank[1] < b->rank[1];
+    return a->id < b->id;
+}
+
+static void q_up(struct gp_core *c, struct qentry *h, uint32_t i)
+{
+    struct qentry x = h[i];
+
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!q_before(&x, &h[p]))
+            break;
+        h[i] = h[p];
+        J(c, h[i].id)->heap_pos = i;
+        i = p;
+    }
+    h[i] = x;
+    J(c, x.id)->heap_pos = i;
+}
+
+/* Returns where the entry at i ends up. */
+static uint32_t q_down(struct gp_core *c, struct qentry *h, uint32_t n,
+                       uint32_t i)
+{
+    struct qentry x = h[i];
+
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = l;
+        if (l >= n)
+            break;
+        if (r < n && q_before(&h[r], &h[l]))
+            m = r;
+        if (!q_before(&h[m], &x))
+            break;
+        h[i] = h[m];
+        J(c, h[i].id)->heap_pos = i;
+        i = m;
+    }
+    h[i] = x;
+    J(c, x.id)->heap_pos = i;
+    return i;
+}
+
+static void q_remove(struct gp_core *c, struct qentry *h, uint32_t *n,
+                     uint32_t i)
+{
+    uint32_t last = --*n;
+
+    if (i == last)
+        return;
+    h[i] = h[last];
+    q_up(c, h, q_down(c, h, *n, i));
 }
 
 /* ---- shapes ------------------------------------------------------------- */
@@ -332,8 +414,8 @@ static int pending_push(struct gp_core *c, struct gp_job *j)
     if ((rc = grow((void **)&s->heap, &s->cap, sizeof(*s->heap), s->n + 1)))
         return rc;
     set_rank(c, j);
-    s->heap[s->n] = j->id;
-    heap_up(c, s->heap, s->n++, 1);
+    s->heap[s->n] = (struct qentry){{j->rank[0], j->rank[1]}, j->id};
+    q_up(c, s->heap, s->n++);
     c->npending++;
     c->tenants[j->tenant].info.npending++;
     c->tenants[j->tenant].info.pending_gpus += j->demand.gpus;
@@ -345,7 +427,7 @@ static void pending_remove(struct gp_core *c, struct gp_job *j)
 {
     struct shape *s = &c->shapes[j->qclass];
 
-    heap_remove(c, s->heap, &s->n, j->heap_pos, 1);
+    q_remove(c, s->heap, &s->n, j->heap_pos);
     c->npending--;
     c->tenants[j->tenant].info.npending--;
     c->tenants[j->tenant].info.pending_gpus -= j->demand.gpus;
@@ -1185,6 +1267,51 @@ int gp_core_cancel(struct gp_core *c, uint32_t id, int64_t now_us)
 
 static bool may_preempt(const struct gp_core *c, const struct gp_job *j);
 
+/* ---- the stopping jobs' GPUs, given for a while ------------------------- */
+
+/* gp_view_fit_if_freed asks whether a job would fit if the stopping jobs'
+ * GPUs (and some victims') were free. Giving and taking back every stopping
+ * job on each question made a round with many reclaims quadratic, so they
+ * are given on the first question and stay given through the next ones.
+ * Whatever needs the true state first calls take_stopping: gp_view_fit,
+ * gp_view_cluster, every change to the cluster through the plan, and the
+ * round itself once the policy returns. The free counts of the view
+ * subtract what is given, so they need no taking.
+ *
+ * The indexes end up exactly as with a give and a take around every
+ * question, the order of nodes in their buckets included (it decides which
+ * of equal nodes a placement gets): the other nodes only move with the
+ * victims, as before, and the final take, in reverse, moves every stopping
+ * job's node and switch group to the front of its bucket in the order the
+ * last of those takes did. So placements stay what they were. */
+static void give_stopping(struct gp_core *c)
+{
+    if (c->stopping_given || c->npreempting == 0)
+        return;
+    for (uint32_t k = 0; k < c->npreempting; k++) {
+        struct gp_job *p = J(c, c->preempting[k]);
+
+        gp_cluster_give(c->cluster, &p->where, &p->demand);
+        c->given_gpus += p->where.gpus;
+        c->given_type_gpus[p->where.type] += p->where.gpus;
+    }
+    c->stopping_given = true;
+}
+
+static void take_stopping(struct gp_core *c)
+{
+    if (!c->stopping_given)
+        return;
+    for (uint32_t k = c->npreempting; k-- > 0;) {
+        struct gp_job *p = J(c, c->preempting[k]);
+
+        (void)gp_cluster_take(c->cluster, &p->where, &p->demand);
+    }
+    c->given_gpus = 0;
+    memset(c->given_type_gpus, 0, sizeof(c->given_type_gpus));
+    c->stopping_given = false;
+}
+
 /* ---- the view ----------------------------------------------------------- */
 
 int64_t gp_view_now(const struct gp_view *v)
@@ -1194,6 +1321,7 @@ int64_t gp_view_now(const struct gp_view *v)
 
 const struct gp_cluster *gp_view_cluster(const struct gp_view *v)
 {
+    take_stopping(v->core);
     return v->core->cluster;
 }
 
@@ -1213,7 +1341,16 @@ size_t gp_view_nrunning(const struct gp_view *v)
 
 uint64_t gp_view_free_gpus(const struct gp_view *v)
 {
-    return gp_cluster_free_gpus(v->core->cluster);
+    return gp_cluster_free_gpus(v->core->cluster) - v->core->given_gpus;
+}
+
+uint64_t gp_view_type_free_gpus(const struct gp_view *v, uint8_t type)
+{
+    const struct gp_core *c = v->core;
+
+    if (type >= gp_cluster_ntypes(c->cluster))
+        return 0;
+    return gp_cluster_type_free(c->cluster, type) - c->given_type_gpus[type];
 }
 
 struct gp_arena *gp_view_scratch(const struct gp_view *v)
@@ -1228,6 +1365,7 @@ int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
 
     if (gpus)
         d.gpus = gpus;
+    take_stopping(v->core);
     return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
                           &v->core->scratch, where);
 }
@@ -1243,14 +1381,11 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
 {
     struct gp_core *c = v->core;
     bool graceful = c->cfg.grace_us > 0;
-    size_t given = 0, k;
+    size_t given;
     int rc;
 
-    /* give back, for a moment, what is on its way out */
-    for (k = 0; k < c->npreempting; k++) {
-        struct gp_job *p = J(c, c->preempting[k]);
-        gp_cluster_give(c->cluster, &p->where, &p->demand);
-    }
+    /* what is on its way out stays given until the true state is needed */
+    give_stopping(c);
     for (given = 0; given < n; given++) {
         const struct gp_job *x = victims[given];
         if (x->state != GP_JOB_RUNNING ||
@@ -1258,18 +1393,15 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
             continue; /* already free in the plan */
         gp_cluster_give(c->cluster, &x->where, &x->demand);
     }
-    rc = gp_view_fit(v, job, 0, where);
-    /* and take it all again, in reverse */
+    rc = gp_cluster_fit(c->cluster, c->cfg.model, &job->demand, &c->scratch,
+                        where);
+    /* and take the victims' again, in reverse */
     while (given-- > 0) {
         const struct gp_job *x = victims[given];
         if (x->state != GP_JOB_RUNNING ||
             (!graceful && gp_plan_has(&c->plan, x)))
             continue;
         (void)gp_cluster_take(c->cluster, &x->where, &x->demand);
-    }
-    for (k = c->npreempting; k-- > 0;) {
-        struct gp_job *p = J(c, c->preempting[k]);
-        (void)gp_cluster_take(c->cluster, &p->where, &p->demand);
     }
     return rc;
 }
@@ -1347,13 +1479,13 @@ uint64_t gp_view_preempting_gpus(const struct gp_view *v)
     return v->core->preempting_gpus;
 }
 
-/* Pending iterator: a min-heap of frontier positions (shape, heap index). */
+/* Pending iterator: a min-heap of frontier positions (shape, heap index),
+ * each with a copy of its heap entry (the pending heaps do not change while
+ * a round plans). */
 
-static bool pit_before(const struct gp_core *c, const struct pit_entry *a,
-                       const struct pit_entry *b)
+static bool pit_before(const struct pit_entry *a, const struct pit_entry *b)
 {
-    return rank_cmp(J(c, c->shapes[a->shape].heap[a->idx]),
-                    J(c, c->shapes[b->shape].heap[b->idx])) < 0;
+    return q_before(&a->q, &b->q);
 }
 
 static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
@@ -1366,11 +1498,11 @@ static int pit_push(struct gp_core *c, uint32_t shape, uint32_t idx)
     if ((rc = grow((void **)&c->pit, &c->cappit, sizeof(*c->pit), c->npit + 1)))
         return rc;
     i = c->npit++;
-    c->pit[i] = (struct pit_entry){shape, idx};
+    c->pit[i] = (struct pit_entry){shape, idx, c->shapes[shape].heap[idx]};
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
         struct pit_entry t;
-        if (!pit_before(c, &c->pit[i], &c->pit[p]))
+        if (!pit_before(&c->pit[i], &c->pit[p]))
             break;
         t = c->pit[i];
         c->pit[i] = c->pit[p];
@@ -1389,9 +1521,9 @@ static struct pit_entry pit_pop(struct gp_core *c)
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
         struct pit_entry t;
-        if (l < n && pit_before(c, &c->pit[l], &c->pit[m]))
+        if (l < n && pit_before(&c->pit[l], &c->pit[m]))
             m = l;
-        if (r < n && pit_before(c, &c->pit[r], &c->pit[m]))
+        if (r < n && pit_before(&c->pit[r], &c->pit[m]))
             m = r;
         if (m == i)
             break;
@@ -1469,7 +1601,7 @@ const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
         (void)pit_push(c, e.shape, 2 * e.idx + 1);
         (void)pit_push(c, e.shape, 2 * e.idx + 2);
         c->pit_cur_shape = e.shape;
-        it->cur = J(c, c->shapes[e.shape].heap[e.idx]);
+        it->cur = J(c, e.q.id);
         return it->cur;
     }
     it->cur = NULL;
@@ -1608,6 +1740,7 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
     }
     d = j->demand;
     d.gpus = where->gpus;
+    take_stopping(c);
     if ((rc = gp_cluster_take(c->cluster, &copy, &d)) != GP_OK)
         return rc;
     if ((rc = add_action(c, OP_START, j, &copy)) != GP_OK) {
@@ -1651,8 +1784,10 @@ int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
         return rc;
     c->actions[c->nactions - 1].beneficiary = tenant;
     /* graceful: the GPUs stay held until the job stops */
-    if (c->cfg.grace_us == 0)
+    if (c->cfg.grace_us == 0) {
+        take_stopping(c);
         gp_cluster_give(c->cluster, &j->where, &j->demand);
+    }
     return GP_OK;
 }
 
@@ -1683,10 +1818,14 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
         if (a->where.nslots == 1)
             a->where.slots = &a->where.inline_slot;
         if (a->op == OP_START) {
+            take_stopping(c);
             gp_cluster_give(c->cluster, &a->where, &d);
         } else if (c->cfg.grace_us == 0) {
             /* cannot fail: every later action was undone first */
-            int rc = gp_cluster_take(c->cluster, &a->where, &d);
+            int rc;
+
+            take_stopping(c);
+            rc = gp_cluster_take(c->cluster, &a->where, &d);
             (void)rc;
         }
         j->plan_op = 0;
@@ -1852,6 +1991,7 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     gp_arena_reset(&c->scratch);
     c->nactions = 0;
     rc = c->cfg.policy->schedule(c->ppriv, &c->view, &c->plan);
+    take_stopping(c); /* the books must show the true state from here on */
     if (rc == GP_OK)
         rc = validate(c, &diag);
     if (rc != GP_OK) {

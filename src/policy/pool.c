@@ -195,13 +195,13 @@ static void pool_rank(void *priv, const struct gp_job *job, int64_t now_us,
                   : (gpu_time > 9e18 ? INT64_MAX : (int64_t)gpu_time);
 }
 
+/* Through the view, not the cluster: reading the cluster would take back
+ * the stopping jobs' GPUs that reclaim's fit questions keep given. */
 static uint64_t free_for(const struct gp_view *v, const struct gp_job *job)
 {
-    const struct gp_cluster *c = gp_view_cluster(v);
-
     return job->demand.type == GP_TYPE_ANY
-               ? gp_cluster_free_gpus(c)
-               : gp_cluster_type_free(c, job->demand.type);
+               ? gp_view_free_gpus(v)
+               : gp_view_type_free_gpus(v, job->demand.type);
 }
 
 /* ---- reservation for a gang that waited too long ------------------------ */
@@ -344,9 +344,7 @@ static bool owed_allows(const struct gp_view *v, const struct totals *tot,
     if (!tot->typed)
         return true;
     others = tot->owed_sum_t[type] - per_type(tot, tot->owed_t, t)[type];
-    return (int64_t)gp_cluster_type_free(gp_view_cluster(v), type) -
-               (int64_t)gpus >=
-           others;
+    return (int64_t)gp_view_type_free_gpus(v, type) - (int64_t)gpus >= others;
 }
 
 /* Where the job fits on GPUs of one type: a job that takes any type is
@@ -555,6 +553,7 @@ static int start_pass(struct pool *p, const struct gp_view *v,
 
 struct victim {
     const struct gp_job *job;
+    bool taken; /* preempted by an earlier reclaim of this round */
     int cls;
     int64_t loss;
     double over; /* its tenant's held / entitled */
@@ -579,21 +578,97 @@ static int cmp_victim(const void *a, const void *b)
     return x->job->id < y->job->id ? -1 : (x->job->id > y->job->id);
 }
 
+/* Victims in cmp_victim order, sorted as they are asked for: a reclaim
+ * takes a few from the front of a list of thousands. The prefix
+ * v[0, sorted) is in order; the rest is a min-heap stored backwards (its
+ * root at v[n - 1]), so each pop frees the very slot the prefix grows into.
+ * cmp_victim is a total order (ties go by job id): the order is the one a
+ * full sort gives. */
+struct victims {
+    struct victim *v;
+    size_t n, sorted;
+    size_t first; /* v[0, first) are all taken */
+};
+
+static struct victim *heap_at(struct victims *q, size_t h)
+{
+    return &q->v[q->n - 1 - h];
+}
+
+static void victims_sift_down(struct victims *q, size_t h)
+{
+    size_t size = q->n - q->sorted;
+    struct victim x = *heap_at(q, h);
+
+    for (;;) {
+        size_t l = 2 * h + 1, r = l + 1, m = l;
+
+        if (l >= size)
+            break;
+        if (r < size && cmp_victim(heap_at(q, r), heap_at(q, l)) < 0)
+            m = r;
+        if (cmp_victim(heap_at(q, m), &x) >= 0)
+            break;
+        *heap_at(q, h) = *heap_at(q, m);
+        h = m;
+    }
+    *heap_at(q, h) = x;
+}
+
+static void victims_init(struct victims *q, struct victim *v, size_t n)
+{
+    q->v = v;
+    q->n = n;
+    q->sorted = 0;
+    q->first = 0;
+    for (size_t h = n / 2; h-- > 0;)
+        victims_sift_down(q, h);
+}
+
+/* Grow the sorted prefix to hold v[k] (or all there are). */
+static void victims_sort_to(struct victims *q, size_t k)
+{
+    while (k >= q->sorted && q->sorted < q->n) {
+        size_t s = q->sorted;
+        struct victim top = *heap_at(q, 0);
+
+        /* the heap's last element sits at v[s]: it becomes the root */
+        *heap_at(q, 0) = q->v[s];
+        q->sorted = s + 1;
+        victims_sift_down(q, 0);
+        q->v[s] = top;
+    }
+}
+
+/* The first victim at or after v[*k] that no reclaim took yet (*k moves
+ * to it), or NULL past the last. */
+static struct victim *next_victim(struct victims *q, size_t *k)
+{
+    for (;; ++*k) {
+        if (*k >= q->sorted)
+            victims_sort_to(q, *k);
+        if (*k >= q->sorted)
+            return NULL;
+        if (!q->v[*k].taken)
+            return &q->v[*k];
+        if (*k == q->first)
+            q->first++;
+    }
+}
+
 /* Where tenant t sits in ts (pos is rebuilt whenever ts is sorted). */
 static size_t tindex(const uint32_t *pos, size_t nts, uint32_t t)
 {
     return t < nts ? pos[t] : nts;
 }
 
-/* Candidate victims: running, preemptible jobs of tenants above their
- * entitlement, in the order they should go. *next_at: when the first job
- * now protected by its minimum run time becomes preemptible. */
 /* Describe a candidate victim for the sort. */
 static void victim_of(const struct gp_view *v, const struct gp_job *j,
                       const struct gp_tenant_info *ti, int64_t eff,
                       struct victim *x)
 {
     x->job = j;
+    x->taken = false;
     x->cls = (int)gp_job_class(j);
     x->loss = gp_view_loss_if_preempted(v, j);
     x->over = ti->entitled > 0 ? (double)eff / ti->entitled : 1e18;
@@ -601,106 +676,187 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
     x->left = gp_view_predicted_remaining(v, j);
 }
 
-/* Candidate victims in the order they should go. With own == NONE: the
- * jobs of tenants above their entitlement that can go without pushing their
- * tenant below it. With a tenant: that tenant's jobs below high priority
- * that the first list does not hold (a high-priority job of the tenant may
- * take them). *next_at: when the first job now protected by its minimum
- * run time becomes preemptible. */
-static int collect_victims(const struct gp_view *v, const struct totals *tot,
-                           struct victim **out, size_t *n, int64_t *next_at,
-                           uint32_t own)
-{
-    size_t nr = gp_view_nrunning(v), k = 0;
-    struct victim *vs =
-        gp_arena_alloc(gp_view_scratch(v), (nr + 1) * sizeof(*vs));
+/* Candidate victims for a round's reclaims. `all`: the jobs of tenants above
+ * their entitlement that can go without pushing their tenant below it. A
+ * high-priority job may also take its own tenant's jobs below high priority
+ * that `all` does not hold; for a tenant whose jobs the walk for `all` went
+ * through, those are set aside on the way (at the back of the same array,
+ * own_at[t] and own_n[t]), so its list costs no second walk. */
+struct candidates {
+    struct victims all;
+    size_t *own_at, *own_n; /* own_at[t] == SIZE_MAX: not walked */
+    int64_t *own_next_at;   /* as *next_at, for the set-aside jobs */
+};
 
-    if (!vs)
+/* What a tenant will hold once its stopping jobs are gone. */
+static int64_t eff_held(const struct gp_tenant_info *ti)
+{
+    return (int64_t)ti->held - (int64_t)ti->outgoing;
+}
+
+/* A candidate that may go now is described in *x (*added); one protected by
+ * its minimum run time moves *next_at to when it may go. */
+static void add_candidate(const struct gp_view *v, const struct gp_job *j,
+                          const struct gp_tenant_info *ti, int64_t eff,
+                          struct victim *x, int64_t *next_at, bool *added)
+{
+    *added = gp_view_may_preempt(v, j);
+    if (*added) {
+        victim_of(v, j, ti, eff, x);
+    } else {
+        int64_t at = gp_view_preemptible_at(v, j);
+
+        if (at < *next_at)
+            *next_at = at;
+    }
+}
+
+/* Collect `all`. *next_at: when the first job now protected by its minimum
+ * run time becomes preemptible; the set-aside jobs count in only when their
+ * tenant asks for them (own_victims), as if walked then. */
+static int collect_victims(const struct gp_view *v, const struct totals *tot,
+                           struct candidates *c, int64_t *next_at)
+{
+    size_t nt = gp_view_ntenants(v), k = 0, cap = 0, back;
+    struct gp_arena *a = gp_view_scratch(v);
+    struct victim *vs;
+
+    /* room for the jobs of the tenants walked, not for every running job:
+     * scratch memory touched for the first time costs a page fault a page */
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+
+        if ((double)eff_held(ti) > floor(ti->entitled + 1e-9))
+            cap += ti->nrunning;
+    }
+    vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
+    c->own_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_at));
+    c->own_n = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_n));
+    c->own_next_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_next_at));
+    if (!vs || !c->own_at || !c->own_n || !c->own_next_at)
         return GP_ENOMEM;
-    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+    back = cap;
+    for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
         double floor_ent = floor(ti->entitled + 1e-9);
-        int64_t eff = (int64_t)ti->held - (int64_t)ti->outgoing;
+        int64_t eff = eff_held(ti);
+        size_t own_end = back;
         const struct gp_job *j;
+        bool added;
 
-        if (own != GP_TENANT_NONE ? t != own : (double)eff <= floor_ent)
+        c->own_at[t] = SIZE_MAX;
+        if ((double)eff <= floor_ent)
             continue;
+        c->own_next_at[t] = INT64_MAX;
+        /* each job fills at most one slot, front or back, and cap counts
+         * them all: the two never meet */
         for (j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
-            bool borrowed =
-                (double)(eff - (int64_t)j->demand.gpus) >= floor_ent;
-
-            if (own != GP_TENANT_NONE
-                    ? borrowed || gp_job_class(j) >= GP_PRIO_HIGH
-                    : !borrowed)
-                continue;
-            if (ti->typed && own == GP_TENANT_NONE &&
+            if (ti->typed &&
                 typed_room(v, tot, t, j->where.type) + (int64_t)j->demand.gpus >
                     0)
-                continue; /* within its guarantee on that type */
-            if (!gp_view_may_preempt(v, j)) {
-                int64_t at = gp_view_preemptible_at(v, j);
-                if (at < *next_at)
-                    *next_at = at;
-                continue;
+                continue; /* within its guarantee on that type: never a
+                             victim, not even of its own tenant's jobs */
+            if ((double)(eff - (int64_t)j->demand.gpus) >= floor_ent) {
+                add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+                k += added;
+            } else if (gp_job_class(j) < GP_PRIO_HIGH) {
+                add_candidate(v, j, ti, eff, &vs[back - 1], &c->own_next_at[t],
+                              &added);
+                back -= added;
             }
-            victim_of(v, j, ti, eff, &vs[k++]);
         }
+        c->own_at[t] = back;
+        c->own_n[t] = own_end - back;
     }
-    qsort(vs, k, sizeof(*vs), cmp_victim);
-    *out = vs;
-    *n = k;
+    victims_init(&c->all, vs, k);
     return GP_OK;
 }
 
-/* Merge two sorted victim lists into a new one from the scratch arena. */
-static struct victim *merge_victims(const struct gp_view *v,
-                                    const struct victim *a, size_t na,
-                                    const struct victim *b, size_t nb)
+/* Tenant t's own jobs below high priority that `all` does not hold. */
+static int own_victims(const struct gp_view *v, struct candidates *c,
+                       uint32_t t, struct victims *out, int64_t *next_at)
 {
-    struct victim *m =
-        gp_arena_alloc(gp_view_scratch(v), (na + nb + 1) * sizeof(*m));
-    size_t i = 0, j = 0, k = 0;
+    const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+    int64_t eff = eff_held(ti);
+    const struct gp_job *j;
+    struct victim *vs;
+    size_t k = 0;
+    bool added;
 
-    if (!m)
-        return NULL;
-    while (i < na || j < nb)
-        m[k++] = j >= nb || (i < na && cmp_victim(&a[i], &b[j]) <= 0) ? a[i++]
-                                                                      : b[j++];
-    return m;
+    if (c->own_at[t] != SIZE_MAX) {
+        if (c->own_next_at[t] < *next_at)
+            *next_at = c->own_next_at[t];
+        victims_init(out, c->all.v + c->own_at[t], c->own_n[t]);
+        return GP_OK;
+    }
+    vs = gp_arena_alloc(gp_view_scratch(v), (ti->nrunning + 1) * sizeof(*vs));
+    if (!vs)
+        return GP_ENOMEM;
+    /* not above its entitlement: none of its jobs is borrowed */
+    for (j = gp_view_tenant_running(v, t); j;
+         j = gp_view_tenant_running_next(v, j)) {
+        if (gp_job_class(j) < GP_PRIO_HIGH) {
+            add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+            k += added;
+        }
+    }
+    victims_init(out, vs, k);
+    return GP_OK;
 }
 
 /* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
  * jobs it waits to start) fits; GP_OK if victims were chosen and
- * preempted (signalled, with a grace period). `type`: GP_TYPE_ANY to
- * reclaim within the tenant's entitlement, from tenants above theirs; a
- * type to reclaim within its guarantee on that type, from tenants above
- * theirs there (the probe is then fitted on that type). */
+ * preempted (signalled, with a grace period). The victims come from `all`
+ * and, for a high-priority probe, `own` (its tenant's lower jobs; NULL
+ * otherwise), merged in order. `type`: GP_TYPE_ANY to reclaim within the
+ * tenant's entitlement, from tenants above theirs; a type to reclaim within
+ * its guarantee on that type, from tenants above theirs there (the probe is
+ * then fitted on that type). */
 static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                        struct tstate *ts, struct totals *tot, size_t nts,
                        size_t i, const struct gp_job *probe, int64_t need,
-                       struct victim *vs, size_t nv, uint8_t type)
+                       struct victims *all, struct victims *own, uint8_t type)
 {
     const struct gp_job **chosen;
-    int64_t *taken; /* GPUs already chosen per tenant */
-    size_t nc = 0, mark = gp_plan_mark(plan);
+    struct victim **picked; /* the same, as entries of the lists */
+    int64_t *taken;         /* GPUs already chosen per tenant */
+    size_t nc = 0, mark = gp_plan_mark(plan), a = all->first;
+    size_t b = own ? own->first : 0, most = all->n + (own ? own->n : 0);
     struct gp_placement where;
     struct gp_job as = *probe;
     int64_t freed = 0;
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
     int rc = GP_OK;
 
-    chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
+    /* every victim chosen frees at least one GPU */
+    if ((uint64_t)need < most)
+        most = (size_t)need;
+    chosen = gp_arena_alloc(gp_view_scratch(v), (most + 1) * sizeof(*chosen));
+    picked = gp_arena_alloc(gp_view_scratch(v), (most + 1) * sizeof(*picked));
     taken = gp_arena_alloc(gp_view_scratch(v), (nts + 1) * sizeof(*taken));
-    if (!chosen || !taken)
+    if (!chosen || !picked || !taken)
         return GP_ENOMEM;
     memset(taken, 0, (nts + 1) * sizeof(*taken));
-    for (size_t k = 0; k < nv && freed < need; k++) {
-        const struct gp_job *x = vs[k].job;
+    while (freed < need) {
+        struct victim *va = next_victim(all, &a);
+        struct victim *vb = own ? next_victim(own, &b) : NULL;
+        struct victim *vx;
+        const struct gp_job *x;
         size_t xi;
         const struct gp_tenant_info *xt;
 
-        if (!x || gp_plan_has(plan, x))
+        if (!va && !vb)
+            break;
+        if (!vb || (va && cmp_victim(va, vb) <= 0)) {
+            vx = va;
+            a++;
+        } else {
+            vx = vb;
+            b++;
+        }
+        x = vx->job;
+        if (gp_plan_has(plan, x))
             continue;
         if (type != GP_TYPE_ANY ? x->where.type != type
                                 : probe->demand.type != GP_TYPE_ANY &&
@@ -727,6 +883,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             continue; /* would push a borrower below its entitlement, or
                          below its guarantee on that type */
         }
+        picked[nc] = vx;
         chosen[nc++] = x;
         taken[xi] += x->demand.gpus;
         freed += x->demand.gpus;
@@ -761,7 +918,10 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                      probe->tenant)[chosen[k]->where.type] +=
                 chosen[k]->demand.gpus;
     }
-    /* a later tenant skips them: they are in the plan (gp_plan_has) */
+    /* a later tenant skips them: they are in the plan (gp_plan_has), and
+     * marked so it need not look at the job to know */
+    for (size_t k = 0; k < nc; k++)
+        picked[k]->taken = true;
     ts[i].incoming += freed;
     return GP_OK;
 }
@@ -785,7 +945,7 @@ static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
 
 /* Candidate victims on one GPU type for a reclaim within `for_t`'s
  * guarantee there: other tenants' jobs on that type that hold it beyond
- * their own guarantee there, in the order they should go. */
+ * their own guarantee there (for victims_init to order). */
 static int collect_typed_victims(const struct gp_view *v,
                                  const struct totals *tot, uint32_t for_t,
                                  uint8_t type, struct victim **out, size_t *n,
@@ -818,7 +978,6 @@ static int collect_typed_victims(const struct gp_view *v,
                       &vs[k++]);
         }
     }
-    qsort(vs, k, sizeof(*vs), cmp_victim);
     *out = vs;
     *n = k;
     return GP_OK;
@@ -857,6 +1016,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         struct gp_pending_iter it;
         const struct gp_job *job, *probe;
         struct victim *vs;
+        struct victims q;
         size_t nlist = 0, nv;
 
         if (room <= 0 || ti->by_type[type].guarantee == 0)
@@ -875,7 +1035,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         }
         if (nlist == 0)
             continue;
-        have = (int64_t)gp_cluster_type_free(gp_view_cluster(v), type) -
+        have = (int64_t)gp_view_type_free_gpus(v, type) -
                (tot->owed_sum_t[type] - per_type(tot, tot->owed_t, t)[type]);
         if (have < 0)
             have = 0;
@@ -892,7 +1052,8 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &next_at)) !=
             GP_OK)
             return rc;
-        rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, vs, nv,
+        victims_init(&q, vs, nv);
+        rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, &q, NULL,
                          type);
         if (rc == GP_OK)
             continue;
@@ -913,8 +1074,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                    struct gp_plan *plan, struct tstate *ts, struct totals *tot,
                    size_t nts)
 {
-    struct victim *vs = NULL;
-    size_t nv = 0;
+    struct candidates cand;
     bool collected = false;
     uint32_t nrun = (uint32_t)gp_view_nrunning(v);
     int64_t now = gp_view_now(v), next_at = INT64_MAX;
@@ -1005,27 +1165,23 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &vs, &nv, &next_at,
-                                      GP_TENANT_NONE)) != GP_OK)
+            if ((rc = collect_victims(v, tot, &cand, &next_at)) != GP_OK)
                 return rc;
             collected = true;
         }
         if (gp_job_class(probe) == GP_PRIO_HIGH) {
             /* a high-priority job may also take its own tenant's lower
-             * jobs: merge them in, for this job only */
-            struct victim *own, *all;
-            size_t nown;
+             * jobs, for this job only */
+            struct victims own;
 
-            if ((rc = collect_victims(v, tot, &own, &nown, &next_at,
-                                      probe->tenant)) != GP_OK)
+            if ((rc = own_victims(v, &cand, probe->tenant, &own, &next_at)) !=
+                GP_OK)
                 return rc;
-            if (!(all = merge_victims(v, vs, nv, own, nown)))
-                return GP_ENOMEM;
-            rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, all,
-                             nv + nown, GP_TYPE_ANY);
+            rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
+                             &cand.all, &own, GP_TYPE_ANY);
         } else {
-            rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, vs,
-                             nv, GP_TYPE_ANY);
+            rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
+                             &cand.all, NULL, GP_TYPE_ANY);
         }
         if (rc == GP_OK)
             continue;
@@ -1033,8 +1189,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &vs, &nv, &next_at,
-                                      GP_TENANT_NONE)) != GP_OK)
+            if ((rc = collect_victims(v, tot, &cand, &next_at)) != GP_OK)
                 return rc;
             collected = true;
         }

@@ -259,6 +259,108 @@ static void periodic_rounds_wake_only_while_there_is_work(void **state)
     gp_core_free(core);
 }
 
+/* Round 1 starts what fits, round 2 signals the best victim, round 3 asks
+ * gp_view_fit_if_freed about the largest pending job and records what the
+ * rest of the view shows in between. */
+static struct prober {
+    int round;
+    int fit_stopping, fit_with_victim, fit_again, fit_now;
+    uint64_t free_after, type_free_after, unknown_type_free, cluster_free;
+} probed;
+
+static int prober_schedule(void *priv, const struct gp_view *v,
+                           struct gp_plan *p)
+{
+    struct prober *pr = &probed;
+    struct gp_pending_iter it;
+    struct gp_running_iter rit;
+    const struct gp_job *job, *victim;
+    struct gp_placement where;
+    int rc;
+
+    (void)priv;
+    gp_pending_iter_init(&it, v);
+    gp_running_iter_init(&rit, v);
+    switch (++pr->round) {
+    case 1:
+        while ((job = gp_pending_iter_next(&it)))
+            if (gp_view_fit(v, job, 0, &where) == GP_OK &&
+                (rc = gp_plan_start(p, job, &where)) != GP_OK)
+                return rc;
+        return GP_OK;
+    case 2:
+        return gp_plan_preempt(p, gp_running_iter_next(&rit));
+    case 3:
+        job = gp_pending_iter_next(&it); /* the 4-GPU job: rank order */
+        victim = gp_running_iter_next(&rit);
+        pr->fit_stopping = gp_view_fit_if_freed(v, job, NULL, 0, &where);
+        pr->fit_with_victim = gp_view_fit_if_freed(v, job, &victim, 1, &where);
+        pr->free_after = gp_view_free_gpus(v);
+        pr->type_free_after = gp_view_type_free_gpus(v, 0);
+        pr->unknown_type_free = gp_view_type_free_gpus(v, 7);
+        pr->fit_now = gp_view_fit(v, job, 2, &where);
+        pr->fit_again = gp_view_fit_if_freed(v, job, &victim, 1, &where);
+        pr->cluster_free = gp_cluster_free_gpus(gp_view_cluster(v));
+        /* asked once more: the round itself must take the GPUs back */
+        (void)gp_view_fit_if_freed(v, job, &victim, 1, &where);
+        return GP_OK;
+    }
+    return GP_OK;
+}
+
+static const struct gp_policy_ops prober_policy = {
+    .name = "prober",
+    .summary = "asks fit_if_freed, then looks at the rest of the view",
+    .preemptive = true,
+    .rank = fifo_like_rank,
+    .schedule = prober_schedule,
+};
+
+static void stopping_gpus_given_to_fit_if_freed_show_nowhere_else(void **state)
+{
+    struct rec r;
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_core_config cfg = {.policy = &prober_policy,
+                                 .model = GP_PLACE_PACK,
+                                 .backend = &rec_backend,
+                                 .backend_priv = &r,
+                                 .grace_us = S(60)};
+    uint32_t b;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    memset(&probed, 0, sizeof(probed));
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 4, NULL, 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    submit(core, "a", 2, 1000, 0);
+    b = submit(core, "b", 2, 1000, 0);
+    assert_int_equal(gp_core_round(core, 0), 2);
+    submit(core, "c", 4, 1000, 10);
+    assert_int_equal(gp_core_round(core, S(10)), 1);
+    assert_int_equal(state_of(core, b), GP_JOB_PREEMPTING); /* ranks last */
+    submit(core, "d", 1, 1000, 20);
+    assert_int_equal(gp_core_round(core, S(20)), 0);
+    assert_int_equal(probed.round, 3);
+    /* b's 2 GPUs alone are not enough; with a's they are */
+    assert_int_equal(probed.fit_stopping, GP_ENOFIT);
+    assert_int_equal(probed.fit_with_victim, GP_OK);
+    assert_int_equal(probed.fit_again, GP_OK);
+    /* everything else sees the GPUs where they are: held */
+    assert_int_equal(probed.free_after, 0);
+    assert_int_equal(probed.type_free_after, 0);
+    assert_int_equal(probed.unknown_type_free, 0);
+    assert_int_equal(probed.fit_now, GP_ENOFIT);
+    assert_int_equal(probed.cluster_free, 0);
+    assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 0);
+    assert_int_equal(gp_cluster_node_free(gp_core_cluster(core), 0), 0);
+    /* and b's GPUs come free when it stops, once */
+    assert_int_equal(gp_core_job_stopped(core, b, 0, S(30)), GP_OK);
+    assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 2);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +372,7 @@ int main(void)
         cmocka_unit_test(accounting_adds_up_over_preemption_and_completion),
         cmocka_unit_test(cancelling_frees_the_gpus),
         cmocka_unit_test(periodic_rounds_wake_only_while_there_is_work),
+        cmocka_unit_test(stopping_gpus_given_to_fit_if_freed_show_nowhere_else),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,6 +238,117 @@ static void victims_go_lowest_priority_first_then_least_loss(void **state)
     gp_core_free(core);
 }
 
+/* Reclaims for several tenants in one round draw on one victim list, sorted
+ * as it is taken: each takes the next victims in order, none twice. */
+static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
+{
+    static const struct gp_tenant_spec four[] = {
+        {.name = "a", .guarantee = 8},
+        {.name = "b", .guarantee = 8},
+        {.name = "c", .guarantee = 8},
+        {.name = "d", .guarantee = 8},
+    };
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = pool_core("pool", 32, four, 4, &s, &r);
+    uint32_t low[8], ckpt[8], nockpt[4], high[4];
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "a", 1, 10000, 0, 0, true);
+    /* b holds 24: it borrows c's and d's guarantees */
+    for (int i = 0; i < 8; i++) {
+        low[i] = job_of(core, "b", 1, 10000, 0, -1, false);
+        ckpt[i] = job_of(core, "b", 1, 10000, 0, 0, true);
+    }
+    for (int i = 0; i < 4; i++) {
+        nockpt[i] = job_of(core, "b", 1, 10000, 0, 0, false);
+        high[i] = job_of(core, "b", 1, 10000, 0, 1, false);
+    }
+    assert_int_equal(gp_core_round(core, 0), 32);
+    assert_int_equal(gp_core_tenant_info(core, 1)->held, 24);
+    /* c and d want their guarantees back at once */
+    for (int i = 0; i < 8; i++) {
+        job_of(core, "c", 1, 100, 10, 0, true);
+        job_of(core, "d", 1, 100, 10, 0, true);
+    }
+    assert_int_equal(gp_core_round(core, S(10)), 16);
+    assert_int_equal(r.preempts, 16);
+    assert_int_equal(gp_core_tenant_info(core, 2)->incoming, 8);
+    assert_int_equal(gp_core_tenant_info(core, 3)->incoming, 8);
+    /* the low-priority jobs first, then the normal ones that lose nothing;
+     * b keeps 8: those that would lose work, and the high ones */
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(state_of(core, low[i]), GP_JOB_PREEMPTING);
+        assert_int_equal(state_of(core, ckpt[i]), GP_JOB_PREEMPTING);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(state_of(core, nockpt[i]), GP_JOB_RUNNING);
+        assert_int_equal(state_of(core, high[i]), GP_JOB_RUNNING);
+    }
+    gp_core_free(core);
+}
+
+/* A high-priority job may take its own tenant's lower jobs: from a tenant
+ * within its entitlement (none of its jobs is borrowed)... */
+static void a_high_job_takes_a_lower_job_of_its_own_tenant(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t low;
+
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        job_of(core, "a", 1, 10000, 0, 0, true);
+    low = job_of(core, "a", 1, 10000, 0, -1, true);
+    for (int i = 0; i < 4; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 8);
+    /* a is at its guarantee and b takes nothing back from: a's own low
+     * job makes room */
+    job_of(core, "a", 1, 100, 10, 1, true);
+    assert_int_equal(gp_core_round(core, S(10)), 1);
+    assert_int_equal(r.last_preempted, low);
+    assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 1);
+    gp_core_free(core);
+}
+
+/* ...and from a tenant above it, whose jobs that are not borrowed are set
+ * aside while the borrowed ones are collected for the others. */
+static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
+{
+    static const struct gp_tenant_spec ab[] = {
+        {.name = "a", .guarantee = 8},
+        {.name = "b", .guarantee = 8},
+    };
+    struct rec r;
+    struct setup s = {S(30), 0, 0};
+    struct gp_core *core = pool_core("pool", 16, ab, 2, &s, &r);
+    uint32_t gang, h1, h2;
+
+    (void)state;
+    gang = job_of(core, "a", 8, 10000, 0, 0, true);
+    h1 = job_of(core, "a", 1, 10000, 0, 1, true);
+    h2 = job_of(core, "a", 1, 10000, 0, 1, true);
+    for (int i = 0; i < 6; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 9);
+    /* b wants its guarantee: a (10 held) is entitled to 8 and gives back
+     * its two borrowed jobs; a's own high job then takes the gang, which
+     * a's share does not cover */
+    for (int i = 0; i < 4; i++)
+        job_of(core, "b", 1, 100, 10, 0, true);
+    job_of(core, "a", 1, 100, 10, 1, true);
+    assert_int_equal(gp_core_round(core, S(10)), 3);
+    assert_int_equal(state_of(core, h1), GP_JOB_PREEMPTING);
+    assert_int_equal(state_of(core, h2), GP_JOB_PREEMPTING);
+    assert_int_equal(state_of(core, gang), GP_JOB_PREEMPTING);
+    assert_int_equal(gp_core_tenant_info(core, 1)->incoming, 2);
+    assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 8);
+    gp_core_free(core);
+}
+
 static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 {
     struct rec r;
@@ -671,6 +782,9 @@ int main(void)
         cmocka_unit_test(no_job_is_preempted_before_its_minimum_run_time),
         cmocka_unit_test(no_job_is_preempted_beyond_its_cap),
         cmocka_unit_test(victims_go_lowest_priority_first_then_least_loss),
+        cmocka_unit_test(tenants_reclaiming_in_one_round_take_victims_in_turn),
+        cmocka_unit_test(a_high_job_takes_a_lower_job_of_its_own_tenant),
+        cmocka_unit_test(a_high_job_takes_its_tenants_unborrowed_gang),
         cmocka_unit_test(a_gang_is_preempted_whole_or_not_at_all),
         cmocka_unit_test(static_quota_never_lends),
         cmocka_unit_test(pool_noreclaim_lends_but_never_takes_back),

@@ -362,6 +362,29 @@ static int fit_on(const struct gp_view *v, const struct gp_job *job,
     return gp_view_fit(v, &as, 0, where);
 }
 
+/* Try the types in index order (`skip` excepted; with `in_part`, only
+ * those where the job's tenant has room in its part): the first where the
+ * job fits and takes no GPUs kept for another tenant. */
+static int fit_some_type(const struct gp_view *v, const struct gp_job *job,
+                         const struct totals *tot, uint8_t skip, bool in_part,
+                         struct gp_placement *where)
+{
+    uint32_t g = job->demand.gpus, t = job->tenant;
+
+    for (uint8_t k = 0; k < tot->ntypes; k++) {
+        int rc;
+
+        if (k == skip || (in_part && typed_room(v, tot, t, k) < (int64_t)g))
+            continue;
+        rc = fit_on(v, job, k, where);
+        if (rc == GP_OK && owed_allows(v, tot, t, k, g))
+            return GP_OK;
+        if (rc != GP_OK && rc != GP_ENOFIT)
+            return rc;
+    }
+    return GP_ENOFIT;
+}
+
 /* Where the job should start. `only`: on that type. Otherwise anywhere,
  * except that with guarantees by type a job that takes any type goes first
  * where its tenant's part has room, and no job takes GPUs kept for another
@@ -379,31 +402,16 @@ static int place(const struct gp_view *v, const struct gp_job *job,
         rc = fit_on(v, job, only, where);
         return rc == GP_OK && !owed_allows(v, tot, t, only, g) ? GP_ENOFIT : rc;
     }
-    if (job->demand.type == GP_TYPE_ANY && gp_view_tenant(v, t)->typed)
-        for (uint8_t k = 0; k < tot->ntypes; k++) {
-            if (typed_room(v, tot, t, k) < (int64_t)g)
-                continue;
-            rc = fit_on(v, job, k, where);
-            if (rc == GP_OK && owed_allows(v, tot, t, k, g))
-                return GP_OK;
-            if (rc != GP_OK && rc != GP_ENOFIT)
-                return rc;
-        }
+    if (job->demand.type == GP_TYPE_ANY && gp_view_tenant(v, t)->typed &&
+        (rc = fit_some_type(v, job, tot, GP_TYPE_ANY, true, where)) !=
+            GP_ENOFIT)
+        return rc;
     rc = gp_view_fit(v, job, 0, where);
     if (rc != GP_OK || owed_allows(v, tot, t, where->type, g))
         return rc;
     if (job->demand.type != GP_TYPE_ANY)
         return GP_ENOFIT;
-    for (uint8_t k = 0, first = where->type; k < tot->ntypes; k++) {
-        if (k == first)
-            continue;
-        rc = fit_on(v, job, k, where);
-        if (rc == GP_OK && owed_allows(v, tot, t, k, g))
-            return GP_OK;
-        if (rc != GP_OK && rc != GP_ENOFIT)
-            return rc;
-    }
-    return GP_ENOFIT;
+    return fit_some_type(v, job, tot, where->type, false, where);
 }
 
 /* Start the job (see place) and keep the books. */

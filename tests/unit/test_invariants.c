@@ -240,6 +240,26 @@ static void make_workload(struct gp_workload *wl, uint64_t seed, size_t n,
     gp_workload_seal(wl);
 }
 
+/* The simulation of the random cases: NT tenants, watched. */
+static struct gp_sim_config sim_config(const char *policy,
+                                       const struct gp_tenant_spec *tenants,
+                                       struct watch *w)
+{
+    struct gp_sim_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .restart_cost_us = 20 * GP_US_PER_S,
+        .tenants = tenants,
+        .ntenants = NT,
+        .grace_us = GRACE_US,
+        .ckpt_cost_us = 10 * GP_US_PER_S,
+        .watch = &watch_ops,
+        .watch_priv = w,
+    };
+
+    return cfg;
+}
+
 static void run_case_ckpt(const char *policy, uint64_t seed, bool one_gpu,
                           bool no_protection, enum gp_ckpt_mode ckpt)
 {
@@ -254,17 +274,7 @@ static void run_case_ckpt(const char *policy, uint64_t seed, bool one_gpu,
     struct gp_metrics *m;
     struct gp_diag diag = {{0}, {0}};
     struct watch w = {0};
-    struct gp_sim_config cfg = {
-        .policy = gp_policy_find(policy),
-        .model = GP_PLACE_PACK,
-        .restart_cost_us = 20 * GP_US_PER_S,
-        .tenants = tenants,
-        .ntenants = NT,
-        .grace_us = GRACE_US,
-        .ckpt_cost_us = 10 * GP_US_PER_S,
-        .watch = &watch_ops,
-        .watch_priv = &w,
-    };
+    struct gp_sim_config cfg = sim_config(policy, tenants, &w);
     const struct gp_summary *sum;
     size_t n = 600;
 
@@ -333,17 +343,7 @@ static void run_typed_case(const char *policy, uint64_t seed, bool one_gpu)
     struct gp_metrics *m;
     struct gp_diag diag = {{0}, {0}};
     struct watch w = {0};
-    struct gp_sim_config cfg = {
-        .policy = gp_policy_find(policy),
-        .model = GP_PLACE_PACK,
-        .restart_cost_us = 20 * GP_US_PER_S,
-        .tenants = tenants,
-        .ntenants = NT,
-        .grace_us = GRACE_US,
-        .ckpt_cost_us = 10 * GP_US_PER_S,
-        .watch = &watch_ops,
-        .watch_priv = &w,
-    };
+    struct gp_sim_config cfg = sim_config(policy, tenants, &w);
     struct gp_rng rng;
     size_t n = 600;
 

@@ -17,12 +17,11 @@ struct setup {
     uint32_t max_preempt;
 };
 
-static struct gp_core *pool_core(const char *policy, uint32_t gpus,
-                                 const struct gp_tenant_spec *tenants,
-                                 size_t nt, const struct setup *s,
-                                 struct rec *r)
+/* A core for the policy on cluster c, with the tenants declared. */
+static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
+                               const struct gp_tenant_spec *tenants, size_t nt,
+                               const struct setup *s, struct rec *r)
 {
-    struct gp_cluster *c;
     struct gp_core *core;
     struct gp_core_config cfg = {
         .policy = gp_policy_find(policy),
@@ -38,12 +37,23 @@ static struct gp_core *pool_core(const char *policy, uint32_t gpus,
         cfg.max_preemptions[k] = s->max_preempt;
     }
     assert_non_null(cfg.policy);
-    assert_int_equal(gp_cluster_new(&c), GP_OK);
-    assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, NULL, 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
     for (size_t i = 0; i < nt; i++)
         assert_int_equal(gp_core_add_tenant(core, &tenants[i], NULL), GP_OK);
     return core;
+}
+
+/* One node of `gpus` GPUs. */
+static struct gp_core *pool_core(const char *policy, uint32_t gpus,
+                                 const struct gp_tenant_spec *tenants,
+                                 size_t nt, const struct setup *s,
+                                 struct rec *r)
+{
+    struct gp_cluster *c;
+
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, NULL, 0, NULL), GP_OK);
+    return core_on(policy, c, tenants, nt, s, r);
 }
 
 static uint32_t job_of(struct gp_core *core, const char *tenant, uint32_t gpus,
@@ -506,27 +516,11 @@ static struct gp_core *typed_core(const char *policy,
                                   struct rec *r)
 {
     struct gp_cluster *c;
-    struct gp_core *core;
-    struct gp_core_config cfg = {
-        .policy = gp_policy_find(policy),
-        .model = GP_PLACE_PACK,
-        .backend = &rec_backend,
-        .backend_priv = r,
-        .grace_us = s->grace_us,
-    };
 
-    memset(r, 0, sizeof(*r));
-    for (int k = 0; k < GP_NPRIO; k++) {
-        cfg.min_run_us[k] = s->min_run_us;
-        cfg.max_preemptions[k] = s->max_preempt;
-    }
     assert_int_equal(gp_cluster_new(&c), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, 1, 8, "V100", 0, NULL), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, 1, 8, "K80", 0, NULL), GP_OK);
-    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
-    for (size_t i = 0; i < nt; i++)
-        assert_int_equal(gp_core_add_tenant(core, &tenants[i], NULL), GP_OK);
-    return core;
+    return core_on(policy, c, tenants, nt, s, r);
 }
 
 static uint32_t typed_job(struct gp_core *core, const char *tenant,

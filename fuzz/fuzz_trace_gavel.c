@@ -1,5 +1,5 @@
-/* fuzz_trace_gavel.c - any bytes through the gavel reader (--format gavel), with
- * skip_bad off and on; see trace_fuzz.h. */
+/* fuzz_trace_gavel.c - any bytes through the gavel reader (--format gavel),
+ * with skip_bad off and on; see trace_fuzz.h. */
 #include "trace_fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -42,12 +42,17 @@ enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
 /* Pending jobs of one tenant a reclaim looks at in one round. */
 #define MAX_RECLAIM_JOBS 256
 
+/* A failed reclaim is not retried for the same job until something it
+ * depends on changed: the running set, the key (GPUs wanted, and for the
+ * total what was reclaimable), or the time a protected victim frees. */
+struct memo {
+    uint32_t job, nrun;
+    int64_t key, until;
+};
+
 struct pool {
     enum mode mode;
-    /* a failed reclaim is not retried for the same job until the running
-     * set changed (per tenant: job id and running count at the failure) */
-    uint32_t *fail_job, *fail_nrun;
-    int64_t *fail_until, *fail_key; /* key: GPUs wanted and reclaimable */
+    struct memo *fail; /* per tenant */
     uint32_t nfail;
     int64_t reserve_after_us;
     uint32_t large_gang; /* GPUs from which a job counts as a large gang;
@@ -55,17 +60,43 @@ struct pool {
     bool fifo_order;     /* within a tenant: arrival order, not QSSF */
     bool nearest;        /* reclaim a gang that overshoots the entitlement
                             if it lands nearer to it */
-    /* the same memo for reclaims on one GPU type (guarantees by type),
-     * per tenant and type: index t * ntypes + type */
+    /* the same for reclaims on one GPU type (guarantees by type), per
+     * tenant and type: index t * ntypes + type */
     struct memo *tfail;
     uint32_t ntfail;
 };
 
-/* A failed reclaim, remembered until something it depends on changes. */
-struct memo {
-    uint32_t job, nrun;
-    int64_t key, until;
-};
+/* Make room for n memos (new ones remember nothing). */
+static int memo_grow(struct memo **m, uint32_t *have, size_t n)
+{
+    struct memo *a;
+
+    if (*have >= n)
+        return GP_OK;
+    if (!(a = realloc(*m, (n + 16) * sizeof(*a))))
+        return GP_ENOMEM;
+    for (size_t k = *have; k < n + 16; k++)
+        a[k].job = UINT32_MAX;
+    *m = a;
+    *have = (uint32_t)(n + 16);
+    return GP_OK;
+}
+
+/* Did this very reclaim fail, with nothing changed since? */
+static bool memo_holds(const struct memo *m, uint32_t job, uint32_t nrun,
+                       int64_t key, int64_t now)
+{
+    return m->job == job && m->nrun == nrun && m->key == key && now < m->until;
+}
+
+static void memo_set(struct memo *m, uint32_t job, uint32_t nrun, int64_t key,
+                     int64_t until)
+{
+    m->job = job;
+    m->nrun = nrun;
+    m->key = key;
+    m->until = until;
+}
 
 struct reservation {
     const struct gp_job *job; /* NULL = none */
@@ -170,10 +201,7 @@ static void pool_fini(void *priv)
     struct pool *p = priv;
 
     if (p) {
-        free(p->fail_job);
-        free(p->fail_nrun);
-        free(p->fail_until);
-        free(p->fail_key);
+        free(p->fail);
         free(p->tfail);
     }
     free(p);
@@ -1006,16 +1034,8 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
     size_t need = (size_t)gp_view_ntenants(v) * tot->ntypes;
     int rc;
 
-    if (p->ntfail < need) {
-        struct memo *m = realloc(p->tfail, (need + 16) * sizeof(*m));
-
-        if (!m)
-            return GP_ENOMEM;
-        for (size_t k = p->ntfail; k < need + 16; k++)
-            m[k].job = UINT32_MAX;
-        p->tfail = m;
-        p->ntfail = (uint32_t)need + 16;
-    }
+    if ((rc = memo_grow(&p->tfail, &p->ntfail, need)) != GP_OK)
+        return rc;
     for (uint8_t type = 0; type < tot->ntypes; type++) {
         struct memo *m = &p->tfail[(size_t)t * tot->ntypes + type];
         int64_t room = typed_room(v, tot, t, type) -
@@ -1054,8 +1074,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = want;
-        if (m->job == list[0]->id && m->nrun == nrun && m->key == key &&
-            now < m->until)
+        if (memo_holds(m, list[0]->id, nrun, key, now))
             continue; /* nothing changed since it last failed */
         if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &next_at)) !=
             GP_OK)
@@ -1067,10 +1086,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             continue;
         if (rc != GP_ENOFIT)
             return rc;
-        m->job = list[0]->id;
-        m->nrun = nrun;
-        m->key = key;
-        m->until = next_at;
+        memo_set(m, list[0]->id, nrun, key, next_at);
     }
     return GP_OK;
 }
@@ -1093,26 +1109,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
     if (!list)
         return GP_ENOMEM;
 
-    if (p->nfail < gp_view_ntenants(v)) {
-        uint32_t n = (uint32_t)gp_view_ntenants(v) + 16;
-        uint32_t *a = realloc(p->fail_job, n * sizeof(*a));
-        uint32_t *b = a ? realloc(p->fail_nrun, n * sizeof(*b)) : NULL;
-        int64_t *c = b ? realloc(p->fail_until, n * sizeof(*c)) : NULL;
-        int64_t *d = c ? realloc(p->fail_key, n * sizeof(*d)) : NULL;
-
-        if (a)
-            p->fail_job = a;
-        if (b)
-            p->fail_nrun = b;
-        if (c)
-            p->fail_until = c;
-        if (!a || !b || !c || !d)
-            return GP_ENOMEM;
-        p->fail_key = d;
-        for (uint32_t k = p->nfail; k < n; k++)
-            p->fail_job[k] = UINT32_MAX;
-        p->nfail = n;
-    }
+    if ((rc = memo_grow(&p->fail, &p->nfail, gp_view_ntenants(v))) != GP_OK)
+        return rc;
     for (size_t i = 0; i < nts; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
         struct gp_pending_iter it;
@@ -1166,9 +1164,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = (want << 32) ^ avail;
-        if (p->fail_job[ts[i].t] == first->id &&
-            p->fail_nrun[ts[i].t] == nrun && p->fail_key[ts[i].t] == key &&
-            now < p->fail_until[ts[i].t])
+        if (memo_holds(&p->fail[ts[i].t], first->id, nrun, key, now))
             continue; /* nothing changed since it last failed */
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
@@ -1201,10 +1197,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 return rc;
             collected = true;
         }
-        p->fail_job[ts[i].t] = first->id;
-        p->fail_nrun[ts[i].t] = nrun;
-        p->fail_key[ts[i].t] = key;
-        p->fail_until[ts[i].t] = next_at;
+        memo_set(&p->fail[ts[i].t], first->id, nrun, key, next_at);
     }
     return GP_OK;
 }
@@ -1221,13 +1214,15 @@ static int typed_books(const struct gp_view *v, struct totals *tot)
 
     tot->ntypes = gp_cluster_ntypes(gp_view_cluster(v));
     n = (size_t)nt * tot->ntypes;
-    tot->held_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * 8);
-    tot->incoming_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * 8);
-    tot->owed_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * 8);
-    tot->owed_sum_t = gp_arena_alloc(gp_view_scratch(v), (tot->ntypes + 1) * 8);
+    tot->held_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * sizeof(int64_t));
+    tot->incoming_t =
+        gp_arena_alloc(gp_view_scratch(v), (n + 1) * sizeof(int64_t));
+    tot->owed_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * sizeof(int64_t));
+    tot->owed_sum_t =
+        gp_arena_alloc(gp_view_scratch(v), (tot->ntypes + 1) * sizeof(int64_t));
     if (!tot->held_t || !tot->incoming_t || !tot->owed_t || !tot->owed_sum_t)
         return GP_ENOMEM;
-    memset(tot->owed_sum_t, 0, (tot->ntypes + 1) * 8);
+    memset(tot->owed_sum_t, 0, (tot->ntypes + 1) * sizeof(int64_t));
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 

@@ -151,13 +151,20 @@ int64_t gp_view_preemptible_at(const struct gp_view *v,
 /* Has the job (running or not) been preempted as often as its class
  * allows? Such a job, once started, runs to its end. */
 bool gp_view_cap_reached(const struct gp_view *v, const struct gp_job *job);
-/* Work the job would lose if preempted now (microseconds): nothing for a
- * checkpoint-capable job (it saves at the signal), all of it for one that
- * cannot checkpoint. */
+/* Work the job would lose if preempted now (microseconds): nothing without
+ * a grace period or for a checkpoint-capable job whose checkpoint fits the
+ * grace (it saves at the signal); this run's work for one whose checkpoint
+ * takes longer than the grace (it is stopped at the end of the grace and
+ * keeps what it had when the run began); all of it for one that cannot
+ * checkpoint. */
 int64_t gp_view_loss_if_preempted(const struct gp_view *v,
                                   const struct gp_job *job);
 int64_t gp_view_predicted_remaining(const struct gp_view *v,
                                     const struct gp_job *job);
+/* A counter that moves whenever a job starts, stops or is signalled: two
+ * equal readings mean the set of running jobs did not change between them
+ * (a count can stay equal while one job ends and another starts). */
+uint64_t gp_view_running_epoch(const struct gp_view *v);
 /* GPUs held by jobs that were signalled and have not stopped yet. */
 uint64_t gp_view_preempting_gpus(const struct gp_view *v);
 
@@ -180,6 +187,10 @@ int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job);
  * incoming to it until the job stops). */
 int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
                         uint32_t tenant);
+/* Ask for a round at `at_us` (> now), whatever else happens by then: for
+ * anything a policy waits for that no event announces (a protection that
+ * expires, a lease, a period). GP_EINVAL for a time not in the future. */
+int gp_plan_wake_at(struct gp_plan *p, int64_t at_us);
 /* Has this plan already touched the job? */
 bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job);
 /* Savepoints: undo every action after a mark (e.g. a failed victim search). */
@@ -308,6 +319,9 @@ struct gp_core_config {
      * 0 = preemption is instant and loses nothing; GP_TIME_NONE (-1) = the
      * policy's default_grace_us */
     int64_t grace_us;
+    /* what a checkpoint-capable job needs to save its work once signalled;
+     * one longer than the grace is cut off and saves nothing of its run */
+    int64_t ckpt_cost_us;
     /* protections per priority class (index enum gp_prio_class): no
      * preemption before min_run_us of the current run, at most
      * max_preemptions in a job's life (0 = no cap). -1 (min_run_us) or

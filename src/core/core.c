@@ -51,7 +51,7 @@ struct shape {
     uint32_t hnext; /* hash chain */
 };
 
-enum { TIMER_RANK, TIMER_KILL };
+enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE };
 
 struct timer {
     int64_t at_us;
@@ -133,6 +133,7 @@ struct gp_core {
 
     size_t npending;
     uint64_t busy;
+    uint64_t running_epoch; /* bumped whenever a job starts or stops */
     bool dirty;
     uint64_t nrounds;
     uint32_t round_id;
@@ -448,6 +449,7 @@ static int running_push(struct gp_core *c, struct gp_job *j)
         J(c, t->run_head)->t_prev = j->id;
     t->run_head = j->id;
     set_rank(c, j);
+    c->running_epoch++;
     c->running[c->nrunning] = j->id;
     heap_up(c, c->running, c->nrunning++, -1);
     return GP_OK;
@@ -464,6 +466,7 @@ static void running_remove(struct gp_core *c, struct gp_job *j)
     if (j->t_next != NONE)
         J(c, j->t_next)->t_prev = j->t_prev;
     heap_remove(c, c->running, &c->nrunning, j->heap_pos, -1);
+    c->running_epoch++;
 }
 
 /* ---- timers ------------------------------------------------------------- */
@@ -887,9 +890,9 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
         return gp_diag_set(diag, GP_EINVAL, "core",
                            "a cluster and a complete policy are required");
     if (cfg->restart_cost_us < 0 || cfg->round_period_us < 0 ||
-        cfg->grace_us < GP_TIME_NONE)
+        cfg->grace_us < GP_TIME_NONE || cfg->ckpt_cost_us < 0)
         return gp_diag_set(diag, GP_EINVAL, "core",
-                           "restart cost and round period must be >= 0");
+                           "restart cost, round period and checkpoint cost must be >= 0");
     if ((rc = gp_cluster_seal(cluster)) != GP_OK)
         return gp_diag_set(diag, rc, "cluster", "the cluster has no nodes");
     if (!(c = calloc(1, sizeof(*c))))
@@ -1166,6 +1169,7 @@ static void leave_preempting(struct gp_core *c, struct gp_job *j)
         b->types[j->where.type].owed += j->where.gpus;
     }
     j->reclaim_for = GP_TENANT_NONE;
+    c->running_epoch++;
     c->ledger_stale = true;
 }
 
@@ -1469,9 +1473,31 @@ bool gp_view_cap_reached(const struct gp_view *v, const struct gp_job *job)
 int64_t gp_view_loss_if_preempted(const struct gp_view *v,
                                   const struct gp_job *job)
 {
-    if (job->checkpointable || v->core->cfg.grace_us == 0)
+    const struct gp_core *c = v->core;
+
+    if (c->cfg.grace_us == 0)
         return 0;
-    return gp_job_work_at(job, v->core->now_us);
+    if (!job->checkpointable)
+        return gp_job_work_at(job, c->now_us);
+    /* a checkpoint that cannot finish within the grace is cut off: the
+     * job keeps only what it had when this run began */
+    if (c->cfg.ckpt_cost_us > c->cfg.grace_us)
+        return gp_job_work_at(job, c->now_us) - job->work_done_us;
+    return 0;
+}
+
+uint64_t gp_view_running_epoch(const struct gp_view *v)
+{
+    return v->core->running_epoch;
+}
+
+int gp_plan_wake_at(struct gp_plan *p, int64_t at_us)
+{
+    struct gp_core *c = p->core;
+
+    if (at_us <= c->now_us)
+        return GP_EINVAL;
+    return timer_push(c, at_us, NONE, 0, TIMER_WAKE);
 }
 
 uint64_t gp_view_preempting_gpus(const struct gp_view *v)
@@ -1928,8 +1954,13 @@ static void fire_timers(struct gp_core *c, int64_t now_us)
 {
     while (c->ntimers > 0 && c->timers[0].at_us <= now_us) {
         struct timer t = timer_pop(c);
-        struct gp_job *j = J(c, t.job);
+        struct gp_job *j;
 
+        if (t.kind == TIMER_WAKE) {
+            c->dirty = true; /* a policy asked to decide again now */
+            continue;
+        }
+        j = J(c, t.job);
         if (t.kind == TIMER_KILL) {
             if (j->state == GP_JOB_PREEMPTING && j->starts == t.gen) {
                 /* the grace is over: stop it; a checkpoint-capable job

@@ -201,6 +201,8 @@ size_t gp_plan_nactions(const struct gp_plan *p);
 /* ---- tenants and the fair-share ledger --------------------------------- */
 
 #define GP_TENANT_NONE UINT32_MAX
+/* Tenants nest at most this deep (a top-level tenant is at depth 0). */
+#define GP_TENANT_MAX_DEPTH 32
 
 /* The part of a guarantee that holds on one GPU type. */
 struct gp_type_guarantee {
@@ -260,8 +262,9 @@ struct gp_tenant_info {
 /* Declare a tenant before its jobs arrive (jobs of undeclared tenants get
  * a tenant of weight 1 and no guarantee). GP_EEXIST, GP_ENOENT (parent, a
  * GPU type the cluster lacks), GP_EINVAL (weight, cap below guarantee, lend
- * limit above guarantee, a per-type guarantee that is repeated, larger than
- * its type, not summing to the guarantee, or on a nested tenant). */
+ * limit above guarantee, nested GP_TENANT_MAX_DEPTH deep or more, a per-type
+ * guarantee that is repeated, larger than its type, not summing to the
+ * guarantee, or on a nested tenant). */
 int gp_core_add_tenant(struct gp_core *core, const struct gp_tenant_spec *spec,
                        struct gp_diag *diag);
 /* The ledger now (entitlements are recomputed when stale). */

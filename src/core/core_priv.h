@@ -1,0 +1,205 @@
+/* core_priv.h - what the core's files share: the core's state and the
+ * internal functions one file offers another (gp__ names).
+ *
+ * The core is one struct spread over files by concern:
+ *   store.c     the job store (chunks; a job's address never changes)
+ *   queue.c     shapes, pending heaps, the running heap, their iterators
+ *   timer.c     the timer heap and what fires
+ *   ledger.c    tenants, the fair-share ledger, water-filling
+ *   lifecycle.c a job's moves: submit, start, stop, end, cancel
+ *   view.c      what a policy may read, the stopping jobs' GPUs
+ *   plan.c      what a policy may do, checked as it is added
+ *   core.c      construction, the round, queries
+ * Nothing here is public: policies see include/gpupool/core.h only.
+ */
+#ifndef GPUPOOL_CORE_PRIV_H
+#define GPUPOOL_CORE_PRIV_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/heap.h"
+#include "gpupool/core.h"
+
+#define CHUNK_BITS 12
+#define CHUNK (1u << CHUNK_BITS)
+#define NONE UINT32_MAX
+
+enum { OP_START = 1, OP_PREEMPT = 2 };
+
+/* A pending job in its shape's heap, with its rank (which does not change
+ * while the job waits). */
+struct qentry {
+    int64_t rank[2];
+    uint32_t id;
+};
+
+struct shape {
+    struct gp_demand d;
+    uint32_t tenant; /* NONE unless the policy queues by tenant */
+    struct qentry *heap;
+    uint32_t n, cap;
+    uint32_t hnext; /* hash chain */
+};
+
+enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE };
+
+struct timer {
+    int64_t at_us;
+    uint32_t job; /* NONE for a policy's own wake-up */
+    uint32_t gen; /* the job's start count when armed: stale once it moves */
+    uint8_t kind;
+};
+
+struct tenant {
+    struct gp_tenant_info info;
+    uint32_t *shapes; /* its shapes, when queues are by tenant */
+    uint32_t nshapes, capshapes;
+    int64_t usage_t_us; /* usage_gpu_s is as of this time */
+    bool declared;
+    bool has_children;
+    uint32_t run_head; /* its running jobs, linked through t_prev/t_next */
+    struct gp_tenant_type *types; /* per GPU type (info.by_type) */
+    uint64_t sub_demand;          /* demand of its whole subtree */
+    uint32_t depth;               /* 0 at the top level */
+    double sub_entitled;
+};
+
+struct action {
+    uint8_t op;
+    uint32_t job;
+    uint32_t beneficiary; /* tenant a preemption reclaims for, or NONE */
+    struct gp_placement where;
+};
+
+struct pit_entry {
+    uint32_t shape;
+    uint32_t idx;
+    struct qentry q; /* a copy of shapes[shape].heap[idx] */
+};
+
+struct gp_view {
+    struct gp_core *core;
+};
+
+struct gp_plan {
+    struct gp_core *core;
+};
+
+struct gp_core {
+    struct gp_cluster *cluster;
+    struct gp_core_config cfg;
+    const struct gp_env *env;
+    void *ppriv;
+
+    struct gp_strtab strs;
+    struct gp_strtab tenant_names;
+    struct tenant *tenants;
+    uint32_t ntenants, captenants;
+    uint32_t *tenant_by_name; /* tenant_names id -> tenant (or NONE) */
+    uint32_t nby_name, cap_by_name;
+    bool ledger_stale;
+    double decay_per_us; /* ln 2 / half-life */
+    struct gp_predictor *predictor;
+    uint64_t preempting_gpus;
+    uint32_t *preempting; /* ids of signalled jobs; job->heap_pos indexes */
+    uint32_t npreempting, cappreempting;
+    /* the preempting jobs' GPUs are given back to the cluster for now
+     * (give_stopping): so many GPUs in all and of each type */
+    bool stopping_given;
+    uint64_t given_gpus;
+    uint64_t given_type_gpus[GP_MAX_GPU_TYPES];
+
+    struct gp_job **chunks;
+    size_t nchunks, njobs;
+
+    struct shape *shapes;
+    uint32_t nshapes, capshapes;
+    uint32_t *shape_hash;
+    uint32_t shape_hash_n; /* power of two */
+
+    uint32_t *running; /* max-heap of job ids */
+    uint32_t nrunning, caprunning;
+
+    struct timer *timers; /* min-heap */
+    uint32_t ntimers, captimers;
+    int64_t next_periodic_us;
+
+    size_t npending;
+    uint64_t busy;
+    uint64_t running_epoch; /* bumped whenever a job starts or stops */
+    bool dirty;
+    uint64_t nrounds;
+    uint32_t round_id;
+    int64_t now_us;
+
+    struct gp_arena scratch;
+    struct action *actions;
+    size_t nactions, capactions;
+    struct gp_view view;
+    struct gp_plan plan;
+
+    /* iterator state, reused round after round */
+    struct pit_entry *pit;
+    uint32_t npit, cappit;
+    uint8_t *pit_skip;
+    uint8_t *pit_skip_tenant;
+    uint32_t pit_cur_shape;
+    uint32_t *rit;
+    uint32_t nrit, caprit;
+};
+
+static inline struct gp_job *J(const struct gp_core *c, uint32_t id)
+{
+    return &c->chunks[id >> CHUNK_BITS][id & (CHUNK - 1)];
+}
+
+/* store.c */
+int gp__job_new(struct gp_core *c, struct gp_job **out);
+void gp__jobs_free(struct gp_core *c);
+
+/* queue.c */
+int gp__rank_cmp(const struct gp_job *a, const struct gp_job *b);
+int gp__shape_of(struct gp_core *c, const struct gp_demand *d, uint32_t tenant,
+                 uint32_t *out);
+void gp__set_rank(struct gp_core *c, struct gp_job *j);
+int gp__pending_push(struct gp_core *c, struct gp_job *j);
+void gp__pending_remove(struct gp_core *c, struct gp_job *j);
+int gp__running_push(struct gp_core *c, struct gp_job *j);
+void gp__running_remove(struct gp_core *c, struct gp_job *j);
+/* The running job's rank changed: move it in the running heap. */
+void gp__running_rerank(struct gp_core *c, struct gp_job *j);
+void gp__queues_free(struct gp_core *c);
+
+/* timer.c */
+int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
+                   uint8_t kind);
+int gp__arm_rank_timer(struct gp_core *c, struct gp_job *j);
+void gp__fire_timers(struct gp_core *c, int64_t now_us);
+
+/* ledger.c */
+int gp__tenant_of(struct gp_core *c, const char *name, uint32_t *out);
+void gp__tenant_held(struct gp_core *c, uint32_t tenant, uint8_t type,
+                     int64_t delta, int nrunning_delta);
+void gp__ledger_update(struct gp_core *c);
+void gp__ledger_round_end(struct gp_core *c);
+void gp__tenants_free(struct gp_core *c);
+
+/* lifecycle.c */
+int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
+                      int64_t now);
+int gp__apply_start(struct gp_core *c, struct gp_job *j,
+                    const struct gp_placement *where, int64_t now);
+void gp__leave_preempting(struct gp_core *c, struct gp_job *j);
+int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
+                int64_t now_us);
+
+/* view.c */
+bool gp__may_preempt(const struct gp_core *c, const struct gp_job *j);
+void gp__give_stopping(struct gp_core *c);
+void gp__take_stopping(struct gp_core *c);
+
+/* plan.c */
+int gp__plan_validate(struct gp_core *c, struct gp_diag *diag);
+
+#endif

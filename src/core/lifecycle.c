@@ -1,0 +1,336 @@
+/* lifecycle.c - a job's moves through its states: submitted, started,
+ * signalled, stopped, ended, cancelled; and the books each move closes
+ * (GPU time, work done, attained service, the ledger).
+ *
+ * Key decision: graceful preemption. A signalled job keeps its GPUs (state
+ * PREEMPTING) until the world says it stopped or the grace period ends; the
+ * GPUs being reclaimed for a tenant are booked to it as incoming meanwhile.
+ */
+#include <stdio.h>
+
+#include "core/core_priv.h"
+
+static uint32_t ceil_div(uint64_t a, uint32_t b)
+{
+    uint64_t q = (a + b - 1) / b;
+    return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
+}
+
+int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
+                   int64_t now_us, uint32_t *job_id, struct gp_diag *diag)
+{
+    const char *where = spec->id && *spec->id ? spec->id : "job";
+    struct gp_diag why = {{0}, {0}};
+    struct gp_job *j;
+    uint8_t type = GP_TYPE_ANY;
+    bool unknown_type = false;
+    int rc;
+
+    if (spec->gpus < 1)
+        return gp_diag_set(diag, GP_EINVAL, where, "gpus must be >= 1");
+    if (spec->duration_us < 0 || spec->time_limit_us < 0)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "duration and time limit must be >= 0");
+    if ((spec->min_gpus && spec->min_gpus > spec->gpus) ||
+        (spec->max_gpus && spec->max_gpus < spec->gpus))
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "min_gpus <= gpus <= max_gpus must hold");
+    if (spec->gpu_type && *spec->gpu_type &&
+        gp_cluster_find_type(c->cluster, spec->gpu_type, &type) != GP_OK)
+        unknown_type = true;
+    c->now_us = now_us;
+    if ((rc = gp__job_new(c, &j)) != GP_OK)
+        return gp_diag_set(diag, rc, where, "cannot store another job");
+    if (spec->id && *spec->id) {
+        if ((rc = gp_strtab_intern(&c->strs, spec->id, (size_t)-1, &j->ext_id)))
+            goto nomem;
+    }
+    if ((spec->user && *spec->user &&
+         (rc = gp_strtab_intern(&c->strs, spec->user, (size_t)-1, &j->user))) ||
+        (spec->name && *spec->name &&
+         (rc = gp_strtab_intern(&c->strs, spec->name, (size_t)-1, &j->name))) ||
+        (rc = gp__tenant_of(c, spec->tenant, &j->tenant)))
+        goto nomem;
+    j->demand.gpus = spec->gpus;
+    j->demand.type = type;
+    j->demand.cpus_per_gpu = spec->cpus ? ceil_div(spec->cpus, spec->gpus) : 0;
+    j->demand.mem_mib_per_gpu =
+        spec->mem_mib ? (spec->mem_mib + spec->gpus - 1) / spec->gpus : 0;
+    j->min_gpus = spec->min_gpus ? spec->min_gpus : spec->gpus;
+    j->max_gpus = spec->max_gpus ? spec->max_gpus : spec->gpus;
+    j->priority = spec->priority;
+    j->checkpointable = spec->checkpointable;
+    j->submit_us = spec->submit_us;
+    j->duration_us = spec->duration_us;
+    j->time_limit_us = spec->time_limit_us;
+    j->first_start_us = GP_TIME_NONE;
+    j->run_start_us = GP_TIME_NONE;
+    j->end_us = GP_TIME_NONE;
+    j->speed = 1.0;
+    j->signal_us = GP_TIME_NONE;
+    j->reclaim_for = GP_TENANT_NONE;
+    {
+        enum gp_predict_source src;
+        j->predicted_us = gp_predictor_predict(c->predictor, j, &src);
+        j->pred_source = (uint8_t)src;
+    }
+    if (job_id)
+        *job_id = j->id;
+
+    if (unknown_type || gp_cluster_can_ever_fit(c->cluster, c->cfg.model,
+                                                &j->demand, &why) != GP_OK) {
+        char msg[400];
+
+        if (unknown_type)
+            snprintf(msg, sizeof(msg), "the cluster has no GPU type '%s'",
+                     spec->gpu_type);
+        else
+            snprintf(msg, sizeof(msg), "%s", why.msg);
+        j->state = GP_JOB_REJECTED;
+        j->end_us = now_us;
+        if (c->cfg.observer && c->cfg.observer->submitted)
+            c->cfg.observer->submitted(c->cfg.observer_priv, c, j, now_us);
+        if (c->cfg.observer && c->cfg.observer->rejected)
+            c->cfg.observer->rejected(c->cfg.observer_priv, c, j, msg, now_us);
+        gp_logf(c->env, GP_LOG_DEBUG, "job %s rejected: %s", where, msg);
+        return GP_OK;
+    }
+    if ((rc = gp__shape_of(c, &j->demand, j->tenant, &j->qclass)) ||
+        (rc = gp__pending_push(c, j)))
+        goto nomem;
+    j->state = GP_JOB_PENDING;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->submitted)
+        c->cfg.observer->submitted(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+nomem:
+    /* keep the record consistent: a job we could not queue is rejected */
+    j->state = GP_JOB_REJECTED;
+    j->end_us = now_us;
+    return gp_diag_set(diag, rc, where, "out of memory");
+}
+
+/* Close the books on the current run of a job that leaves its GPUs.
+ * `give` is false when a plan already gave the GPUs back (a preemption). */
+static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
+                      bool give)
+{
+    int64_t elapsed = now_us - j->run_start_us;
+    int64_t useful = elapsed - j->overhead_us;
+
+    if (elapsed < 0)
+        elapsed = 0;
+    if (useful < 0)
+        useful = 0;
+    j->gpu_us += elapsed * (int64_t)j->where.gpus;
+    j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
+    if (j->duration_us > 0 && j->work_done_us > j->duration_us)
+        j->work_done_us = j->duration_us;
+    j->attained_gpu_us += useful * (int64_t)j->where.gpus;
+    c->busy -= j->where.gpus;
+    gp__tenant_held(c, j->tenant, j->where.type, -(int64_t)j->where.gpus, -1);
+    if (give)
+        gp_cluster_give(c->cluster, &j->where, &j->demand);
+    gp_placement_fini(&j->where);
+}
+
+static int enter_preempting(struct gp_core *c, struct gp_job *j,
+                            uint32_t beneficiary)
+{
+    int rc;
+
+    if ((rc = gp__grow((void **)&c->preempting, &c->cappreempting,
+                       sizeof(uint32_t), c->npreempting + 1)))
+        return rc;
+    j->heap_pos = c->npreempting;
+    c->preempting[c->npreempting++] = j->id;
+    j->state = GP_JOB_PREEMPTING;
+    j->signal_us = c->now_us;
+    j->reclaim_for = beneficiary;
+    c->preempting_gpus += j->where.gpus;
+    c->tenants[j->tenant].info.outgoing += j->where.gpus;
+    c->tenants[j->tenant].types[j->where.type].outgoing += j->where.gpus;
+    if (beneficiary != GP_TENANT_NONE) {
+        c->tenants[beneficiary].info.incoming += j->where.gpus;
+        c->tenants[beneficiary].types[j->where.type].incoming += j->where.gpus;
+    }
+    c->ledger_stale = true;
+    return GP_OK;
+}
+
+void gp__leave_preempting(struct gp_core *c, struct gp_job *j)
+{
+    uint32_t last = c->preempting[--c->npreempting];
+
+    if (last != j->id) {
+        c->preempting[j->heap_pos] = last;
+        J(c, last)->heap_pos = j->heap_pos;
+    }
+    c->preempting_gpus -= j->where.gpus;
+    c->tenants[j->tenant].info.outgoing -= j->where.gpus;
+    c->tenants[j->tenant].types[j->where.type].outgoing -= j->where.gpus;
+    if (j->reclaim_for != GP_TENANT_NONE) {
+        struct tenant *b = &c->tenants[j->reclaim_for];
+        b->info.incoming -= j->where.gpus;
+        b->info.owed += j->where.gpus;
+        b->types[j->where.type].incoming -= j->where.gpus;
+        b->types[j->where.type].owed += j->where.gpus;
+    }
+    j->reclaim_for = GP_TENANT_NONE;
+    c->running_epoch++;
+    c->ledger_stale = true;
+}
+
+/* A running or signalled job leaves its GPUs and waits again, keeping
+ * `saved` of its work. `give`: the GPUs are still taken in the cluster. */
+int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
+                int64_t now_us)
+{
+    int rc;
+
+    close_run(c, j, now_us, give);
+    if (saved < 0)
+        saved = 0;
+    if (saved < j->work_done_us) {
+        j->lost_work_us += j->work_done_us - saved;
+        j->work_done_us = saved;
+    }
+    j->preemptions++;
+    j->state = GP_JOB_PENDING;
+    if ((rc = gp__pending_push(c, j)) != GP_OK)
+        return rc;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->preempted)
+        c->cfg.observer->preempted(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+int gp_core_job_stopped(struct gp_core *c, uint32_t id, int64_t saved_work_us,
+                        int64_t now_us)
+{
+    struct gp_job *j;
+
+    if (id >= c->njobs)
+        return GP_ENOENT;
+    j = J(c, id);
+    if (j->state != GP_JOB_PREEMPTING)
+        return GP_ESTATE;
+    c->now_us = now_us;
+    gp__leave_preempting(c, j);
+    return gp__requeue(c, j, saved_work_us, true, now_us);
+}
+
+int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
+                      int64_t now_us)
+{
+    struct gp_job *j;
+
+    if (id >= c->njobs)
+        return GP_ENOENT;
+    j = J(c, id);
+    if (!gp_job_is_running(j))
+        return GP_ESTATE;
+    if (how != GP_JOB_COMPLETED && how != GP_JOB_FAILED &&
+        how != GP_JOB_CANCELLED)
+        return GP_EINVAL;
+    c->now_us = now_us;
+    if (j->state == GP_JOB_RUNNING)
+        gp__running_remove(c, j);
+    else
+        gp__leave_preempting(c, j);
+    close_run(c, j, now_us, true);
+    if (how == GP_JOB_COMPLETED && j->duration_us > 0)
+        j->work_done_us = j->duration_us;
+    if (how == GP_JOB_COMPLETED && j->work_done_us > 0)
+        (void)gp_predictor_learn(c->predictor, j, j->work_done_us);
+    j->state = how;
+    j->end_us = now_us;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->ended)
+        c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+int gp_core_cancel(struct gp_core *c, uint32_t id, int64_t now_us)
+{
+    struct gp_job *j;
+    int rc;
+
+    if (id >= c->njobs)
+        return GP_ENOENT;
+    j = J(c, id);
+    c->now_us = now_us;
+    if (gp_job_is_running(j)) {
+        if (c->cfg.backend && c->cfg.backend->preempt &&
+            (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now_us)))
+            return rc;
+        return gp_core_job_ended(c, id, GP_JOB_CANCELLED, now_us);
+    }
+    if (j->state != GP_JOB_PENDING)
+        return GP_ESTATE;
+    gp__pending_remove(c, j);
+    j->state = GP_JOB_CANCELLED;
+    j->end_us = now_us;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->ended)
+        c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
+                      int64_t now)
+{
+    int rc;
+
+    gp__running_remove(c, j);
+    if (c->cfg.grace_us > 0) {
+        /* signal; the job keeps its GPUs until it stops or the grace ends */
+        if ((rc = enter_preempting(c, j, beneficiary)) != GP_OK ||
+            (rc = gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
+                                 TIMER_KILL)) != GP_OK)
+            return rc;
+        if (c->cfg.backend && c->cfg.backend->preempt &&
+            (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now)))
+            return rc;
+        return GP_OK;
+    }
+    /* at once, and nothing is lost: the job checkpoints as it stops */
+    if (c->cfg.backend && c->cfg.backend->preempt &&
+        (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now)))
+        return rc;
+    return gp__requeue(c, j, INT64_MAX, false, now);
+}
+
+int gp__apply_start(struct gp_core *c, struct gp_job *j,
+                    const struct gp_placement *where, int64_t now)
+{
+    int rc;
+
+    gp__pending_remove(c, j);
+    if ((rc = gp_placement_copy(&j->where, where)) != GP_OK)
+        return rc;
+    j->state = GP_JOB_RUNNING;
+    j->run_start_us = now;
+    j->overhead_us = j->starts > 0 ? c->cfg.restart_cost_us : 0;
+    j->speed = gp_cluster_type_speed(c->cluster, where->type);
+    if (j->first_start_us == GP_TIME_NONE)
+        j->first_start_us = now;
+    j->starts++;
+    c->busy += where->gpus;
+    gp__tenant_held(c, j->tenant, where->type, (int64_t)where->gpus, 1);
+    {
+        struct gp_tenant_info *ti = &c->tenants[j->tenant].info;
+        struct gp_tenant_type *tt = &c->tenants[j->tenant].types[where->type];
+        ti->owed = ti->owed > where->gpus ? ti->owed - where->gpus : 0;
+        tt->owed = tt->owed > where->gpus ? tt->owed - where->gpus : 0;
+    }
+    if ((rc = gp__running_push(c, j)) != GP_OK ||
+        (rc = gp__arm_rank_timer(c, j)))
+        return rc;
+    if (c->cfg.backend && c->cfg.backend->start &&
+        (rc = c->cfg.backend->start(c->cfg.backend_priv, j, now)))
+        return rc;
+    if (c->cfg.observer && c->cfg.observer->started)
+        c->cfg.observer->started(c->cfg.observer_priv, c, j, now);
+    return GP_OK;
+}

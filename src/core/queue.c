@@ -1,0 +1,379 @@
+/* queue.c - the core's queues: pending jobs by shape, running jobs by rank,
+ * and the iterators that walk them in order.
+ *
+ * Key decisions:
+ *  - Pending jobs sit in one min-heap per shape (GPUs, type, CPUs and
+ *    memory per GPU; and tenant, when the policy queues by tenant) ordered
+ *    by the policy's rank, copied into the heap entries so the queues are
+ *    sifted and walked without reading the scattered job records. When a
+ *    shape does not fit, no job of that shape does, so a round skips whole
+ *    shapes.
+ *  - Running jobs sit in one max-heap, so the best victim is on top.
+ *  - Iterators walk these heaps in order without popping them, through a
+ *    small auxiliary heap of frontier positions.
+ */
+#include "core/core_priv.h"
+
+/* ---- rank order --------------------------------------------------------- */
+
+static inline int rank_cmp(const struct gp_job *a, const struct gp_job *b)
+{
+    if (a->rank[0] != b->rank[0])
+        return a->rank[0] < b->rank[0] ? -1 : 1;
+    if (a->rank[1] != b->rank[1])
+        return a->rank[1] < b->rank[1] ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The running heap: the highest rank on top. Ranks of running jobs may
+ * change as they run, so it compares the jobs themselves. */
+static inline bool run_before(const uint32_t *a, const uint32_t *b, void *ctx)
+{
+    const struct gp_core *c = ctx;
+
+    return rank_cmp(J(c, *a), J(c, *b)) > 0;
+}
+
+static inline void job_moved(uint32_t *e, uint32_t pos, void *ctx)
+{
+    J(ctx, *e)->heap_pos = pos;
+}
+
+GP_HEAP_DEFINE(runq, uint32_t, run_before, job_moved)
+
+/* The pending heaps: a min-heap in rank_cmp's order on the ranks copied
+ * into the entries, so sifting reads no job record but to note positions. */
+static inline bool q_before(const struct qentry *a, const struct qentry *b,
+                            void *ctx)
+{
+    (void)ctx;
+    if (a->rank[0] != b->rank[0])
+        return a->rank[0] < b->rank[0];
+    if (a->rank[1] != b->rank[1])
+        return a->rank[1] < b->rank[1];
+    return a->id < b->id;
+}
+
+static inline void q_moved(struct qentry *e, uint32_t pos, void *ctx)
+{
+    J(ctx, e->id)->heap_pos = pos;
+}
+
+GP_HEAP_DEFINE(pendq, struct qentry, q_before, q_moved)
+
+/* ---- shapes ------------------------------------------------------------- */
+
+static uint32_t shape_hashval(const struct gp_demand *d, uint32_t tenant)
+{
+    uint64_t h =
+        (d->gpus + ((uint64_t)tenant << 32)) * UINT64_C(0x9e3779b97f4a7c15);
+
+    h ^= (h >> 29) + d->type * UINT64_C(0xbf58476d1ce4e5b9);
+    h ^= (h >> 31) + d->cpus_per_gpu * UINT64_C(0x94d049bb133111eb);
+    h ^= (h >> 27) + d->mem_mib_per_gpu * UINT64_C(0x9e3779b97f4a7c15);
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool demand_eq(const struct gp_demand *a, const struct gp_demand *b)
+{
+    return a->gpus == b->gpus && a->type == b->type &&
+           a->cpus_per_gpu == b->cpus_per_gpu &&
+           a->mem_mib_per_gpu == b->mem_mib_per_gpu;
+}
+
+static int rehash_shapes(struct gp_core *c)
+{
+    uint32_t n = c->shape_hash_n ? c->shape_hash_n * 2 : 64;
+    uint32_t *h = malloc(n * sizeof(*h));
+
+    if (!h)
+        return GP_ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        h[i] = NONE;
+    for (uint32_t s = 0; s < c->nshapes; s++) {
+        uint32_t b =
+            shape_hashval(&c->shapes[s].d, c->shapes[s].tenant) & (n - 1);
+        c->shapes[s].hnext = h[b];
+        h[b] = s;
+    }
+    free(c->shape_hash);
+    c->shape_hash = h;
+    c->shape_hash_n = n;
+    return GP_OK;
+}
+
+int gp__shape_of(struct gp_core *c, const struct gp_demand *d, uint32_t tenant,
+                 uint32_t *out)
+{
+    uint32_t b, s;
+    int rc;
+
+    if (!c->cfg.policy->queues_by_tenant)
+        tenant = NONE;
+    if (c->shape_hash_n) {
+        b = shape_hashval(d, tenant) & (c->shape_hash_n - 1);
+        for (s = c->shape_hash[b]; s != NONE; s = c->shapes[s].hnext) {
+            if (c->shapes[s].tenant == tenant &&
+                demand_eq(&c->shapes[s].d, d)) {
+                *out = s;
+                return GP_OK;
+            }
+        }
+    }
+    if ((c->nshapes + 1) * 2 > c->shape_hash_n &&
+        (rc = rehash_shapes(c)) != GP_OK)
+        return rc;
+    if ((rc = gp__grow((void **)&c->shapes, &c->capshapes, sizeof(*c->shapes),
+                       c->nshapes + 1)) != GP_OK)
+        return rc;
+    s = c->nshapes++;
+    memset(&c->shapes[s], 0, sizeof(c->shapes[s]));
+    c->shapes[s].d = *d;
+    c->shapes[s].tenant = tenant;
+    b = shape_hashval(d, tenant) & (c->shape_hash_n - 1);
+    c->shapes[s].hnext = c->shape_hash[b];
+    c->shape_hash[b] = s;
+    /* the iterator's skip flags grow with the shapes */
+    {
+        uint8_t *p = realloc(c->pit_skip, c->capshapes);
+        if (!p)
+            return GP_ENOMEM;
+        c->pit_skip = p;
+    }
+    if (tenant != NONE) {
+        struct tenant *t = &c->tenants[tenant];
+        if ((rc = gp__grow((void **)&t->shapes, &t->capshapes, sizeof(uint32_t),
+                           t->nshapes + 1)))
+            return rc;
+        t->shapes[t->nshapes++] = s;
+    }
+    *out = s;
+    return GP_OK;
+}
+
+/* ---- queue moves -------------------------------------------------------- */
+
+void gp__set_rank(struct gp_core *c, struct gp_job *j)
+{
+    c->cfg.policy->rank(c->ppriv, j, c->now_us, j->rank);
+}
+
+int gp__pending_push(struct gp_core *c, struct gp_job *j)
+{
+    struct shape *s = &c->shapes[j->qclass];
+    int rc;
+
+    gp__set_rank(c, j);
+    if ((rc = pendq_push(&s->heap, &s->n, &s->cap,
+                         (struct qentry){{j->rank[0], j->rank[1]}, j->id}, c)))
+        return rc;
+    c->npending++;
+    c->tenants[j->tenant].info.npending++;
+    c->tenants[j->tenant].info.pending_gpus += j->demand.gpus;
+    c->ledger_stale = true;
+    return GP_OK;
+}
+
+void gp__pending_remove(struct gp_core *c, struct gp_job *j)
+{
+    struct shape *s = &c->shapes[j->qclass];
+
+    pendq_remove(s->heap, &s->n, j->heap_pos, c);
+    c->npending--;
+    c->tenants[j->tenant].info.npending--;
+    c->tenants[j->tenant].info.pending_gpus -= j->demand.gpus;
+    c->ledger_stale = true;
+}
+
+int gp__running_push(struct gp_core *c, struct gp_job *j)
+{
+    struct tenant *t = &c->tenants[j->tenant];
+    int rc;
+
+    gp__set_rank(c, j);
+    if ((rc = runq_push(&c->running, &c->nrunning, &c->caprunning, j->id, c)))
+        return rc;
+    j->t_prev = NONE;
+    j->t_next = t->run_head;
+    if (t->run_head != NONE)
+        J(c, t->run_head)->t_prev = j->id;
+    t->run_head = j->id;
+    c->running_epoch++;
+    return GP_OK;
+}
+
+void gp__running_remove(struct gp_core *c, struct gp_job *j)
+{
+    struct tenant *t = &c->tenants[j->tenant];
+
+    if (j->t_prev != NONE)
+        J(c, j->t_prev)->t_next = j->t_next;
+    else
+        t->run_head = j->t_next;
+    if (j->t_next != NONE)
+        J(c, j->t_next)->t_prev = j->t_prev;
+    runq_remove(c->running, &c->nrunning, j->heap_pos, c);
+    c->running_epoch++;
+}
+
+void gp__running_rerank(struct gp_core *c, struct gp_job *j)
+{
+    gp__set_rank(c, j);
+    runq_fix(c->running, c->nrunning, j->heap_pos, c);
+}
+
+void gp__queues_free(struct gp_core *c)
+{
+    for (uint32_t s = 0; s < c->nshapes; s++)
+        free(c->shapes[s].heap);
+    free(c->shapes);
+    free(c->shape_hash);
+    free(c->running);
+    free(c->pit);
+    free(c->pit_skip);
+    free(c->rit);
+    free(c->pit_skip_tenant);
+}
+
+/* Pending iterator: a min-heap of frontier positions (shape, heap index),
+ * each with a copy of its heap entry (the pending heaps do not change while
+ * a round plans). */
+
+static inline bool pit_before(const struct pit_entry *a,
+                              const struct pit_entry *b, void *ctx)
+{
+    return q_before(&a->q, &b->q, ctx);
+}
+
+GP_HEAP_DEFINE(pit, struct pit_entry, pit_before, GP_HEAP_UNMOVED)
+
+static int pit_push_at(struct gp_core *c, uint32_t shape, uint32_t idx)
+{
+    if (idx >= c->shapes[shape].n)
+        return GP_OK;
+    return pit_push(&c->pit, &c->npit, &c->cappit,
+                    (struct pit_entry){shape, idx, c->shapes[shape].heap[idx]},
+                    c);
+}
+
+int gp_pending_iter_init(struct gp_pending_iter *it, const struct gp_view *v)
+{
+    struct gp_core *c = v->core;
+    int rc;
+
+    it->view = v;
+    it->state = c;
+    it->cur = NULL;
+    c->npit = 0;
+    c->pit_cur_shape = NONE;
+    if (c->nshapes)
+        memset(c->pit_skip, 0, c->nshapes);
+    if (c->ntenants)
+        memset(c->pit_skip_tenant, 0, c->ntenants);
+    for (uint32_t s = 0; s < c->nshapes; s++)
+        if ((rc = pit_push_at(c, s, 0)) != GP_OK)
+            return rc;
+    return GP_OK;
+}
+
+int gp_pending_iter_init_tenant(struct gp_pending_iter *it,
+                                const struct gp_view *v, uint32_t tenant)
+{
+    struct gp_core *c = v->core;
+    struct tenant *t;
+    int rc;
+
+    if (!c->cfg.policy->queues_by_tenant || tenant >= c->ntenants)
+        return GP_EINVAL;
+    it->view = v;
+    it->state = c;
+    it->cur = NULL;
+    c->npit = 0;
+    c->pit_cur_shape = NONE;
+    t = &c->tenants[tenant];
+    c->pit_skip_tenant[tenant] = 0;
+    for (uint32_t k = 0; k < t->nshapes; k++) {
+        c->pit_skip[t->shapes[k]] = 0;
+        if ((rc = pit_push_at(c, t->shapes[k], 0)) != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
+void gp_pending_iter_skip_tenant(struct gp_pending_iter *it)
+{
+    struct gp_core *c = it->state;
+
+    if (c->pit_cur_shape != NONE && c->shapes[c->pit_cur_shape].tenant != NONE)
+        c->pit_skip_tenant[c->shapes[c->pit_cur_shape].tenant] = 1;
+}
+
+const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
+{
+    struct gp_core *c = it->state;
+
+    while (c->npit > 0) {
+        struct pit_entry e = pit_pop(c->pit, &c->npit, c);
+        uint32_t t = c->shapes[e.shape].tenant;
+
+        if (c->pit_skip[e.shape] || (t != NONE && c->pit_skip_tenant[t]))
+            continue;
+        /* a failed push only shortens the walk; the round stays valid */
+        (void)pit_push_at(c, e.shape, 2 * e.idx + 1);
+        (void)pit_push_at(c, e.shape, 2 * e.idx + 2);
+        c->pit_cur_shape = e.shape;
+        it->cur = J(c, e.q.id);
+        return it->cur;
+    }
+    it->cur = NULL;
+    return NULL;
+}
+
+void gp_pending_iter_skip_shape(struct gp_pending_iter *it)
+{
+    struct gp_core *c = it->state;
+
+    if (c->pit_cur_shape != NONE)
+        c->pit_skip[c->pit_cur_shape] = 1;
+}
+
+/* Running iterator: a max-heap of positions in the running heap. */
+static inline bool rit_before(const uint32_t *a, const uint32_t *b, void *ctx)
+{
+    const struct gp_core *c = ctx;
+
+    return run_before(&c->running[*a], &c->running[*b], ctx);
+}
+
+GP_HEAP_DEFINE(rit, uint32_t, rit_before, GP_HEAP_UNMOVED)
+
+static void rit_push_at(struct gp_core *c, uint32_t idx)
+{
+    /* a failed push only shortens the walk of victims */
+    if (idx < c->nrunning)
+        (void)rit_push(&c->rit, &c->nrit, &c->caprit, idx, c);
+}
+
+int gp_running_iter_init(struct gp_running_iter *it, const struct gp_view *v)
+{
+    struct gp_core *c = v->core;
+
+    it->view = v;
+    it->state = c;
+    c->nrit = 0;
+    rit_push_at(c, 0);
+    return GP_OK;
+}
+
+const struct gp_job *gp_running_iter_next(struct gp_running_iter *it)
+{
+    struct gp_core *c = it->state;
+    uint32_t top;
+
+    if (c->nrit == 0)
+        return NULL;
+    top = rit_pop(c->rit, &c->nrit, c);
+    rit_push_at(c, 2 * top + 1);
+    rit_push_at(c, 2 * top + 2);
+    return J(c, c->running[top]);
+}

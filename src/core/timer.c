@@ -1,0 +1,76 @@
+/* timer.c - the core's timers: a running job's rank that changes (LAS
+ * demotes it), the end of a grace period, a wake-up a policy asked for.
+ *
+ * Key decision: timers are never cancelled. Each remembers the job's start
+ * count when it was armed; one that fires after the job moved on (stopped,
+ * restarted) is recognized as stale and dropped. So arming is O(log n) and
+ * nothing searches the heap.
+ */
+#include "core/core_priv.h"
+
+/* A total order: equal times fire by job, then kind, then generation, so
+ * the order never depends on how the heap was built. */
+static inline bool timer_before(const struct timer *a, const struct timer *b,
+                                void *ctx)
+{
+    (void)ctx;
+    if (a->at_us != b->at_us)
+        return a->at_us < b->at_us;
+    if (a->job != b->job)
+        return a->job < b->job;
+    if (a->kind != b->kind)
+        return a->kind < b->kind;
+    return a->gen < b->gen;
+}
+
+GP_HEAP_DEFINE(timerq, struct timer, timer_before, GP_HEAP_UNMOVED)
+
+int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
+                   uint8_t kind)
+{
+    return timerq_push(&c->timers, &c->ntimers, &c->captimers,
+                       (struct timer){at, job, gen, kind}, c);
+}
+
+int gp__arm_rank_timer(struct gp_core *c, struct gp_job *j)
+{
+    int64_t at;
+
+    if (!c->cfg.policy->rank_expires)
+        return GP_OK;
+    at = c->cfg.policy->rank_expires(c->ppriv, j, c->now_us);
+    if (at == GP_TIME_NONE)
+        return GP_OK;
+    if (at <= c->now_us)
+        at = c->now_us + 1;
+    return gp__timer_push(c, at, j->id, j->starts, TIMER_RANK);
+}
+
+void gp__fire_timers(struct gp_core *c, int64_t now_us)
+{
+    while (c->ntimers > 0 && c->timers[0].at_us <= now_us) {
+        struct timer t = timerq_pop(c->timers, &c->ntimers, c);
+        struct gp_job *j;
+
+        if (t.kind == TIMER_WAKE) {
+            c->dirty = true; /* a policy asked to decide again now */
+            continue;
+        }
+        j = J(c, t.job);
+        if (t.kind == TIMER_KILL) {
+            if (j->state == GP_JOB_PREEMPTING && j->starts == t.gen) {
+                /* the grace is over: stop it; a checkpoint-capable job
+                 * keeps what it had when this run began */
+                gp__leave_preempting(c, j);
+                (void)gp__requeue(c, j, j->checkpointable ? j->work_done_us : 0,
+                                  true, now_us);
+            }
+            continue;
+        }
+        if (j->state != GP_JOB_RUNNING || j->starts != t.gen)
+            continue; /* stale: the job left or restarted since */
+        gp__running_rerank(c, j);
+        (void)gp__arm_rank_timer(c, j);
+        c->dirty = true;
+    }
+}

@@ -1,0 +1,256 @@
+/* view.c - what a policy may read: the cluster after the plan so far,
+ * queue sizes, the ledger, protections, predictions; and the stopping
+ * jobs' GPUs, given to the cluster for a run of "would it fit" questions.
+ *
+ * Key decision: gp_view_fit_if_freed gives the stopping jobs' GPUs back to
+ * the cluster once and keeps them given while the policy only asks "would
+ * it fit"; anything that reads or changes the cluster otherwise takes them
+ * again first (see gp__give_stopping). A round that reclaims for many
+ * tenants pays for the stopping jobs once, not once a question.
+ */
+#include "core/core_priv.h"
+
+/* gp_view_fit_if_freed asks whether a job would fit if the stopping jobs'
+ * GPUs (and some victims') were free. Giving and taking back every stopping
+ * job on each question made a round with many reclaims quadratic, so they
+ * are given on the first question and stay given through the next ones.
+ * Whatever needs the true state first calls take_stopping: gp_view_fit,
+ * gp_view_cluster, every change to the cluster through the plan, and the
+ * round itself once the policy returns. The free counts of the view
+ * subtract what is given, so they need no taking.
+ *
+ * The indexes end up exactly as with a give and a take around every
+ * question, the order of nodes in their buckets included (it decides which
+ * of equal nodes a placement gets): the other nodes only move with the
+ * victims, as before, and the final take, in reverse, moves every stopping
+ * job's node and switch group to the front of its bucket in the order the
+ * last of those takes did. So placements stay what they were. */
+void gp__give_stopping(struct gp_core *c)
+{
+    if (c->stopping_given || c->npreempting == 0)
+        return;
+    for (uint32_t k = 0; k < c->npreempting; k++) {
+        struct gp_job *p = J(c, c->preempting[k]);
+
+        gp_cluster_give(c->cluster, &p->where, &p->demand);
+        c->given_gpus += p->where.gpus;
+        c->given_type_gpus[p->where.type] += p->where.gpus;
+    }
+    c->stopping_given = true;
+}
+
+void gp__take_stopping(struct gp_core *c)
+{
+    if (!c->stopping_given)
+        return;
+    for (uint32_t k = c->npreempting; k-- > 0;) {
+        struct gp_job *p = J(c, c->preempting[k]);
+
+        (void)gp_cluster_take(c->cluster, &p->where, &p->demand);
+    }
+    c->given_gpus = 0;
+    memset(c->given_type_gpus, 0, sizeof(c->given_type_gpus));
+    c->stopping_given = false;
+}
+
+/* ---- the view ----------------------------------------------------------- */
+
+int64_t gp_view_now(const struct gp_view *v)
+{
+    return v->core->now_us;
+}
+
+const struct gp_cluster *gp_view_cluster(const struct gp_view *v)
+{
+    gp__take_stopping(v->core);
+    return v->core->cluster;
+}
+
+enum gp_place_model gp_view_model(const struct gp_view *v)
+{
+    return v->core->cfg.model;
+}
+
+size_t gp_view_npending(const struct gp_view *v)
+{
+    return v->core->npending;
+}
+size_t gp_view_nrunning(const struct gp_view *v)
+{
+    return v->core->nrunning;
+}
+
+uint64_t gp_view_free_gpus(const struct gp_view *v)
+{
+    return gp_cluster_free_gpus(v->core->cluster) - v->core->given_gpus;
+}
+
+uint64_t gp_view_type_free_gpus(const struct gp_view *v, uint8_t type)
+{
+    const struct gp_core *c = v->core;
+
+    if (type >= gp_cluster_ntypes(c->cluster))
+        return 0;
+    return gp_cluster_type_free(c->cluster, type) - c->given_type_gpus[type];
+}
+
+struct gp_arena *gp_view_scratch(const struct gp_view *v)
+{
+    return &v->core->scratch;
+}
+
+int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
+                uint32_t gpus, struct gp_placement *where)
+{
+    struct gp_demand d = job->demand;
+
+    if (gpus)
+        d.gpus = gpus;
+    gp__take_stopping(v->core);
+    return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
+                          &v->core->scratch, where);
+}
+
+bool gp_view_graceful(const struct gp_view *v)
+{
+    return v->core->cfg.grace_us > 0;
+}
+
+int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
+                         const struct gp_job *const *victims, size_t n,
+                         struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    bool graceful = c->cfg.grace_us > 0;
+    size_t given;
+    int rc;
+
+    /* what is on its way out stays given until the true state is needed */
+    gp__give_stopping(c);
+    for (given = 0; given < n; given++) {
+        const struct gp_job *x = victims[given];
+        if (x->state != GP_JOB_RUNNING ||
+            (!graceful && gp_plan_has(&c->plan, x)))
+            continue; /* already free in the plan */
+        gp_cluster_give(c->cluster, &x->where, &x->demand);
+    }
+    rc = gp_cluster_fit(c->cluster, c->cfg.model, &job->demand, &c->scratch,
+                        where);
+    /* and take the victims' again, in reverse */
+    while (given-- > 0) {
+        const struct gp_job *x = victims[given];
+        if (x->state != GP_JOB_RUNNING ||
+            (!graceful && gp_plan_has(&c->plan, x)))
+            continue;
+        (void)gp_cluster_take(c->cluster, &x->where, &x->demand);
+    }
+    return rc;
+}
+
+const struct gp_job *gp_view_running_at(const struct gp_view *v, size_t i)
+{
+    return i < v->core->nrunning ? J(v->core, v->core->running[i]) : NULL;
+}
+
+size_t gp_view_ntenants(const struct gp_view *v)
+{
+    return v->core->ntenants;
+}
+
+const struct gp_job *gp_view_tenant_running(const struct gp_view *v,
+                                            uint32_t tenant)
+{
+    const struct gp_core *c = v->core;
+
+    if (tenant >= c->ntenants || c->tenants[tenant].run_head == NONE)
+        return NULL;
+    return J(c, c->tenants[tenant].run_head);
+}
+
+const struct gp_job *gp_view_tenant_running_next(const struct gp_view *v,
+                                                 const struct gp_job *job)
+{
+    return job->t_next == NONE ? NULL : J(v->core, job->t_next);
+}
+
+const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,
+                                            uint32_t tenant)
+{
+    return gp_core_tenant_info(v->core, tenant);
+}
+
+bool gp_view_may_preempt(const struct gp_view *v, const struct gp_job *job)
+{
+    return gp__may_preempt(v->core, job);
+}
+
+int64_t gp_view_preemptible_at(const struct gp_view *v,
+                               const struct gp_job *job)
+{
+    const struct gp_core *c = v->core;
+    enum gp_prio_class k = gp_job_class(job);
+    int64_t at = job->run_start_us +
+                 (c->cfg.min_run_us[k] > 0 ? c->cfg.min_run_us[k] : 1);
+
+    if (job->state != GP_JOB_RUNNING ||
+        (c->cfg.max_preemptions[k] &&
+         job->preemptions >= c->cfg.max_preemptions[k]))
+        return INT64_MAX;
+    return at > c->now_us ? at : c->now_us;
+}
+
+bool gp_view_cap_reached(const struct gp_view *v, const struct gp_job *job)
+{
+    enum gp_prio_class k = gp_job_class(job);
+
+    return v->core->cfg.max_preemptions[k] &&
+           job->preemptions >= v->core->cfg.max_preemptions[k];
+}
+
+int64_t gp_view_loss_if_preempted(const struct gp_view *v,
+                                  const struct gp_job *job)
+{
+    const struct gp_core *c = v->core;
+
+    if (c->cfg.grace_us == 0)
+        return 0;
+    if (!job->checkpointable)
+        return gp_job_work_at(job, c->now_us);
+    /* a checkpoint that cannot finish within the grace is cut off: the
+     * job keeps only what it had when this run began */
+    if (c->cfg.ckpt_cost_us > c->cfg.grace_us)
+        return gp_job_work_at(job, c->now_us) - job->work_done_us;
+    return 0;
+}
+
+uint64_t gp_view_running_epoch(const struct gp_view *v)
+{
+    return v->core->running_epoch;
+}
+
+uint64_t gp_view_preempting_gpus(const struct gp_view *v)
+{
+    return v->core->preempting_gpus;
+}
+
+bool gp__may_preempt(const struct gp_core *c, const struct gp_job *j)
+{
+    enum gp_prio_class k = gp_job_class(j);
+
+    if (j->state != GP_JOB_RUNNING)
+        return false;
+    /* a job that has not run at all is never taken back in the instant it
+     * started: every preemption is separated from its start by time */
+    if (c->now_us <= j->run_start_us)
+        return false;
+    if (c->now_us - j->run_start_us < c->cfg.min_run_us[k])
+        return false;
+    return c->cfg.max_preemptions[k] == 0 ||
+           j->preemptions < c->cfg.max_preemptions[k];
+}
+
+int64_t gp_view_predicted_remaining(const struct gp_view *v,
+                                    const struct gp_job *job)
+{
+    return gp_core_predicted_remaining(v->core, job, v->core->now_us);
+}

@@ -24,10 +24,11 @@
  *      one virtual second apart: even ones end a random running job
  *      (gp_core_job_ended), odd ones submit a job of a random tenant that
  *      holds less than its guarantee. Only gp_core_round is timed
- *      (CLOCK_MONOTONIC). Graceful preemptions signalled by earlier rounds
- *      end inside later rounds when their 120 s grace runs out (the
- *      backend only records; the core stops the job at the end of the
- *      grace), so those rounds pay for the stops and the reclaimed starts.
+ *      (CLOCK_MONOTONIC); the world's confirmations of starts and kills
+ *      are not. Graceful preemptions signalled by earlier rounds end when
+ *      their 120 s grace runs out (the world only records signals; the
+ *      core sends a kill at the end of the grace, confirmed before the
+ *      round), so those rounds pay for the reclaimed starts.
  *
  * Everything the core sees is deterministic (seeded gp_rng, virtual time):
  * the `digest` line is the same on every run; only the clock readings move.
@@ -95,10 +96,8 @@ struct rec {
     int err;
 };
 
-static int rec_start(void *priv, const struct gp_job *job, int64_t now_us)
+static int rec_start(struct rec *r, const struct gp_job *job, int64_t now_us)
 {
-    struct rec *r = priv;
-
     (void)now_us;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16384;
@@ -117,14 +116,13 @@ static int rec_start(void *priv, const struct gp_job *job, int64_t now_us)
 /* As the simulator's backend: a job that can checkpoint stops after the
  * checkpoint cost with its work saved (if the cost fits the grace), one
  * that cannot stops at once and keeps nothing. */
-static int rec_preempt(void *priv, const struct gp_job *job, int64_t now_us)
+static int rec_preempt(struct rec *r, const struct gp_job *job, int64_t now_us)
 {
-    struct rec *r = priv;
     struct stop s = {now_us, 0, job->id, job->starts};
 
     r->preempts++;
     r->round_preempts++;
-    if (r->ckpt_cost_us < 0 || job->state != GP_JOB_PREEMPTING)
+    if (r->ckpt_cost_us < 0 || job->state != GP_JOB_STOPPING)
         return GP_OK;
     if (job->checkpointable) {
         if (r->ckpt_cost_us > GRACE_US)
@@ -145,11 +143,45 @@ static int rec_preempt(void *priv, const struct gp_job *job, int64_t now_us)
     return GP_OK;
 }
 
-static const struct gp_backend_ops rec_backend = {
-    .name = "record",
-    .start = rec_start,
-    .preempt = rec_preempt,
-};
+/* Carry out the core's actions as a world without delay: starts are
+ * recorded and confirmed, signals recorded (stops come later, see
+ * rec_preempt), kills at the end of a grace confirmed at once. */
+static int carry_out(struct gp_core *core, struct rec *r, int64_t now_us)
+{
+    const struct gp_action *a;
+    size_t n;
+    int rc;
+
+    while ((n = gp_core_take_actions(core, &a)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            const struct gp_job *job = gp_core_job(core, a[i].job);
+
+            switch (a[i].kind) {
+            case GP_ACT_START:
+                if ((rc = rec_start(r, job, now_us)) != GP_OK ||
+                    (rc = gp_core_job_started(core, a[i].job, now_us)))
+                    return rc;
+                break;
+            case GP_ACT_SIGNAL:
+                if ((rc = rec_preempt(r, job, now_us)) != GP_OK)
+                    return rc;
+                break;
+            case GP_ACT_KILL:
+                if (a[i].done) {
+                    rc = rec_preempt(r, job, now_us);
+                } else {
+                    rc = gp_core_job_stopped(
+                        core, a[i].job,
+                        job->checkpointable ? job->work_done_us : 0, now_us);
+                }
+                if (rc != GP_OK)
+                    return rc;
+                break;
+            }
+        }
+    }
+    return GP_OK;
+}
 
 /* ---- the driver --------------------------------------------------------- */
 
@@ -250,7 +282,13 @@ static int round_now(struct bench *b, double *ms)
     double t0, t1;
     int n;
 
+    int rc;
+
     b->rec.round_preempts = 0;
+    /* kills due now take effect before the round, as in the simulator */
+    gp_core_advance(b->core, b->now);
+    if ((rc = carry_out(b->core, &b->rec, b->now)) != GP_OK)
+        return rc;
     t0 = now_ms();
     n = gp_core_round(b->core, b->now);
     t1 = now_ms();
@@ -258,6 +296,8 @@ static int round_now(struct bench *b, double *ms)
         *ms = t1 - t0;
     if (n < 0)
         return n;
+    if ((rc = carry_out(b->core, &b->rec, b->now)) != GP_OK)
+        return rc;
     if (b->rec.err)
         return b->rec.err;
     mix_digest(b, (uint64_t)n);
@@ -273,8 +313,6 @@ static int setup(struct bench *b, uint64_t seed, struct gp_diag *diag)
         .policy = gp_policy_find("pool"),
         .model = GP_PLACE_PACK,
         .restart_cost_us = RESTART_COST_US,
-        .backend = &rec_backend,
-        .backend_priv = &b->rec,
         .env = &env,
         .grace_us = GRACE_US,
     };
@@ -418,7 +456,7 @@ static int report_stops(struct bench *b)
             r->stops[k++] = s;
             continue;
         }
-        if (j->state == GP_JOB_PREEMPTING && j->starts == s.run &&
+        if (j->state == GP_JOB_STOPPING && j->starts == s.run &&
             (rc = gp_core_job_stopped(b->core, s.job, s.saved_us, b->now)))
             return rc;
     }

@@ -1,4 +1,4 @@
-/* core.h - the scheduler core: jobs, queues, the round, policies, backends.
+/* core.h - the scheduler core: jobs, queues, the round, policies, actions.
  *
  * One core makes every decision in every world. A world (the simulator, the
  * daemon) hands it events - a job arrived, a job finished, time passed - and
@@ -8,7 +8,8 @@
  *
  * The plan holds tentative starts and preemptions; the core checks every
  * action as it is added (GPUs free, gang whole, job in the right state) and
- * again as a whole, then applies it through the backend ops, or rolls it
+ * again as a whole, then applies it to its books and hands the world the
+ * actions to carry out (gp_core_take_actions), or rolls it
  * back and reports GP_EPLAN. Policies never mutate state.
  *
  * Pending jobs live in heaps by the policy's rank, one heap per "shape"
@@ -274,17 +275,31 @@ const struct gp_tenant_info *gp_core_tenant_info(const struct gp_core *core,
 int gp_core_find_tenant(const struct gp_core *core, const char *name,
                         uint32_t *tenant);
 
-/* ---- backends: how decisions take effect ------------------------------- */
+/* ---- actions: what the world carries out ------------------------------ */
 
-struct gp_backend_ops {
-    const char *name;
-    /* The job starts on `where` now (its accounting is already updated). */
-    int (*start)(void *priv, const struct gp_job *job, int64_t now_us);
-    /* The job is preempted now. Without a grace period its GPUs are free
-     * again at once. With one (gp_core_config.grace_us) this is the signal:
-     * the job keeps its GPUs until the backend reports it stopped
-     * (gp_core_job_stopped), or the core stops it when the grace ends. */
-    int (*preempt)(void *priv, const struct gp_job *job, int64_t now_us);
+/* What the core decided, for the world to carry out. Every call into the
+ * core may add actions (a round, a cancel, a grace period that ran out);
+ * the world takes them with gp_core_take_actions, persists them if it
+ * must (the daemon commits them before acting), carries them out and
+ * reports the outcomes: gp_core_job_started / _start_failed for a start,
+ * gp_core_job_stopped / _ended for a signal or a kill. */
+enum gp_action_kind {
+    GP_ACT_START,  /* start the job on job->where */
+    GP_ACT_SIGNAL, /* ask it to checkpoint and stop by deadline_us */
+    GP_ACT_KILL,   /* stop it now, saving nothing more */
+};
+const char *gp_action_kind_name(enum gp_action_kind k);
+
+struct gp_action {
+    enum gp_action_kind kind;
+    uint32_t job;
+    enum gp_stop_reason reason; /* SIGNAL, KILL: why it stops */
+    int64_t at_us;              /* when the core decided */
+    int64_t deadline_us;        /* SIGNAL: when the core kills it */
+    /* KILL under the free preemption model (grace 0): the core already
+     * took the job back (pending again, nothing lost); the world stops it
+     * and reports nothing */
+    bool done;
 };
 
 /* Observers see every change (metrics, logs, the daemon's store). All
@@ -300,6 +315,11 @@ struct gp_observer_ops {
                   const struct gp_job *job, int64_t now_us);
     void (*rejected)(void *priv, const struct gp_core *core,
                      const struct gp_job *job, const char *why, int64_t now_us);
+    /* a start the world could not carry out; the job waits again (or has
+     * failed, past its retries: `ended` follows) */
+    void (*start_failed)(void *priv, const struct gp_core *core,
+                         const struct gp_job *job, const char *why,
+                         int64_t now_us);
     /* called once at the end of each round that changed anything */
     void (*round)(void *priv, const struct gp_core *core, int64_t now_us);
 };
@@ -313,8 +333,8 @@ struct gp_core_config {
     enum gp_place_model model;
     int64_t restart_cost_us; /* paid by a job each time it resumes */
     int64_t round_period_us; /* 0 = rounds on events only */
-    const struct gp_backend_ops *backend;
-    void *backend_priv;
+    /* starts a job may fail before it fails for good (0 = 3) */
+    uint32_t max_start_failures;
     const struct gp_observer_ops *observer;
     void *observer_priv;
     const struct gp_env *env;
@@ -346,16 +366,41 @@ void gp_core_free(struct gp_core *core);
  * observers told why); that is not an error. GP_EINVAL for a bad spec. */
 int gp_core_submit(struct gp_core *core, const struct gp_job_spec *spec,
                    int64_t now_us, uint32_t *job_id, struct gp_diag *diag);
-/* The backend reports that a running job finished (or failed). */
+/* Take the actions decided since the last take, oldest first: *out points
+ * at them until the next take. Returns how many. */
+size_t gp_core_take_actions(struct gp_core *core, const struct gp_action **out);
+
+/* The world reports. Each returns GP_ENOENT for an unknown job and
+ * GP_ESTATE when the job is not in a state the report fits.
+ *
+ * A start was carried out: STARTING -> RUNNING; its run begins now. (A job
+ * cancelled while starting stays STOPPING.) */
+int gp_core_job_started(struct gp_core *core, uint32_t job_id, int64_t now_us);
+/* A start could not be carried out: the job's resources are released and
+ * it waits again, `why` kept as its reason; after max_start_failures it
+ * fails. A job cancelled while starting is cancelled. */
+int gp_core_job_start_failed(struct gp_core *core, uint32_t job_id,
+                             const char *why, int64_t now_us);
+/* The job exited on its own: COMPLETED or FAILED (or CANCELLED, if the
+ * world cancelled it). From STARTING, RUNNING or STOPPING. */
 int gp_core_job_ended(struct gp_core *core, uint32_t job_id,
                       enum gp_job_state how, int64_t now_us);
-/* A signalled job stopped: its GPUs are free, it is pending again with
- * `saved_work_us` of work kept (what its checkpoint holds; the rest is
- * lost). GP_ESTATE unless the job is preempting. */
+/* A stopping job is gone: its resources are free. Preempted, it is
+ * pending again with `saved_work_us` of work kept (what its checkpoint
+ * holds; the rest is lost); cancelled, it is CANCELLED. */
 int gp_core_job_stopped(struct gp_core *core, uint32_t job_id,
                         int64_t saved_work_us, int64_t now_us);
-/* Cancel a pending or running job. */
+/* Cancel a job. A pending one is cancelled at once; one that holds
+ * resources is told to stop (a KILL action) and is cancelled when the
+ * world reports it stopped. GP_ESTATE for a job already ended. */
 int gp_core_cancel(struct gp_core *core, uint32_t job_id, int64_t now_us);
+
+/* Fire the timers due by now (rank changes, grace periods that ran out),
+ * which may add actions, without running a round. gp_core_round does this
+ * too; a world calls it first when it wants to carry out those actions
+ * before the round decides (the simulator does, so that a job killed at
+ * the end of its grace is gone before the policy looks). */
+void gp_core_advance(struct gp_core *core, int64_t now_us);
 
 /* The earliest time the core wants to be woken (periodic round, a rank
  * change); GP_TIME_NONE when it has no wish. */

@@ -26,16 +26,36 @@ struct gp_job_spec {
     bool checkpointable;
 };
 
+/* A job's life (docs/lifecycle.md):
+ *
+ *   PENDING -> STARTING -> RUNNING -> STOPPING -> PENDING (preempted)
+ *                 |           |           '----> CANCELLED (cancelled)
+ *                 |           '-> COMPLETED | FAILED (it exited)
+ *                 '-> PENDING (the start failed; FAILED past the retries)
+ *
+ * STARTING and STOPPING hold the job's resources until the world confirms
+ * (gp_core_job_started, gp_core_job_start_failed, gp_core_job_stopped,
+ * gp_core_job_ended): in a real cluster a start can fail and a stop takes
+ * time. A job that can never fit is REJECTED at submission. */
 enum gp_job_state {
     GP_JOB_PENDING,
+    GP_JOB_STARTING,
     GP_JOB_RUNNING,
-    GP_JOB_PREEMPTING,
+    GP_JOB_STOPPING,
     GP_JOB_COMPLETED,
     GP_JOB_FAILED,
     GP_JOB_CANCELLED,
-    GP_JOB_REJECTED, /* can never fit the cluster */
+    GP_JOB_REJECTED,
 };
 const char *gp_job_state_name(enum gp_job_state s);
+
+/* Why a job was told to stop. */
+enum gp_stop_reason {
+    GP_STOP_NONE,
+    GP_STOP_PREEMPT, /* a policy preempted it: it will wait again */
+    GP_STOP_CANCEL,  /* cancelled: it ends once stopped */
+};
+const char *gp_stop_reason_name(enum gp_stop_reason r);
 
 /* The core's record of a job. Policies read it; only the core writes it. */
 struct gp_job {
@@ -56,7 +76,9 @@ struct gp_job {
 
     /* accounting */
     int64_t first_start_us;  /* GP_TIME_NONE until started */
-    int64_t run_start_us;    /* start of the current run */
+    int64_t held_since_us;   /* when this run's resources were taken */
+    int64_t run_start_us;    /* start of the current run, as the world
+                                confirmed it; GP_TIME_NONE while starting */
     int64_t overhead_us;     /* restart cost paid at the head of this run */
     double speed;            /* work per second on this run's GPU type */
     int64_t work_done_us;    /* work finished in earlier runs */
@@ -67,7 +89,11 @@ struct gp_job {
     int64_t signal_us;       /* when a graceful preemption was signalled */
     int64_t predicted_us;    /* predicted run time at submission */
     uint32_t preemptions;
-    uint32_t starts;
+    uint32_t starts;         /* runs begun (resources taken), failed or not */
+    uint32_t start_failures; /* starts the world could not carry out */
+    uint32_t why;            /* strtab id: why it last failed to start,
+                                or why it failed; 0 = none */
+    uint8_t stop_reason;     /* enum gp_stop_reason, while STOPPING */
     uint8_t pred_source;     /* enum gp_predict_source */
     uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
     uint32_t t_prev, t_next; /* in its tenant's list of running jobs */
@@ -92,9 +118,17 @@ static inline enum gp_prio_class gp_job_class(const struct gp_job *j)
                              : GP_PRIO_NORMAL;
 }
 
+/* Running: confirmed started and not yet gone (it may be stopping). */
 static inline bool gp_job_is_running(const struct gp_job *j)
 {
-    return j->state == GP_JOB_RUNNING || j->state == GP_JOB_PREEMPTING;
+    return j->state == GP_JOB_RUNNING ||
+           (j->state == GP_JOB_STOPPING && j->run_start_us != GP_TIME_NONE);
+}
+/* Holds resources: starting, running or stopping. */
+static inline bool gp_job_holds(const struct gp_job *j)
+{
+    return j->state == GP_JOB_STARTING || j->state == GP_JOB_RUNNING ||
+           j->state == GP_JOB_STOPPING;
 }
 static inline bool gp_job_is_pending(const struct gp_job *j)
 {

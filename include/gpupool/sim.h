@@ -46,6 +46,9 @@ struct gp_sim_config {
     size_t ntenants;
     int64_t grace_us;     /* GP_TIME_NONE = the policy's default */
     int64_t ckpt_cost_us; /* a signalled job needs this to checkpoint */
+    /* how long the world takes to carry out a start or a kill (0 = at
+     * once, as every earlier result assumed) */
+    int64_t actuation_delay_us;
     int64_t min_run_us[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
     int64_t half_life_us; /* 0 = 24 h */

@@ -83,6 +83,8 @@ void gp_core_free(struct gp_core *c)
     gp__tenants_free(c);
     free(c->timers);
     free(c->actions);
+    free(c->outbox);
+    free(c->taken);
     free(c->preempting);
     gp_predictor_free(c->predictor);
     gp_arena_fini(&c->scratch);
@@ -105,14 +107,36 @@ int64_t gp_core_next_wakeup(const struct gp_core *c)
     return t;
 }
 
+void gp_core_advance(struct gp_core *c, int64_t now_us)
+{
+    c->now_us = now_us;
+    gp__fire_timers(c, now_us);
+}
+
+/* Make room for everything applying the plan adds to the core's arrays,
+ * so that a plan, once valid, takes effect whole. */
+static int reserve(struct gp_core *c)
+{
+    uint32_t n = (uint32_t)c->nactions;
+    int rc;
+
+    if ((rc = gp__grow((void **)&c->outbox, &c->capoutbox, sizeof(*c->outbox),
+                       c->noutbox + n)) ||
+        (rc = gp__grow((void **)&c->running, &c->caprunning, sizeof(uint32_t),
+                       c->nrunning + n)) ||
+        (rc = gp__grow((void **)&c->preempting, &c->cappreempting,
+                       sizeof(uint32_t), c->npreempting + n)))
+        return rc;
+    return GP_OK;
+}
+
 int gp_core_round(struct gp_core *c, int64_t now_us)
 {
     struct gp_diag diag = {{0}, {0}};
     size_t n;
     int rc;
 
-    c->now_us = now_us;
-    gp__fire_timers(c, now_us);
+    gp_core_advance(c, now_us);
     if (c->cfg.round_period_us > 0) {
         if (c->next_periodic_us == GP_TIME_NONE ||
             now_us >= c->next_periodic_us) {
@@ -136,6 +160,8 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     gp__take_stopping(c); /* the books must show the true state from here on */
     if (rc == GP_OK)
         rc = gp__plan_validate(c, &diag);
+    if (rc == GP_OK && (rc = reserve(c)) != GP_OK)
+        gp_diag_set(&diag, rc, "plan", "no memory to apply it");
     if (rc != GP_OK) {
         gp_plan_rollback(&c->plan, 0);
         gp_logf(c->env, GP_LOG_ERROR, "policy %s: plan rejected: %s%s%s",
@@ -221,6 +247,13 @@ enum gp_place_model gp_core_model(const struct gp_core *c)
 int64_t gp_core_restart_cost_us(const struct gp_core *c)
 {
     return c->cfg.restart_cost_us;
+}
+
+const char *gp_action_kind_name(enum gp_action_kind k)
+{
+    static const char *const names[] = {"start", "signal", "kill"};
+
+    return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
 int64_t gp_core_grace_us(const struct gp_core *c)

@@ -22,6 +22,7 @@
 #include "gpupool/core.h"
 
 #define CHUNK_BITS 12
+#define MAX_START_FAILURES_DEFAULT 3
 #define CHUNK (1u << CHUNK_BITS)
 #define NONE UINT32_MAX
 
@@ -133,6 +134,11 @@ struct gp_core {
     uint32_t round_id;
     int64_t now_us;
 
+    /* what the world is to carry out: added to outbox, handed over by
+     * swapping with taken */
+    struct gp_action *outbox, *taken;
+    uint32_t noutbox, capoutbox, captaken;
+
     struct gp_arena scratch;
     struct action *actions;
     size_t nactions, capactions;
@@ -193,6 +199,10 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
 void gp__leave_preempting(struct gp_core *c, struct gp_job *j);
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us);
+int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,
+             int64_t deadline_us, bool done);
+/* The grace period of a stopping job ran out: kill it. */
+int gp__grace_over(struct gp_core *c, struct gp_job *j);
 
 /* view.c */
 bool gp__may_preempt(const struct gp_core *c, const struct gp_job *j);

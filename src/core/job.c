@@ -4,14 +4,23 @@
 #include "gpupool/job.h"
 
 static const char *const state_names[] = {
-    "pending", "running",   "preempting", "completed",
-    "failed",  "cancelled", "rejected",
+    "pending",   "starting", "running",   "stopping",
+    "completed", "failed",   "cancelled", "rejected",
 };
+
+static const char *const stop_names[] = {"none", "preempt", "cancel"};
 
 const char *gp_job_state_name(enum gp_job_state s)
 {
     return (unsigned)s < sizeof(state_names) / sizeof(state_names[0])
                ? state_names[s]
+               : "?";
+}
+
+const char *gp_stop_reason_name(enum gp_stop_reason r)
+{
+    return (unsigned)r < sizeof(stop_names) / sizeof(stop_names[0])
+               ? stop_names[r]
                : "?";
 }
 

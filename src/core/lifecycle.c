@@ -2,9 +2,16 @@
  * signalled, stopped, ended, cancelled; and the books each move closes
  * (GPU time, work done, attained service, the ledger).
  *
- * Key decision: graceful preemption. A signalled job keeps its GPUs (state
- * PREEMPTING) until the world says it stopped or the grace period ends; the
- * GPUs being reclaimed for a tenant are booked to it as incoming meanwhile.
+ * Key decisions:
+ *  - The core decides; the world carries out. A start, a signal or a kill
+ *    is an action the world takes (gp_core_take_actions) and answers
+ *    later; until it does, the job holds its resources (STARTING,
+ *    STOPPING), so nothing is given twice and nothing leaks.
+ *  - Graceful preemption: a signalled job keeps its resources until the
+ *    world says it stopped; when the grace ends the core sends a kill. The
+ *    resources being reclaimed for a tenant are booked to it as incoming
+ *    meanwhile. Under the free model (grace 0) a preemption takes effect
+ *    at once and loses nothing, as the published simulators assume.
  */
 #include <stdio.h>
 
@@ -110,19 +117,63 @@ nomem:
     return gp_diag_set(diag, rc, where, "out of memory");
 }
 
-/* Close the books on the current run of a job that leaves its GPUs.
- * `give` is false when a plan already gave the GPUs back (a preemption). */
+/* ---- actions for the world ---------------------------------------------- */
+
+int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,
+             int64_t deadline_us, bool done)
+{
+    int rc;
+
+    if ((rc = gp__grow((void **)&c->outbox, &c->capoutbox, sizeof(*c->outbox),
+                       c->noutbox + 1)) != GP_OK)
+        return rc;
+    c->outbox[c->noutbox++] = (struct gp_action){
+        .kind = kind,
+        .job = j->id,
+        .reason = (enum gp_stop_reason)j->stop_reason,
+        .at_us = c->now_us,
+        .deadline_us = deadline_us,
+        .done = done,
+    };
+    return GP_OK;
+}
+
+size_t gp_core_take_actions(struct gp_core *c, const struct gp_action **out)
+{
+    struct gp_action *t = c->taken;
+    uint32_t cap = c->captaken;
+    size_t n = c->noutbox;
+
+    c->taken = c->outbox;
+    c->captaken = c->capoutbox;
+    c->outbox = t;
+    c->capoutbox = cap;
+    c->noutbox = 0;
+    *out = c->taken;
+    return n;
+}
+
+/* ---- books -----------------------------------------------------------------
+ */
+
+/* Close the books on the current run of a job that leaves its resources.
+ * `give` is false when a plan already gave them back (a free preemption).
+ * The resources count as allocated from when they were taken; work is
+ * done only from the confirmed start, after the restart overhead. */
 static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
                       bool give)
 {
-    int64_t elapsed = now_us - j->run_start_us;
-    int64_t useful = elapsed - j->overhead_us;
+    int64_t held = now_us - j->held_since_us;
+    int64_t useful = 0;
 
-    if (elapsed < 0)
-        elapsed = 0;
-    if (useful < 0)
-        useful = 0;
-    j->gpu_us += elapsed * (int64_t)j->where.gpus;
+    if (held < 0)
+        held = 0;
+    if (j->run_start_us != GP_TIME_NONE) {
+        useful = now_us - j->run_start_us - j->overhead_us;
+        if (useful < 0)
+            useful = 0;
+    }
+    j->gpu_us += held * (int64_t)j->where.gpus;
     j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
     if (j->duration_us > 0 && j->work_done_us > j->duration_us)
         j->work_done_us = j->duration_us;
@@ -134,8 +185,11 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
     gp_placement_fini(&j->where);
 }
 
-static int enter_preempting(struct gp_core *c, struct gp_job *j,
-                            uint32_t beneficiary)
+/* Into the stopping list: the job keeps its resources until the world
+ * says it is gone; they are booked as outgoing from its tenant and, for a
+ * reclaim, incoming to the beneficiary. */
+static int enter_stopping(struct gp_core *c, struct gp_job *j,
+                          uint32_t beneficiary, enum gp_stop_reason why)
 {
     int rc;
 
@@ -144,7 +198,8 @@ static int enter_preempting(struct gp_core *c, struct gp_job *j,
         return rc;
     j->heap_pos = c->npreempting;
     c->preempting[c->npreempting++] = j->id;
-    j->state = GP_JOB_PREEMPTING;
+    j->state = GP_JOB_STOPPING;
+    j->stop_reason = (uint8_t)why;
     j->signal_us = c->now_us;
     j->reclaim_for = beneficiary;
     c->preempting_gpus += j->where.gpus;
@@ -177,12 +232,14 @@ void gp__leave_preempting(struct gp_core *c, struct gp_job *j)
         b->types[j->where.type].owed += j->where.gpus;
     }
     j->reclaim_for = GP_TENANT_NONE;
+    j->stop_reason = GP_STOP_NONE;
     c->running_epoch++;
     c->ledger_stale = true;
 }
 
-/* A running or signalled job leaves its GPUs and waits again, keeping
- * `saved` of its work. `give`: the GPUs are still taken in the cluster. */
+/* A running or stopping job leaves its resources and waits again, keeping
+ * `saved` of its work. `give`: the resources are still taken in the
+ * cluster. */
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us)
 {
@@ -205,39 +262,14 @@ int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
     return GP_OK;
 }
 
-int gp_core_job_stopped(struct gp_core *c, uint32_t id, int64_t saved_work_us,
-                        int64_t now_us)
+/* A job that held resources is over: close its books for good. */
+static void finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
+                   int64_t now_us)
 {
-    struct gp_job *j;
-
-    if (id >= c->njobs)
-        return GP_ENOENT;
-    j = J(c, id);
-    if (j->state != GP_JOB_PREEMPTING)
-        return GP_ESTATE;
-    c->now_us = now_us;
-    gp__leave_preempting(c, j);
-    return gp__requeue(c, j, saved_work_us, true, now_us);
-}
-
-int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
-                      int64_t now_us)
-{
-    struct gp_job *j;
-
-    if (id >= c->njobs)
-        return GP_ENOENT;
-    j = J(c, id);
-    if (!gp_job_is_running(j))
-        return GP_ESTATE;
-    if (how != GP_JOB_COMPLETED && how != GP_JOB_FAILED &&
-        how != GP_JOB_CANCELLED)
-        return GP_EINVAL;
-    c->now_us = now_us;
-    if (j->state == GP_JOB_RUNNING)
-        gp__running_remove(c, j);
-    else
+    if (j->state == GP_JOB_STOPPING)
         gp__leave_preempting(c, j);
+    else
+        gp__running_remove(c, j);
     close_run(c, j, now_us, true);
     if (how == GP_JOB_COMPLETED && j->duration_us > 0)
         j->work_done_us = j->duration_us;
@@ -248,6 +280,120 @@ int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
     c->dirty = true;
     if (c->cfg.observer && c->cfg.observer->ended)
         c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
+}
+
+static int job_at(struct gp_core *c, uint32_t id, int64_t now_us,
+                  struct gp_job **out)
+{
+    if (id >= c->njobs)
+        return GP_ENOENT;
+    c->now_us = now_us;
+    *out = J(c, id);
+    return GP_OK;
+}
+
+/* ---- the world reports ------------------------------------------------------
+ */
+
+int gp_core_job_started(struct gp_core *c, uint32_t id, int64_t now_us)
+{
+    struct gp_job *j;
+    int rc;
+
+    if ((rc = job_at(c, id, now_us, &j)) != GP_OK)
+        return rc;
+    if (j->run_start_us != GP_TIME_NONE ||
+        (j->state != GP_JOB_STARTING && j->state != GP_JOB_STOPPING))
+        return GP_ESTATE;
+    j->run_start_us = now_us;
+    if (j->first_start_us == GP_TIME_NONE)
+        j->first_start_us = now_us;
+    if (j->state == GP_JOB_STOPPING)
+        return GP_OK; /* cancelled while starting: the kill is on its way */
+    j->state = GP_JOB_RUNNING;
+    c->running_epoch++;
+    gp__running_rerank(c, j); /* ranked as running from now on */
+    if ((rc = gp__arm_rank_timer(c, j)) != GP_OK)
+        return rc;
+    if (c->cfg.observer && c->cfg.observer->started)
+        c->cfg.observer->started(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+int gp_core_job_start_failed(struct gp_core *c, uint32_t id, const char *why,
+                             int64_t now_us)
+{
+    uint32_t limit = c->cfg.max_start_failures ? c->cfg.max_start_failures
+                                               : MAX_START_FAILURES_DEFAULT;
+    struct gp_job *j;
+    int rc;
+
+    if ((rc = job_at(c, id, now_us, &j)) != GP_OK)
+        return rc;
+    if (j->run_start_us != GP_TIME_NONE ||
+        (j->state != GP_JOB_STARTING && j->state != GP_JOB_STOPPING))
+        return GP_ESTATE;
+    if ((rc = gp_strtab_intern(&c->strs, why && *why ? why : "start failed",
+                               (size_t)-1, &j->why)) != GP_OK)
+        return rc;
+    j->start_failures++;
+    if (c->cfg.observer && c->cfg.observer->start_failed)
+        c->cfg.observer->start_failed(c->cfg.observer_priv, c, j,
+                                      gp_core_str(c, j->why), now_us);
+    if (j->state == GP_JOB_STOPPING) { /* it was being cancelled */
+        finish(c, j, GP_JOB_CANCELLED, now_us);
+        return GP_OK;
+    }
+    if (j->start_failures >= limit) {
+        finish(c, j, GP_JOB_FAILED, now_us);
+        return GP_OK;
+    }
+    /* it never ran: nothing is lost, and it is no preemption */
+    gp__running_remove(c, j);
+    close_run(c, j, now_us, true);
+    j->state = GP_JOB_PENDING;
+    if ((rc = gp__pending_push(c, j)) != GP_OK)
+        return rc;
+    c->dirty = true;
+    return GP_OK;
+}
+
+int gp_core_job_stopped(struct gp_core *c, uint32_t id, int64_t saved_work_us,
+                        int64_t now_us)
+{
+    struct gp_job *j;
+    int rc;
+
+    if ((rc = job_at(c, id, now_us, &j)) != GP_OK)
+        return rc;
+    if (j->state != GP_JOB_STOPPING)
+        return GP_ESTATE;
+    if (j->stop_reason == GP_STOP_CANCEL) {
+        finish(c, j, GP_JOB_CANCELLED, now_us);
+        return GP_OK;
+    }
+    gp__leave_preempting(c, j);
+    return gp__requeue(c, j, saved_work_us, true, now_us);
+}
+
+int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
+                      int64_t now_us)
+{
+    struct gp_job *j;
+    int rc;
+
+    if ((rc = job_at(c, id, now_us, &j)) != GP_OK)
+        return rc;
+    if (!gp_job_holds(j))
+        return GP_ESTATE;
+    if (how != GP_JOB_COMPLETED && how != GP_JOB_FAILED &&
+        how != GP_JOB_CANCELLED)
+        return GP_EINVAL;
+    if (j->run_start_us == GP_TIME_NONE) /* it ran, unconfirmed */
+        j->run_start_us = j->held_since_us;
+    if (j->first_start_us == GP_TIME_NONE)
+        j->first_start_us = j->run_start_us;
+    finish(c, j, how, now_us);
     return GP_OK;
 }
 
@@ -256,26 +402,41 @@ int gp_core_cancel(struct gp_core *c, uint32_t id, int64_t now_us)
     struct gp_job *j;
     int rc;
 
-    if (id >= c->njobs)
-        return GP_ENOENT;
-    j = J(c, id);
-    c->now_us = now_us;
-    if (gp_job_is_running(j)) {
-        if (c->cfg.backend && c->cfg.backend->preempt &&
-            (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now_us)))
-            return rc;
-        return gp_core_job_ended(c, id, GP_JOB_CANCELLED, now_us);
+    if ((rc = job_at(c, id, now_us, &j)) != GP_OK)
+        return rc;
+    if (j->state == GP_JOB_PENDING) {
+        gp__pending_remove(c, j);
+        j->state = GP_JOB_CANCELLED;
+        j->end_us = now_us;
+        c->dirty = true;
+        if (c->cfg.observer && c->cfg.observer->ended)
+            c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
+        return GP_OK;
     }
-    if (j->state != GP_JOB_PENDING)
+    if (!gp_job_holds(j))
         return GP_ESTATE;
-    gp__pending_remove(c, j);
-    j->state = GP_JOB_CANCELLED;
-    j->end_us = now_us;
+    if (j->state == GP_JOB_STOPPING) {
+        if (j->stop_reason == GP_STOP_CANCEL)
+            return GP_OK; /* already on its way out */
+        /* a preemption under way becomes a cancel: no reclaim waits on
+         * it any more than before, and it will not come back */
+        j->stop_reason = GP_STOP_CANCEL;
+    } else {
+        gp__running_remove(c, j);
+        if ((rc = enter_stopping(c, j, GP_TENANT_NONE, GP_STOP_CANCEL)))
+            return rc;
+    }
     c->dirty = true;
-    if (c->cfg.observer && c->cfg.observer->ended)
-        c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
-    return GP_OK;
+    return gp__emit(c, GP_ACT_KILL, j, now_us, false);
 }
+
+int gp__grace_over(struct gp_core *c, struct gp_job *j)
+{
+    return gp__emit(c, GP_ACT_KILL, j, c->now_us, false);
+}
+
+/* ---- a round's decisions take effect ----------------------------------------
+ */
 
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
                       int64_t now)
@@ -284,20 +445,20 @@ int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
 
     gp__running_remove(c, j);
     if (c->cfg.grace_us > 0) {
-        /* signal; the job keeps its GPUs until it stops or the grace ends */
-        if ((rc = enter_preempting(c, j, beneficiary)) != GP_OK ||
+        /* signal; the job keeps its resources until it stops, or is
+         * killed when the grace ends */
+        if ((rc = enter_stopping(c, j, beneficiary, GP_STOP_PREEMPT)) ||
             (rc = gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
-                                 TIMER_KILL)) != GP_OK)
+                                 TIMER_KILL)))
             return rc;
-        if (c->cfg.backend && c->cfg.backend->preempt &&
-            (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now)))
-            return rc;
-        return GP_OK;
+        return gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false);
     }
-    /* at once, and nothing is lost: the job checkpoints as it stops */
-    if (c->cfg.backend && c->cfg.backend->preempt &&
-        (rc = c->cfg.backend->preempt(c->cfg.backend_priv, j, now)))
+    /* the free model: at once, and nothing is lost; the plan already gave
+     * the resources to the jobs it starts */
+    j->stop_reason = GP_STOP_PREEMPT;
+    if ((rc = gp__emit(c, GP_ACT_KILL, j, now, true)) != GP_OK)
         return rc;
+    j->stop_reason = GP_STOP_NONE;
     return gp__requeue(c, j, INT64_MAX, false, now);
 }
 
@@ -309,12 +470,11 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
     gp__pending_remove(c, j);
     if ((rc = gp_placement_copy(&j->where, where)) != GP_OK)
         return rc;
-    j->state = GP_JOB_RUNNING;
-    j->run_start_us = now;
+    j->state = GP_JOB_STARTING;
+    j->held_since_us = now;
+    j->run_start_us = GP_TIME_NONE;
     j->overhead_us = j->starts > 0 ? c->cfg.restart_cost_us : 0;
     j->speed = gp_cluster_type_speed(c->cluster, where->type);
-    if (j->first_start_us == GP_TIME_NONE)
-        j->first_start_us = now;
     j->starts++;
     c->busy += where->gpus;
     gp__tenant_held(c, j->tenant, where->type, (int64_t)where->gpus, 1);
@@ -324,13 +484,7 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
         ti->owed = ti->owed > where->gpus ? ti->owed - where->gpus : 0;
         tt->owed = tt->owed > where->gpus ? tt->owed - where->gpus : 0;
     }
-    if ((rc = gp__running_push(c, j)) != GP_OK ||
-        (rc = gp__arm_rank_timer(c, j)))
+    if ((rc = gp__running_push(c, j)) != GP_OK)
         return rc;
-    if (c->cfg.backend && c->cfg.backend->start &&
-        (rc = c->cfg.backend->start(c->cfg.backend_priv, j, now)))
-        return rc;
-    if (c->cfg.observer && c->cfg.observer->started)
-        c->cfg.observer->started(c->cfg.observer_priv, c, j, now);
-    return GP_OK;
+    return gp__emit(c, GP_ACT_START, j, GP_TIME_NONE, false);
 }

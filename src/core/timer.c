@@ -1,5 +1,6 @@
 /* timer.c - the core's timers: a running job's rank that changes (LAS
- * demotes it), the end of a grace period, a wake-up a policy asked for.
+ * demotes it), the end of a grace period (the core sends a kill), a
+ * wake-up a policy asked for.
  *
  * Key decision: timers are never cancelled. Each remembers the job's start
  * count when it was armed; one that fires after the job moved on (stopped,
@@ -58,13 +59,14 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
         }
         j = J(c, t.job);
         if (t.kind == TIMER_KILL) {
-            if (j->state == GP_JOB_PREEMPTING && j->starts == t.gen) {
-                /* the grace is over: stop it; a checkpoint-capable job
-                 * keeps what it had when this run began */
-                gp__leave_preempting(c, j);
-                (void)gp__requeue(c, j, j->checkpointable ? j->work_done_us : 0,
-                                  true, now_us);
-            }
+            /* the grace is over: kill it. A failed kill is logged; the job
+             * keeps its resources until the world reports it gone. */
+            if (j->state == GP_JOB_STOPPING && j->starts == t.gen &&
+                gp__grace_over(c, j) != GP_OK)
+                gp_logf(c->env, GP_LOG_ERROR,
+                        "job %u: no memory for the kill at the end of its "
+                        "grace",
+                        j->id);
             continue;
         }
         if (j->state != GP_JOB_RUNNING || j->starts != t.gen)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/heap.h"
 #include "gpupool/sim.h"
 
 /* ---- workload ----------------------------------------------------------- */
@@ -140,94 +141,72 @@ int gp_workload_load(struct gp_workload *w, struct gp_trace *t, FILE *skips,
     return GP_OK;
 }
 
-/* ---- the sim backend ---------------------------------------------------- */
+/* ---- the sim world: carrying out the core's actions -----------------------
+ */
+
+/* What happens to a job later: it completes or hits its time limit, it
+ * stops after its checkpoint, the world confirms a start or a kill after
+ * the actuation delay. */
+enum ev_kind {
+    EV_DONE,    /* it ends: `how` is GP_JOB_COMPLETED or GP_JOB_FAILED */
+    EV_STOP,    /* a signalled job stops, keeping saved_us */
+    EV_STARTED, /* the start is confirmed */
+    EV_KILLED,  /* the kill is confirmed: it is gone, keeping saved_us */
+};
 
 struct completion {
     int64_t at_us;
     uint32_t job;
-    uint32_t run;     /* the job's start count when it was scheduled */
-    uint8_t how;      /* GP_JOB_COMPLETED, GP_JOB_FAILED (time limit), or
-                         GP_JOB_PREEMPTING: a signalled job stops */
-    int64_t saved_us; /* for a stop: the work its checkpoint keeps */
+    uint32_t run; /* the job's start count when it was scheduled */
+    uint8_t kind; /* enum ev_kind */
+    uint8_t how;  /* EV_DONE: how it ends */
+    int64_t saved_us;
 };
 
 struct world {
     struct completion *heap;
-    size_t n, cap;
-    int err;
+    uint32_t n, cap;
     int64_t ckpt_cost_us;
     int64_t grace_us;
+    int64_t delay_us; /* actuation: starts and kills take this long */
 };
 
-static bool comp_before(const struct completion *a, const struct completion *b)
+static inline bool comp_before(const struct completion *a,
+                               const struct completion *b, void *ctx)
 {
+    (void)ctx;
     if (a->at_us != b->at_us)
         return a->at_us < b->at_us;
-    return a->job < b->job;
+    if (a->job != b->job)
+        return a->job < b->job;
+    if (a->run != b->run)
+        return a->run < b->run;
+    return a->kind < b->kind;
 }
+
+GP_HEAP_DEFINE(compq, struct completion, comp_before, GP_HEAP_UNMOVED)
 
 static int comp_push(struct world *w, struct completion e)
 {
-    size_t i;
-
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 1024;
-        struct completion *p = realloc(w->heap, cap * sizeof(*p));
-        if (!p)
-            return GP_ENOMEM;
-        w->heap = p;
-        w->cap = cap;
-    }
-    i = w->n++;
-    w->heap[i] = e;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        struct completion t;
-        if (!comp_before(&w->heap[i], &w->heap[p]))
-            break;
-        t = w->heap[i];
-        w->heap[i] = w->heap[p];
-        w->heap[p] = t;
-        i = p;
-    }
-    return GP_OK;
-}
-
-static struct completion comp_pop(struct world *w)
-{
-    struct completion top = w->heap[0];
-    size_t i = 0, n = --w->n;
-
-    w->heap[0] = w->heap[n];
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        struct completion t;
-        if (l < n && comp_before(&w->heap[l], &w->heap[m]))
-            m = l;
-        if (r < n && comp_before(&w->heap[r], &w->heap[m]))
-            m = r;
-        if (m == i)
-            break;
-        t = w->heap[i];
-        w->heap[i] = w->heap[m];
-        w->heap[m] = t;
-        i = m;
-    }
-    return top;
+    return compq_push(&w->heap, &w->n, &w->cap, e, w);
 }
 
 /* A started job ends when its remaining work is done at its GPU type's
  * speed, after the restart overhead - or at its time limit, if sooner. */
-static int sim_start(void *priv, const struct gp_job *job, int64_t now_us)
+static int schedule_end(struct world *w, const struct gp_job *job,
+                        int64_t now_us)
 {
-    struct world *w = priv;
     int64_t left = job->duration_us - job->work_done_us;
     int64_t run_us = left <= 0 ? 0
                      : job->speed == 1.0
                          ? left
                          : (int64_t)ceil((double)left / job->speed);
-    struct completion e = {now_us + job->overhead_us + run_us, job->id,
-                           job->starts, GP_JOB_COMPLETED, 0};
+    struct completion e = {now_us + job->overhead_us + run_us,
+                           job->id,
+                           job->starts,
+                           EV_DONE,
+                           GP_JOB_COMPLETED,
+                           0};
 
     if (job->time_limit_us > 0) {
         /* wall time already used in earlier runs, overhead included */
@@ -241,18 +220,33 @@ static int sim_start(void *priv, const struct gp_job *job, int64_t now_us)
     return comp_push(w, e);
 }
 
-/* Without a grace period the job is gone at once: its completion goes
- * stale (the run number moves on). With one, this is the signal: a job
- * that can checkpoint saves its work and stops after the checkpoint cost
- * (if that fits the grace; if not, the core stops it when the grace ends);
- * one that cannot stops at once and keeps nothing. */
-static int sim_preempt(void *priv, const struct gp_job *job, int64_t now_us)
+/* What a killed job keeps: a checkpoint-capable job what it had when this
+ * run began (the checkpoint it was writing is cut off), any other
+ * nothing. */
+static int64_t kept_at_kill(const struct gp_job *job)
 {
-    struct world *w = priv;
-    struct completion e = {now_us, job->id, job->starts, GP_JOB_PREEMPTING, 0};
+    return job->checkpointable ? job->work_done_us : 0;
+}
 
-    if (job->state != GP_JOB_PREEMPTING)
-        return GP_OK;
+static int started(struct world *w, struct gp_core *core, uint32_t id,
+                   int64_t now_us)
+{
+    int rc;
+
+    if ((rc = gp_core_job_started(core, id, now_us)) != GP_OK)
+        return rc;
+    if (gp_core_job(core, id)->state != GP_JOB_RUNNING)
+        return GP_OK; /* cancelled while it started */
+    return schedule_end(w, gp_core_job(core, id), now_us);
+}
+
+/* A signal: a job that can checkpoint saves its work and stops after the
+ * checkpoint cost (if that fits the grace; if not, the core kills it when
+ * the grace ends); one that cannot stops at once and keeps nothing. */
+static int signalled(struct world *w, const struct gp_job *job, int64_t now_us)
+{
+    struct completion e = {now_us, job->id, job->starts, EV_STOP, 0, 0};
+
     if (job->checkpointable) {
         if (w->ckpt_cost_us > w->grace_us)
             return GP_OK;
@@ -262,11 +256,80 @@ static int sim_preempt(void *priv, const struct gp_job *job, int64_t now_us)
     return comp_push(w, e);
 }
 
-static const struct gp_backend_ops sim_backend = {
-    .name = "sim",
-    .start = sim_start,
-    .preempt = sim_preempt,
-};
+/* Carry out every action the core has for the world, until none is left.
+ * Without an actuation delay starts and kills are confirmed at once. */
+static int carry_out(struct world *w, struct gp_core *core, int64_t now_us)
+{
+    const struct gp_action *acts;
+    size_t n;
+    int rc;
+
+    while ((n = gp_core_take_actions(core, &acts)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            const struct gp_action *a = &acts[i];
+            const struct gp_job *job = gp_core_job(core, a->job);
+            struct completion e = {now_us + w->delay_us, a->job, job->starts,
+                                   EV_STARTED,           0,      0};
+
+            switch (a->kind) {
+            case GP_ACT_START:
+                rc = w->delay_us ? comp_push(w, e)
+                                 : started(w, core, a->job, now_us);
+                break;
+            case GP_ACT_SIGNAL:
+                rc = signalled(w, job, now_us);
+                break;
+            case GP_ACT_KILL:
+                if (a->done)
+                    continue; /* taken back already; its end goes stale */
+                e.kind = EV_KILLED;
+                e.saved_us = kept_at_kill(job);
+                rc = w->delay_us ? comp_push(w, e)
+                                 : gp_core_job_stopped(core, a->job, e.saved_us,
+                                                       now_us);
+                break;
+            default:
+                rc = GP_EINVAL;
+            }
+            if (rc != GP_OK)
+                return rc;
+        }
+    }
+    return GP_OK;
+}
+
+/* Is the event still about the job as it is (not preempted, restarted or
+ * ended since)? */
+static bool is_current(const struct gp_job *j, const struct completion *e)
+{
+    if (j->starts != e->run)
+        return false;
+    switch ((enum ev_kind)e->kind) {
+    case EV_DONE:
+        return gp_job_is_running(j);
+    case EV_STARTED:
+        return gp_job_holds(j) && j->run_start_us == GP_TIME_NONE;
+    case EV_STOP:
+    case EV_KILLED:
+        return j->state == GP_JOB_STOPPING;
+    }
+    return false;
+}
+
+static int take_event(struct world *w, struct gp_core *core,
+                      const struct completion *e, int64_t now)
+{
+    switch ((enum ev_kind)e->kind) {
+    case EV_DONE:
+        return gp_core_job_ended(core, e->job, e->how, now);
+    case EV_STOP:
+    case EV_KILLED:
+        return gp_core_job_stopped(core, e->job, e->saved_us, now);
+    case EV_STARTED:
+        return started(w, core, e->job, now);
+    }
+    return GP_EINVAL;
+}
 
 /* ---- observers: the metrics, then an optional watcher ------------------- */
 
@@ -310,13 +373,25 @@ static void ch_rejected(void *priv, const struct gp_core *c,
 {
     CHAIN_HOOK(rejected, c, j, why, now);
 }
+static void ch_start_failed(void *priv, const struct gp_core *c,
+                            const struct gp_job *j, const char *why,
+                            int64_t now)
+{
+    CHAIN_HOOK(start_failed, c, j, why, now);
+}
 static void ch_round(void *priv, const struct gp_core *c, int64_t now)
 {
     CHAIN_HOOK(round, c, now);
 }
 
 static const struct gp_observer_ops chain_ops = {
-    ch_submitted, ch_started, ch_preempted, ch_ended, ch_rejected, ch_round,
+    .submitted = ch_submitted,
+    .started = ch_started,
+    .preempted = ch_preempted,
+    .ended = ch_ended,
+    .rejected = ch_rejected,
+    .start_failed = ch_start_failed,
+    .round = ch_round,
 };
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -346,8 +421,6 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .model = cfg->model,
         .restart_cost_us = cfg->restart_cost_us,
         .round_period_us = cfg->round_period_us,
-        .backend = &sim_backend,
-        .backend_priv = &w,
         .observer = &chain_ops,
         .observer_priv = &chain,
         .env = cfg->env,
@@ -372,6 +445,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     }
     w.ckpt_cost_us = cfg->ckpt_cost_us;
     w.grace_us = gp_core_grace_us(core);
+    w.delay_us = cfg->actuation_delay_us;
     for (size_t i = 0; i < cfg->ntenants; i++)
         if ((rc = gp_core_add_tenant(core, &cfg->tenants[i], diag)) != GP_OK) {
             if (diag) { /* name it as the tenants file does */
@@ -399,21 +473,17 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
             gp_metrics_sample(metrics, core, now, t);
         now = t;
         while (w.n > 0 && w.heap[0].at_us == now) {
-            struct completion e = comp_pop(&w);
-            const struct gp_job *j = gp_core_job(core, e.job);
+            struct completion e = compq_pop(w.heap, &w.n, &w);
 
-            if (j->starts != e.run || !gp_job_is_running(j))
-                continue; /* stale: preempted since */
+            if (!is_current(gp_core_job(core, e.job), &e))
+                continue; /* stale: preempted, restarted or ended since */
             events++;
             gp_metrics_count_event(metrics);
-            if (e.how == GP_JOB_PREEMPTING) {
-                if (j->state == GP_JOB_PREEMPTING &&
-                    (rc = gp_core_job_stopped(core, e.job, e.saved_us, now)))
-                    goto out;
-                continue;
-            }
-            if ((rc = gp_core_job_ended(core, e.job, e.how, now)) != GP_OK) {
-                gp_diag_set(diag, rc, "sim", "job %u could not end", e.job);
+            if ((rc = take_event(&w, core, &e, now)) != GP_OK) {
+                gp_diag_set(diag, rc, "sim", "job %u: %s failed", e.job,
+                            e.kind == EV_DONE      ? "its end"
+                            : e.kind == EV_STARTED ? "its start"
+                                                   : "its stop");
                 goto out;
             }
         }
@@ -430,13 +500,13 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                 goto out;
             next++;
         }
-        if ((rc = gp_core_round(core, now)) < 0) {
+        /* kills due now take effect before the round decides */
+        gp_core_advance(core, now);
+        if ((rc = carry_out(&w, core, now)) != GP_OK ||
+            (rc = gp_core_round(core, now)) < 0 ||
+            (rc = carry_out(&w, core, now)) != GP_OK) {
             gp_diag_set(diag, rc, "sim", "round at t=%.3f s failed",
                         gp_us_to_s(now));
-            goto out;
-        }
-        if (w.err) {
-            rc = w.err;
             goto out;
         }
         if (progress && clock_s && (events & 0xfff) == 0) {

@@ -79,11 +79,10 @@ static struct gp_core *core_with(const struct gp_policy_ops *ops,
     struct gp_cluster *c;
     struct gp_core *core;
     struct gp_core_config cfg = {.policy = ops,
-                                 .model = GP_PLACE_PACK,
-                                 .backend = &rec_backend,
-                                 .backend_priv = r};
+                                 .model = GP_PLACE_PACK};
 
     memset(r, 0, sizeof(*r));
+    harness_rec = r;
     assert_int_equal(gp_cluster_new(&c), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, nodes, gpus, NULL, 0, NULL),
                      GP_OK);
@@ -98,7 +97,7 @@ static void a_job_started_twice_is_refused_and_nothing_happens(void **state)
     uint32_t a = submit(core, "a", 1, 10, 0);
 
     (void)state;
-    assert_int_equal(gp_core_round(core, 0), GP_EPLAN);
+    assert_int_equal(round_at(core, 0), GP_EPLAN);
     assert_int_equal(state_of(core, a), GP_JOB_PENDING);
     assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 4);
     assert_int_equal(r.starts, 0);
@@ -113,7 +112,7 @@ static void gpus_given_twice_are_refused_and_the_plan_undone(void **state)
     (void)state;
     submit(core, "a", 2, 10, 0);
     submit(core, "b", 2, 10, 0);
-    assert_int_equal(gp_core_round(core, 0), GP_EPLAN);
+    assert_int_equal(round_at(core, 0), GP_EPLAN);
     assert_int_equal(gp_core_busy_gpus(core), 0);
     assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 4);
     assert_int_equal(gp_core_npending(core), 2);
@@ -138,7 +137,7 @@ static void a_job_that_can_never_fit_is_rejected(void **state)
     /* and a job that fits is not held up by them */
     assert_int_equal(state_of(core, submit(core, "ok", 8, 10, 0)),
                      GP_JOB_PENDING);
-    assert_int_equal(gp_core_round(core, 0), 1);
+    assert_int_equal(round_at(core, 0), 1);
     gp_core_free(core);
 }
 
@@ -169,14 +168,14 @@ static void pending_jobs_iterate_in_rank_order_across_shapes(void **state)
     (void)state;
     /* shapes 1, 2, 4 GPUs interleaved; fifo ranks by submit time */
     submit(core, "a", 8, 10, 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     submit(core, "b", 2, 10, 3);
     submit(core, "c", 1, 10, 1);
     submit(core, "d", 4, 10, 2);
     submit(core, "e", 1, 10, 4);
     gp_core_job_ended(core, 0, GP_JOB_COMPLETED, S(10));
     /* all four fit 8 GPUs: they start in submit order c, d, b, e */
-    assert_int_equal(gp_core_round(core, S(10)), 4);
+    assert_int_equal(round_at(core, S(10)), 4);
     assert_int_equal(r.last_started, 4); /* e last */
     assert_int_equal(gp_core_job(core, 2)->first_start_us, S(10));
     gp_core_free(core);
@@ -192,11 +191,11 @@ static void accounting_adds_up_over_preemption_and_completion(void **state)
 
     (void)state;
     l = submit(core, "long", 4, 100, 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     s = submit(core, "short", 4, 10, 20);
-    gp_core_round(core, S(20));
+    round_at(core, S(20));
     gp_core_job_ended(core, s, GP_JOB_COMPLETED, S(30));
-    gp_core_round(core, S(30));
+    round_at(core, S(30));
     /* long: 20 s, then 5 s restart + 80 s of work = ends at 115 */
     gp_core_job_ended(core, l, GP_JOB_COMPLETED, S(115));
     j = gp_core_job(core, l);
@@ -221,14 +220,14 @@ static void cancelling_frees_the_gpus(void **state)
     (void)state;
     a = submit(core, "a", 4, 100, 0);
     b = submit(core, "b", 4, 100, 0);
-    gp_core_round(core, 0);
-    assert_int_equal(gp_core_cancel(core, b, S(1)), GP_OK);
+    round_at(core, 0);
+    assert_int_equal(cancel_at(core, b, S(1)), GP_OK);
     assert_int_equal(state_of(core, b), GP_JOB_CANCELLED);
-    assert_int_equal(gp_core_cancel(core, a, S(2)), GP_OK);
+    assert_int_equal(cancel_at(core, a, S(2)), GP_OK);
     assert_int_equal(r.preempts, 1);
     assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 4);
-    assert_int_equal(gp_core_cancel(core, a, S(3)), GP_ESTATE);
-    assert_int_equal(gp_core_cancel(core, 99, S(3)), GP_ENOENT);
+    assert_int_equal(cancel_at(core, a, S(3)), GP_ESTATE);
+    assert_int_equal(cancel_at(core, 99, S(3)), GP_ENOENT);
     assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(3)),
                      GP_ESTATE);
     gp_core_free(core);
@@ -236,25 +235,23 @@ static void cancelling_frees_the_gpus(void **state)
 
 static void periodic_rounds_wake_only_while_there_is_work(void **state)
 {
-    struct rec r;
     struct gp_cluster *c;
     struct gp_core *core;
     struct gp_core_config cfg = {.policy = gp_policy_find("fifo"),
-                                 .round_period_us = S(60),
-                                 .backend = &rec_backend,
-                                 .backend_priv = &r};
+                                 .round_period_us = S(60)};
 
     (void)state;
+    harness_rec = NULL;
     assert_int_equal(gp_cluster_new(&c), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, 1, 1, NULL, 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     assert_int_equal(gp_core_next_wakeup(core), GP_TIME_NONE);
     submit(core, "a", 1, 10, 5);
-    gp_core_round(core, S(5));
+    round_at(core, S(5));
     assert_int_equal(gp_core_next_wakeup(core), S(60));
     gp_core_job_ended(core, 0, GP_JOB_COMPLETED, S(15));
-    gp_core_round(core, S(15));
+    round_at(core, S(15));
     assert_int_equal(gp_core_next_wakeup(core), GP_TIME_NONE);
     gp_core_free(core);
 }
@@ -323,25 +320,24 @@ static void stopping_gpus_given_to_fit_if_freed_show_nowhere_else(void **state)
     struct gp_core *core;
     struct gp_core_config cfg = {.policy = &prober_policy,
                                  .model = GP_PLACE_PACK,
-                                 .backend = &rec_backend,
-                                 .backend_priv = &r,
                                  .grace_us = S(60)};
     uint32_t b;
 
     (void)state;
     memset(&r, 0, sizeof(r));
+    harness_rec = &r;
     memset(&probed, 0, sizeof(probed));
     assert_int_equal(gp_cluster_new(&c), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, 1, 4, NULL, 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
     submit(core, "a", 2, 1000, 0);
     b = submit(core, "b", 2, 1000, 0);
-    assert_int_equal(gp_core_round(core, 0), 2);
+    assert_int_equal(round_at(core, 0), 2);
     submit(core, "c", 4, 1000, 10);
-    assert_int_equal(gp_core_round(core, S(10)), 1);
-    assert_int_equal(state_of(core, b), GP_JOB_PREEMPTING); /* ranks last */
+    assert_int_equal(round_at(core, S(10)), 1);
+    assert_int_equal(state_of(core, b), GP_JOB_STOPPING); /* ranks last */
     submit(core, "d", 1, 1000, 20);
-    assert_int_equal(gp_core_round(core, S(20)), 0);
+    assert_int_equal(round_at(core, S(20)), 0);
     assert_int_equal(probed.round, 3);
     /* b's 2 GPUs alone are not enough; with a's they are */
     assert_int_equal(probed.fit_stopping, GP_ENOFIT);

@@ -17,16 +17,16 @@ static void head_of_line_job_blocks_the_rest_under_fifo(void **state)
 
     (void)state;
     a = submit(core, "a", 3, 100, 0);
-    assert_int_equal(gp_core_round(core, 0), 1);
+    assert_int_equal(round_at(core, 0), 1);
     b = submit(core, "b", 2, 100, 1);
     c = submit(core, "c", 1, 100, 2);
-    assert_int_equal(gp_core_round(core, S(2)), 0);
+    assert_int_equal(round_at(core, S(2)), 0);
     assert_int_equal(state_of(core, a), GP_JOB_RUNNING);
     assert_int_equal(state_of(core, b), GP_JOB_PENDING);
     assert_int_equal(state_of(core, c), GP_JOB_PENDING); /* blocked by b */
     assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(100)),
                      GP_OK);
-    assert_int_equal(gp_core_round(core, S(100)), 2);
+    assert_int_equal(round_at(core, S(100)), 2);
     assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
     assert_int_equal(state_of(core, c), GP_JOB_RUNNING);
     gp_core_free(core);
@@ -40,10 +40,10 @@ static void later_job_that_fits_starts_under_fifo_backfill(void **state)
 
     (void)state;
     submit(core, "a", 3, 100, 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     b = submit(core, "b", 2, 100, 1);
     c = submit(core, "c", 1, 100, 2);
-    assert_int_equal(gp_core_round(core, S(2)), 1);
+    assert_int_equal(round_at(core, S(2)), 1);
     assert_int_equal(state_of(core, b), GP_JOB_PENDING);
     assert_int_equal(state_of(core, c), GP_JOB_RUNNING);
     gp_core_free(core);
@@ -58,12 +58,12 @@ static void shortest_job_starts_first_under_sjf(void **state)
     (void)state;
     l = submit(core, "long", 1, 500, 0);
     s = submit(core, "short", 1, 50, 0);
-    assert_int_equal(gp_core_round(core, 0), 1);
+    assert_int_equal(round_at(core, 0), 1);
     assert_int_equal(state_of(core, s), GP_JOB_RUNNING);
     assert_int_equal(state_of(core, l), GP_JOB_PENDING);
     /* sjf never preempts: an even shorter arrival waits */
     submit(core, "tiny", 1, 5, 10);
-    assert_int_equal(gp_core_round(core, S(10)), 0);
+    assert_int_equal(round_at(core, S(10)), 0);
     assert_int_equal(r.preempts, 0);
     gp_core_free(core);
 }
@@ -77,12 +77,12 @@ static void shorter_arrival_preempts_under_srtf(void **state)
 
     (void)state;
     l = submit(core, "long", 2, 1000, 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     /* remaining of `long` at t=100 is 900: a 950 s job must not preempt */
     m = submit(core, "medium", 2, 950, 100);
-    assert_int_equal(gp_core_round(core, S(100)), 0);
+    assert_int_equal(round_at(core, S(100)), 0);
     s = submit(core, "short", 1, 10, 100);
-    assert_int_equal(gp_core_round(core, S(100)), 2);
+    assert_int_equal(round_at(core, S(100)), 2);
     assert_int_equal(state_of(core, l), GP_JOB_PENDING);
     assert_int_equal(state_of(core, s), GP_JOB_RUNNING);
     assert_int_equal(state_of(core, m), GP_JOB_PENDING);
@@ -91,7 +91,7 @@ static void shorter_arrival_preempts_under_srtf(void **state)
     /* `long` resumes after `short` and pays the restart cost */
     assert_int_equal(gp_core_job_ended(core, s, GP_JOB_COMPLETED, S(110)),
                      GP_OK);
-    gp_core_round(core, S(110));
+    round_at(core, S(110));
     assert_int_equal(state_of(core, l), GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, l)->overhead_us, S(7));
     assert_int_equal(gp_job_remaining_at(gp_core_job(core, l), S(117)), S(900));
@@ -110,9 +110,9 @@ static void srtf_preempts_only_the_victims_it_needs(void **state)
         snprintf(id, sizeof(id), "v%d", i);
         v[i] = submit(core, id, 1, 1000 + 100 * i, 0);
     }
-    gp_core_round(core, 0);
+    round_at(core, 0);
     s = submit(core, "short", 2, 10, 1);
-    assert_int_equal(gp_core_round(core, S(1)), 3);
+    assert_int_equal(round_at(core, S(1)), 3);
     assert_int_equal(state_of(core, s), GP_JOB_RUNNING);
     /* the two with the most remaining work go */
     assert_int_equal(state_of(core, v[3]), GP_JOB_PENDING);
@@ -132,19 +132,19 @@ static void las_demotes_at_a_threshold_and_preempts_across_levels(void **state)
 
     (void)state;
     a = submit(core, "a", 2, 1000, 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     /* 2 GPUs: 100 GPU-seconds after 50 s */
     assert_int_equal(gp_core_next_wakeup(core), S(50));
     b = submit(core, "b", 2, 1000, 10);
-    assert_int_equal(gp_core_round(core, S(10)), 0); /* same level: waits */
-    assert_int_equal(gp_core_round(core, S(50)), 2); /* a demoted */
+    assert_int_equal(round_at(core, S(10)), 0); /* same level: waits */
+    assert_int_equal(round_at(core, S(50)), 2); /* a demoted */
     assert_int_equal(state_of(core, a), GP_JOB_PENDING);
     assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, a)->attained_gpu_us, S(100));
     /* b reaches level 1 at t=100; a new job at level 0 then wins */
     c = submit(core, "c", 1, 10, 60);
-    assert_int_equal(gp_core_round(core, S(60)), 0); /* b still level 0 */
-    assert_int_equal(gp_core_round(core, S(100)), 2);
+    assert_int_equal(round_at(core, S(60)), 0); /* b still level 0 */
+    assert_int_equal(round_at(core, S(100)), 2);
     assert_int_equal(state_of(core, b), GP_JOB_PENDING);
     assert_int_equal(state_of(core, c), GP_JOB_RUNNING);
     gp_core_free(core);

@@ -26,12 +26,11 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
     struct gp_core_config cfg = {
         .policy = gp_policy_find(policy),
         .model = GP_PLACE_PACK,
-        .backend = &rec_backend,
-        .backend_priv = r,
         .grace_us = s->grace_us,
     };
 
     memset(r, 0, sizeof(*r));
+    harness_rec = r;
     for (int k = 0; k < GP_NPRIO; k++) {
         cfg.min_run_us[k] = s->min_run_us;
         cfg.max_preemptions[k] = s->max_preempt;
@@ -83,7 +82,7 @@ static void stop_signalled(struct gp_core *core, int64_t now)
 {
     for (uint32_t i = 0; i < gp_core_njobs(core); i++) {
         const struct gp_job *j = gp_core_job(core, i);
-        if (j->state == GP_JOB_PREEMPTING)
+        if (j->state == GP_JOB_STOPPING)
             assert_int_equal(
                 gp_core_job_stopped(core, i, gp_job_work_at(j, now), now),
                 GP_OK);
@@ -104,7 +103,7 @@ static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 1000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 8);
+    assert_int_equal(round_at(core, 0), 8);
     assert_int_equal(gp_core_tenant_info(core, 1)->held, 8);
     assert_true(gp_core_tenant_info(core, 1)->entitled > 7.99);
     gp_core_free(core);
@@ -120,20 +119,20 @@ static void lender_reclaims_within_grace_plus_one_round(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 10000, 0, 0, true);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     a1 = job_of(core, "a", 1, 100, 500, 0, true);
     a2 = job_of(core, "a", 1, 100, 500, 0, true);
     /* the round signals two of b's jobs; their GPUs stay held */
-    assert_int_equal(gp_core_round(core, S(500)), 2);
+    assert_int_equal(round_at(core, S(500)), 2);
     assert_int_equal(r.preempts, 2);
     assert_int_equal(gp_core_busy_gpus(core), 8);
     assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 2);
     assert_int_equal(state_of(core, a1), GP_JOB_PENDING);
     /* a round before they stop changes nothing: no second reclaim */
-    assert_int_equal(gp_core_round(core, S(510)), 0);
+    assert_int_equal(round_at(core, S(510)), 0);
     /* they stop within the grace; the next round starts a's jobs */
     stop_signalled(core, S(520));
-    assert_int_equal(gp_core_round(core, S(520)), 2);
+    assert_int_equal(round_at(core, S(520)), 2);
     assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
     assert_int_equal(state_of(core, a2), GP_JOB_RUNNING);
     assert_true(gp_core_job(core, a1)->first_start_us - S(500) <= S(30));
@@ -152,12 +151,12 @@ a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 10000, 0, 0, false);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     a1 = job_of(core, "a", 1, 100, 500, 0, true);
-    assert_int_equal(gp_core_round(core, S(500)), 1);
+    assert_int_equal(round_at(core, S(500)), 1);
     victim = gp_core_job(core, r.last_preempted);
     assert_int_equal(gp_core_next_wakeup(core), S(530));
-    assert_int_equal(gp_core_round(core, S(530)), 1); /* a1 starts */
+    assert_int_equal(round_at(core, S(530)), 1); /* a1 starts */
     assert_int_equal(victim->state, GP_JOB_PENDING);
     /* it could not checkpoint: 530 s of work are lost */
     assert_int_equal(victim->lost_work_us, S(530));
@@ -175,11 +174,11 @@ static void no_job_is_preempted_before_its_minimum_run_time(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 10000, 0, 0, true);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     job_of(core, "a", 1, 100, 100, 0, true);
-    assert_int_equal(gp_core_round(core, S(100)), 0); /* 100 s < 600 s */
+    assert_int_equal(round_at(core, S(100)), 0); /* 100 s < 600 s */
     job_of(core, "a", 1, 100, 600, 0, true);
-    assert_int_equal(gp_core_round(core, S(600)), 2); /* now they may go */
+    assert_int_equal(round_at(core, S(600)), 2); /* now they may go */
     gp_core_free(core);
 }
 
@@ -195,18 +194,18 @@ static void no_job_is_preempted_beyond_its_cap(void **state)
     (void)state;
     b1 = job_of(core, "b", 1, 10000, 0, 0, true);
     b2 = job_of(core, "b", 1, 10000, 0, 0, true);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     a1 = job_of(core, "a", 1, 100, 10, 0, true);
-    assert_int_equal(gp_core_round(core, S(10)), 2); /* instant reclaim */
+    assert_int_equal(round_at(core, S(10)), 2); /* instant reclaim */
     assert_int_equal(gp_core_job(core, b1)->preemptions +
                          gp_core_job(core, b2)->preemptions,
                      1);
     gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(110));
-    gp_core_round(core, S(110)); /* b's preempted job borrows again */
+    round_at(core, S(110)); /* b's preempted job borrows again */
     assert_int_equal(gp_core_tenant_info(core, 1)->held, 2);
     /* a comes back; the preempted job is capped, the other one goes */
     job_of(core, "a", 1, 100, 200, 0, true);
-    assert_int_equal(gp_core_round(core, S(200)), 2);
+    assert_int_equal(round_at(core, S(200)), 2);
     assert_int_equal(gp_core_job(core, b1)->preemptions, 1);
     assert_int_equal(gp_core_job(core, b2)->preemptions, 1);
     gp_core_free(core);
@@ -225,25 +224,25 @@ static void victims_go_lowest_priority_first_then_least_loss(void **state)
     normal_nockpt = job_of(core, "b", 2, 10000, 0, 0, false);
     normal_ckpt = job_of(core, "b", 2, 10000, 0, 0, true);
     low = job_of(core, "b", 2, 10000, 0, -1, false);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     /* a wants 2: the low-priority job goes first, whatever it loses */
     job_of(core, "a", 2, 100, 10, 0, true);
-    assert_int_equal(gp_core_round(core, S(10)), 1);
+    assert_int_equal(round_at(core, S(10)), 1);
     assert_int_equal(r.last_preempted, low);
     stop_signalled(core, S(10));
-    gp_core_round(core, S(10));
+    round_at(core, S(10));
     /* a wants 2 more: of the normal jobs the one that can checkpoint goes
      * (it loses nothing), not the one that would lose 20 s of work */
     job_of(core, "a", 2, 100, 20, 0, true);
-    assert_int_equal(gp_core_round(core, S(20)), 1);
+    assert_int_equal(round_at(core, S(20)), 1);
     assert_int_equal(r.last_preempted, normal_ckpt);
     stop_signalled(core, S(20));
-    gp_core_round(core, S(20));
+    round_at(core, S(20));
     assert_int_equal(state_of(core, normal_nockpt), GP_JOB_RUNNING);
     assert_int_equal(state_of(core, high), GP_JOB_RUNNING);
     /* b is at its entitlement (4): nothing more goes */
     job_of(core, "a", 2, 100, 30, 0, true);
-    assert_int_equal(gp_core_round(core, S(30)), 0);
+    assert_int_equal(round_at(core, S(30)), 0);
     assert_int_equal(gp_core_tenant_info(core, 1)->held, 4);
     gp_core_free(core);
 }
@@ -275,22 +274,22 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
         nockpt[i] = job_of(core, "b", 1, 10000, 0, 0, false);
         high[i] = job_of(core, "b", 1, 10000, 0, 1, false);
     }
-    assert_int_equal(gp_core_round(core, 0), 32);
+    assert_int_equal(round_at(core, 0), 32);
     assert_int_equal(gp_core_tenant_info(core, 1)->held, 24);
     /* c and d want their guarantees back at once */
     for (int i = 0; i < 8; i++) {
         job_of(core, "c", 1, 100, 10, 0, true);
         job_of(core, "d", 1, 100, 10, 0, true);
     }
-    assert_int_equal(gp_core_round(core, S(10)), 16);
+    assert_int_equal(round_at(core, S(10)), 16);
     assert_int_equal(r.preempts, 16);
     assert_int_equal(gp_core_tenant_info(core, 2)->incoming, 8);
     assert_int_equal(gp_core_tenant_info(core, 3)->incoming, 8);
     /* the low-priority jobs first, then the normal ones that lose nothing;
      * b keeps 8: those that would lose work, and the high ones */
     for (int i = 0; i < 8; i++) {
-        assert_int_equal(state_of(core, low[i]), GP_JOB_PREEMPTING);
-        assert_int_equal(state_of(core, ckpt[i]), GP_JOB_PREEMPTING);
+        assert_int_equal(state_of(core, low[i]), GP_JOB_STOPPING);
+        assert_int_equal(state_of(core, ckpt[i]), GP_JOB_STOPPING);
     }
     for (int i = 0; i < 4; i++) {
         assert_int_equal(state_of(core, nockpt[i]), GP_JOB_RUNNING);
@@ -314,11 +313,11 @@ static void a_high_job_takes_a_lower_job_of_its_own_tenant(void **state)
     low = job_of(core, "a", 1, 10000, 0, -1, true);
     for (int i = 0; i < 4; i++)
         job_of(core, "b", 1, 10000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 8);
+    assert_int_equal(round_at(core, 0), 8);
     /* a is at its guarantee and b takes nothing back from: a's own low
      * job makes room */
     job_of(core, "a", 1, 100, 10, 1, true);
-    assert_int_equal(gp_core_round(core, S(10)), 1);
+    assert_int_equal(round_at(core, S(10)), 1);
     assert_int_equal(r.last_preempted, low);
     assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 1);
     gp_core_free(core);
@@ -343,17 +342,17 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
     h2 = job_of(core, "a", 1, 10000, 0, 1, true);
     for (int i = 0; i < 6; i++)
         job_of(core, "b", 1, 10000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 9);
+    assert_int_equal(round_at(core, 0), 9);
     /* b wants its guarantee: a (10 held) is entitled to 8 and gives back
      * its two borrowed jobs; a's own high job then takes the gang, which
      * a's share does not cover */
     for (int i = 0; i < 4; i++)
         job_of(core, "b", 1, 100, 10, 0, true);
     job_of(core, "a", 1, 100, 10, 1, true);
-    assert_int_equal(gp_core_round(core, S(10)), 3);
-    assert_int_equal(state_of(core, h1), GP_JOB_PREEMPTING);
-    assert_int_equal(state_of(core, h2), GP_JOB_PREEMPTING);
-    assert_int_equal(state_of(core, gang), GP_JOB_PREEMPTING);
+    assert_int_equal(round_at(core, S(10)), 3);
+    assert_int_equal(state_of(core, h1), GP_JOB_STOPPING);
+    assert_int_equal(state_of(core, h2), GP_JOB_STOPPING);
+    assert_int_equal(state_of(core, gang), GP_JOB_STOPPING);
     assert_int_equal(gp_core_tenant_info(core, 1)->incoming, 2);
     assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 8);
     gp_core_free(core);
@@ -368,11 +367,11 @@ static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 
     (void)state;
     gang = job_of(core, "b", 8, 10000, 0, 0, true);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     /* taking the gang would push b below its entitlement (4 of 8 if a
      * asks for 1): b keeps it; a waits */
     job_of(core, "a", 1, 100, 10, 0, true);
-    assert_int_equal(gp_core_round(core, S(10)), 0);
+    assert_int_equal(round_at(core, S(10)), 0);
     assert_int_equal(state_of(core, gang), GP_JOB_RUNNING);
     gp_core_free(core);
 }
@@ -386,13 +385,13 @@ static void static_quota_never_lends(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 1000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 4);
+    assert_int_equal(round_at(core, 0), 4);
     assert_int_equal(gp_core_tenant_info(core, 1)->held, 4);
     /* one job larger than the guarantee may run while b holds nothing */
     gp_core_free(core);
     core = pool_core("static-quota", 8, two, 2, &s, &r);
     job_of(core, "b", 6, 1000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 1);
+    assert_int_equal(round_at(core, 0), 1);
     gp_core_free(core);
 }
 
@@ -405,9 +404,9 @@ static void pool_noreclaim_lends_but_never_takes_back(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 1000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 8);
+    assert_int_equal(round_at(core, 0), 8);
     job_of(core, "a", 1, 100, 10, 0, true);
-    assert_int_equal(gp_core_round(core, S(10)), 0);
+    assert_int_equal(round_at(core, S(10)), 0);
     assert_int_equal(r.preempts, 0);
     gp_core_free(core);
 }
@@ -423,7 +422,7 @@ static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 1000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 6);
+    assert_int_equal(round_at(core, 0), 6);
     gp_core_free(core);
 }
 
@@ -438,7 +437,7 @@ static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
     (void)state;
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 1000, 0, 0, true);
-    assert_int_equal(gp_core_round(core, 0), 5);
+    assert_int_equal(round_at(core, 0), 5);
     assert_true(gp_core_tenant_info(core, 1)->entitled <= 5.0 + 1e-9);
     gp_core_free(core);
 }
@@ -457,7 +456,7 @@ static void excess_is_shared_by_weight(void **state)
         job_of(core, "a", 1, 1000, 0, 0, true);
         job_of(core, "b", 1, 1000, 0, 0, true);
     }
-    gp_core_round(core, 0);
+    round_at(core, 0);
     /* 10 GPUs: guarantees 2 + 2, the other 6 split 3:1 -> 6.5 and 3.5 */
     assert_true(fabs(gp_core_tenant_info(core, 0)->entitled - 6.5) < 1e-9);
     assert_true(fabs(gp_core_tenant_info(core, 1)->entitled - 3.5) < 1e-9);
@@ -482,7 +481,7 @@ static void nested_tenants_share_their_parents_guarantee(void **state)
         job_of(core, "x", 1, 1000, 0, 0, true);
         job_of(core, "other", 1, 1000, 0, 0, true);
     }
-    gp_core_round(core, 0);
+    round_at(core, 0);
     /* y is idle: org's 6 go to x, the excess of 0 leaves other its 2 */
     assert_true(fabs(gp_core_tenant_info(core, 1)->entitled - 6.0) < 1e-9);
     assert_true(fabs(gp_core_tenant_info(core, 3)->entitled - 2.0) < 1e-9);
@@ -575,14 +574,14 @@ static int64_t v100_start(bool split)
     }
     core = typed_core("pool", t, 2, &s, &r);
     uj = typed_job(core, "u", 8, "V100", 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     assert_int_equal(gp_core_job(core, uj)->state, GP_JOB_RUNNING);
     assert_int_equal(gp_core_tenant_info(core, 0)->guarantee, 8);
     assert_int_equal(gp_core_tenant_info(core, 0)->typed, split);
     aj = typed_job(core, "a", 8, "V100", 100);
-    gp_core_round(core, S(100));
+    round_at(core, S(100));
     stop_signalled(core, S(130));
-    gp_core_round(core, S(130));
+    round_at(core, S(130));
     if (gp_core_job(core, aj)->state == GP_JOB_RUNNING) {
         const struct gp_tenant_info *ti = gp_core_tenant_info(core, 0);
 
@@ -620,15 +619,15 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
         typed_job(core, "a", 1, "V100", 0);
     for (int i = 0; i < 8; i++)
         typed_job(core, "a", 1, "K80", 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     assert_int_equal(gp_core_tenant_info(core, 0)->held, 12);
     for (int i = 0; i < 8; i++)
         typed_job(core, "b", 1, NULL, 100);
-    gp_core_round(core, S(100));
+    round_at(core, S(100));
     assert_int_equal(r.preempts, 4);
     for (uint32_t i = 0; i < gp_core_njobs(core); i++) {
         const struct gp_job *j = gp_core_job(core, i);
-        if (j->state == GP_JOB_PREEMPTING) {
+        if (j->state == GP_JOB_STOPPING) {
             preempted_v100 += j->where.type == v100;
             preempted_k80 += j->where.type == k80;
         }
@@ -636,7 +635,7 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     assert_int_equal(preempted_v100, 0);
     assert_int_equal(preempted_k80, 4);
     stop_signalled(core, S(130));
-    gp_core_round(core, S(130));
+    round_at(core, S(130));
     assert_int_equal(gp_core_tenant_info(core, 1)->held, 8);
     assert_int_equal(gp_core_tenant_info(core, 0)->by_type[v100].held, 4);
     gp_core_free(core);
@@ -656,7 +655,7 @@ static void static_quota_keeps_a_tenant_to_its_types(void **state)
     (void)state;
     j1 = typed_job(core, "a", 4, NULL, 0);
     j2 = typed_job(core, "a", 4, NULL, 0);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     assert_int_equal(gp_core_job(core, j1)->state, GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, j1)->where.type, type_of(core, "K80"));
     assert_int_equal(gp_core_job(core, j2)->state, GP_JOB_PENDING);
@@ -715,16 +714,16 @@ static void a_gang_that_lands_nearer_the_share_is_reclaimed(void **state)
         job_of(core, "b", 1, 10000, 0, 0, true);
     for (int i = 0; i < 2; i++)
         job_of(core, "a", 1, 10000, 0, 0, true);
-    gp_core_round(core, 0);
+    round_at(core, 0);
     assert_int_equal(gp_core_busy_gpus(core), 16);
     job_of(core, "c", 16, 100, 10, 0, true);
     gang = job_of(core, "a", 4, 100, 10, 0, true);
-    gp_core_round(core, S(10));
+    round_at(core, S(10));
     assert_true(fabs(gp_core_tenant_info(core, 0)->entitled - 5.0) < 1e-9);
     assert_int_equal(r.preempts, 4);
     assert_int_equal(gp_core_tenant_info(core, 0)->incoming, 4);
     stop_signalled(core, S(40));
-    gp_core_round(core, S(40));
+    round_at(core, S(40));
     assert_int_equal(gp_core_job(core, gang)->state, GP_JOB_RUNNING);
     assert_int_equal(gp_core_tenant_info(core, 1)->held, 10);
     gp_core_free(core);
@@ -744,10 +743,10 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     (void)state;
     for (int i = 0; i < 5; i++)
         job_of(core, "b", 1, 10000, 0, 0, true);
-    gp_core_round(core, 0); /* b borrows one of a's */
+    round_at(core, 0); /* b borrows one of a's */
     for (int i = 0; i < 4; i++)
         a[i] = job_of(core, "a", 1, 100, 10, 0, true);
-    gp_core_round(core, S(10)); /* a takes it back at once */
+    round_at(core, S(10)); /* a takes it back at once */
     assert_int_equal(r.preempts, 1);
     for (uint32_t i = 0; i < gp_core_njobs(core); i++)
         if (gp_core_job(core, i)->preemptions == 1)
@@ -760,7 +759,7 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
      * borrow them - but not for the job at its cap */
     job_of(core, "a", 8, 100, 110, 0, true);
     fresh = job_of(core, "b", 1, 100, 110, 0, true);
-    gp_core_round(core, S(110));
+    round_at(core, S(110));
     assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
     gp_core_free(core);

@@ -1,0 +1,126 @@
+/* test_sim_world.c - the simulator as a world: it carries out the core's
+ * actions, at once or after an actuation delay, and every job still ends
+ * with its books closed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpupool/sim.h"
+
+#define S(x) ((int64_t)(x)*GP_US_PER_S)
+
+/* Watches every start: none may begin before its decision plus the delay,
+ * and the cluster is never over-allocated. */
+struct watch {
+    int64_t delay_us;
+    uint64_t starts, late, over;
+    uint64_t gpus;
+};
+
+static void w_started(void *priv, const struct gp_core *core,
+                      const struct gp_job *job, int64_t now_us)
+{
+    struct watch *w = priv;
+
+    w->starts++;
+    if (now_us - job->held_since_us != w->delay_us)
+        w->late++;
+    if (gp_core_busy_gpus(core) > w->gpus)
+        w->over++;
+}
+
+static const struct gp_observer_ops watch_ops = {.started = w_started};
+
+/* Twelve jobs on 8 GPUs, two tenants, long and short, some preempted. */
+static void workload(struct gp_workload *wl)
+{
+    gp_workload_init(wl);
+    for (int i = 0; i < 12; i++) {
+        char id[16];
+        struct gp_job_spec spec = {
+            .id = id,
+            .tenant = i % 2 ? "a" : "b",
+            .gpus = 1u + (uint32_t)(i % 4),
+            .duration_us = S(100 + 400 * (i % 3)),
+            .submit_us = S(30 * i),
+            .checkpointable = i % 3 != 0,
+        };
+        snprintf(id, sizeof(id), "j%d", i);
+        assert_int_equal(gp_workload_add(wl, &spec), GP_OK);
+    }
+    gp_workload_seal(wl);
+}
+
+static const struct gp_summary *run(const char *policy, int64_t delay_us,
+                                    struct watch *w, struct gp_metrics **m)
+{
+    struct gp_workload wl;
+    struct gp_cluster *cluster;
+    struct gp_diag diag = {{0}, {0}};
+    struct gp_sim_config cfg = {
+        .policy = gp_policy_find(policy),
+        .model = GP_PLACE_PACK,
+        .grace_us = S(60),
+        .ckpt_cost_us = S(10),
+        .restart_cost_us = S(5),
+        .actuation_delay_us = delay_us,
+        .watch = &watch_ops,
+        .watch_priv = w,
+    };
+
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = -1;
+        cfg.max_preemptions[k] = UINT32_MAX;
+    }
+    memset(w, 0, sizeof(*w));
+    w->delay_us = delay_us;
+    w->gpus = 8;
+    workload(&wl);
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 2, 4, NULL, 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_metrics_new(m), GP_OK);
+    assert_int_equal(gp_sim_run(&wl, cluster, &cfg, *m, NULL, &diag), GP_OK);
+    gp_workload_fini(&wl);
+    return gp_metrics_summary(*m);
+}
+
+static void every_job_ends_when_starts_and_kills_take_time(void **state)
+{
+    static const char *const policies[] = {"fifo", "las", "srtf"};
+
+    (void)state;
+    for (size_t p = 0; p < 3; p++) {
+        struct watch w0, w7;
+        struct gp_metrics *m0, *m7;
+        const struct gp_summary *s0 = run(policies[p], 0, &w0, &m0);
+        const struct gp_summary *s7 = run(policies[p], S(7), &w7, &m7);
+
+        assert_int_equal(s0->completed, 12);
+        assert_int_equal(s7->completed, 12);
+        /* every start was confirmed exactly the delay after it was
+         * decided, and nothing was given twice */
+        assert_true(w7.starts >= 12);
+        assert_int_equal(w7.late, 0);
+        assert_int_equal(w0.late, 0);
+        assert_int_equal(w7.over + w0.over, 0);
+        /* the delay costs: no job waits less, the last ends later */
+        assert_true(s7->avg_wait_s >= s0->avg_wait_s + 7.0 - 1e-9);
+        assert_true(s7->makespan_s > s0->makespan_s);
+        gp_metrics_free(m0);
+        gp_metrics_free(m7);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_job_ends_when_starts_and_kills_take_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

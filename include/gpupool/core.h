@@ -292,7 +292,7 @@ const char *gp_action_kind_name(enum gp_action_kind k);
 
 struct gp_action {
     enum gp_action_kind kind;
-    uint32_t job;
+    uint64_t job;               /* its handle */
     enum gp_stop_reason reason; /* SIGNAL, KILL: why it stops */
     int64_t at_us;              /* when the core decided */
     int64_t deadline_us;        /* SIGNAL: when the core kills it */
@@ -365,7 +365,7 @@ void gp_core_free(struct gp_core *core);
 /* A job arrives. A job that can never fit is kept as GP_JOB_REJECTED (and
  * observers told why); that is not an error. GP_EINVAL for a bad spec. */
 int gp_core_submit(struct gp_core *core, const struct gp_job_spec *spec,
-                   int64_t now_us, uint32_t *job_id, struct gp_diag *diag);
+                   int64_t now_us, uint64_t *job, struct gp_diag *diag);
 /* Take the actions decided since the last take, oldest first: *out points
  * at them until the next take. Returns how many. */
 size_t gp_core_take_actions(struct gp_core *core, const struct gp_action **out);
@@ -375,25 +375,25 @@ size_t gp_core_take_actions(struct gp_core *core, const struct gp_action **out);
  *
  * A start was carried out: STARTING -> RUNNING; its run begins now. (A job
  * cancelled while starting stays STOPPING.) */
-int gp_core_job_started(struct gp_core *core, uint32_t job_id, int64_t now_us);
+int gp_core_job_started(struct gp_core *core, uint64_t job, int64_t now_us);
 /* A start could not be carried out: the job's resources are released and
  * it waits again, `why` kept as its reason; after max_start_failures it
  * fails. A job cancelled while starting is cancelled. */
-int gp_core_job_start_failed(struct gp_core *core, uint32_t job_id,
+int gp_core_job_start_failed(struct gp_core *core, uint64_t job,
                              const char *why, int64_t now_us);
 /* The job exited on its own: COMPLETED or FAILED (or CANCELLED, if the
  * world cancelled it). From STARTING, RUNNING or STOPPING. */
-int gp_core_job_ended(struct gp_core *core, uint32_t job_id,
-                      enum gp_job_state how, int64_t now_us);
+int gp_core_job_ended(struct gp_core *core, uint64_t job, enum gp_job_state how,
+                      int64_t now_us);
 /* A stopping job is gone: its resources are free. Preempted, it is
  * pending again with `saved_work_us` of work kept (what its checkpoint
  * holds; the rest is lost); cancelled, it is CANCELLED. */
-int gp_core_job_stopped(struct gp_core *core, uint32_t job_id,
+int gp_core_job_stopped(struct gp_core *core, uint64_t job,
                         int64_t saved_work_us, int64_t now_us);
 /* Cancel a job. A pending one is cancelled at once; one that holds
  * resources is told to stop (a KILL action) and is cancelled when the
  * world reports it stopped. GP_ESTATE for a job already ended. */
-int gp_core_cancel(struct gp_core *core, uint32_t job_id, int64_t now_us);
+int gp_core_cancel(struct gp_core *core, uint64_t job, int64_t now_us);
 
 /* Fire the timers due by now (rank changes, grace periods that ran out),
  * which may add actions, without running a round. gp_core_round does this
@@ -410,8 +410,20 @@ int64_t gp_core_next_wakeup(const struct gp_core *core);
 int gp_core_round(struct gp_core *core, int64_t now_us);
 
 const struct gp_cluster *gp_core_cluster(const struct gp_core *core);
-const struct gp_job *gp_core_job(const struct gp_core *core, uint32_t id);
+/* The live job of a handle; NULL for an unknown or retired one. */
+const struct gp_job *gp_core_job(const struct gp_core *core, uint64_t job);
+/* The newest live job with this external id: GP_ENOENT if none. */
+int gp_core_find_job(const struct gp_core *core, const char *ext_id,
+                     uint64_t *job);
+/* The world is done with an ended job (it keeps the history it needs):
+ * the job leaves the core and its handle finds nothing from now on.
+ * GP_ESTATE unless the job has ended; GP_ENOENT for an unknown handle. */
+int gp_core_retire(struct gp_core *core, uint64_t job);
+/* Job slots made (handles of slots never retired are 0 .. njobs - 1),
+ * jobs alive (not retired), and jobs ever submitted. */
 size_t gp_core_njobs(const struct gp_core *core);
+size_t gp_core_nalive(const struct gp_core *core);
+uint64_t gp_core_nsubmitted(const struct gp_core *core);
 size_t gp_core_npending(const struct gp_core *core);
 size_t gp_core_nrunning(const struct gp_core *core);
 uint64_t gp_core_busy_gpus(const struct gp_core *core);

@@ -59,8 +59,11 @@ const char *gp_stop_reason_name(enum gp_stop_reason r);
 
 /* The core's record of a job. Policies read it; only the core writes it. */
 struct gp_job {
-    uint32_t id;     /* dense index in the core, from 0 */
-    uint32_t ext_id; /* strtab id of the external id */
+    uint32_t id;     /* its slot in the core; reused once it is retired */
+    uint32_t gen;    /* the slot's generation (see gp_job_handle) */
+    uint64_t seq;    /* submission order, from 0, never reused: ties in
+                        rank go to the lower */
+    const char *ext; /* the external id, "" if none (owned by the core) */
     uint32_t tenant; /* tenant index (see gp_core_tenant_name) */
     uint32_t user;   /* strtab id */
     uint32_t name;   /* strtab id */
@@ -106,8 +109,17 @@ struct gp_job {
     uint32_t qclass;    /* pending shape class */
     uint32_t plan_mark; /* round in which the plan touched it */
     uint8_t plan_op;
+    bool retired;
     int64_t rank[2]; /* the policy's rank, lower runs first */
 };
+
+/* A job's handle: slot and generation. It stays unambiguous after the job
+ * is retired (gp_core_retire): lookups then find nothing. A job in a slot
+ * never retired has the handle of its slot number. */
+static inline uint64_t gp_job_handle(const struct gp_job *j)
+{
+    return (uint64_t)j->gen << 32 | j->id;
+}
 
 /* Priority classes: priority > 0 is high, 0 normal, < 0 low. */
 enum gp_prio_class { GP_PRIO_LOW, GP_PRIO_NORMAL, GP_PRIO_HIGH, GP_NPRIO };

@@ -32,6 +32,7 @@ enum { OP_START = 1, OP_PREEMPT = 2 };
  * while the job waits). */
 struct qentry {
     int64_t rank[2];
+    uint64_t seq; /* ties go to the earlier submission */
     uint32_t id;
 };
 
@@ -47,8 +48,10 @@ enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE };
 
 struct timer {
     int64_t at_us;
-    uint32_t job; /* NONE for a policy's own wake-up */
-    uint32_t gen; /* the job's start count when armed: stale once it moves */
+    uint32_t job;     /* NONE for a policy's own wake-up */
+    uint32_t gen;     /* the job's start count when armed: stale once it
+                         moves */
+    uint32_t job_gen; /* the slot's generation: stale once retired */
     uint8_t kind;
 };
 
@@ -112,7 +115,13 @@ struct gp_core {
     uint64_t given_type_gpus[GP_MAX_GPU_TYPES];
 
     struct gp_job **chunks;
-    size_t nchunks, njobs;
+    size_t nchunks, njobs; /* slots made; njobs - nfree are alive */
+    uint32_t *free_slots;  /* retired slots, reused first */
+    uint32_t nfree, capfree;
+    size_t nalive;
+    uint64_t nsubmitted; /* the next job's seq */
+    uint32_t *ext_index; /* external id -> slot, open addressing */
+    uint32_t next_n, next_used, next_live;
 
     struct shape *shapes;
     uint32_t nshapes, capshapes;
@@ -161,7 +170,12 @@ static inline struct gp_job *J(const struct gp_core *c, uint32_t id)
 }
 
 /* store.c */
-int gp__job_new(struct gp_core *c, struct gp_job **out);
+/* A new slot (a retired one first), zeroed, with its seq and a copy of
+ * `ext` indexed. */
+int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out);
+void gp__job_release(struct gp_core *c, struct gp_job *j);
+/* The live job of a handle: GP_ENOENT for an unknown or retired one. */
+int gp__job_at(const struct gp_core *c, uint64_t handle, struct gp_job **out);
 void gp__jobs_free(struct gp_core *c);
 
 /* queue.c */

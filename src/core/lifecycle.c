@@ -24,7 +24,7 @@ static uint32_t ceil_div(uint64_t a, uint32_t b)
 }
 
 int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
-                   int64_t now_us, uint32_t *job_id, struct gp_diag *diag)
+                   int64_t now_us, uint64_t *job_out, struct gp_diag *diag)
 {
     const char *where = spec->id && *spec->id ? spec->id : "job";
     struct gp_diag why = {{0}, {0}};
@@ -46,12 +46,8 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         gp_cluster_find_type(c->cluster, spec->gpu_type, &type) != GP_OK)
         unknown_type = true;
     c->now_us = now_us;
-    if ((rc = gp__job_new(c, &j)) != GP_OK)
+    if ((rc = gp__job_new(c, spec->id, &j)) != GP_OK)
         return gp_diag_set(diag, rc, where, "cannot store another job");
-    if (spec->id && *spec->id) {
-        if ((rc = gp_strtab_intern(&c->strs, spec->id, (size_t)-1, &j->ext_id)))
-            goto nomem;
-    }
     if ((spec->user && *spec->user &&
          (rc = gp_strtab_intern(&c->strs, spec->user, (size_t)-1, &j->user))) ||
         (spec->name && *spec->name &&
@@ -81,8 +77,8 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         j->predicted_us = gp_predictor_predict(c->predictor, j, &src);
         j->pred_source = (uint8_t)src;
     }
-    if (job_id)
-        *job_id = j->id;
+    if (job_out)
+        *job_out = gp_job_handle(j);
 
     if (unknown_type || gp_cluster_can_ever_fit(c->cluster, c->cfg.model,
                                                 &j->demand, &why) != GP_OK) {
@@ -111,9 +107,8 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         c->cfg.observer->submitted(c->cfg.observer_priv, c, j, now_us);
     return GP_OK;
 nomem:
-    /* keep the record consistent: a job we could not queue is rejected */
-    j->state = GP_JOB_REJECTED;
-    j->end_us = now_us;
+    /* nothing happened: the job is forgotten, its slot free again */
+    gp__job_release(c, j);
     return gp_diag_set(diag, rc, where, "out of memory");
 }
 
@@ -129,7 +124,7 @@ int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,
         return rc;
     c->outbox[c->noutbox++] = (struct gp_action){
         .kind = kind,
-        .job = j->id,
+        .job = gp_job_handle(j),
         .reason = (enum gp_stop_reason)j->stop_reason,
         .at_us = c->now_us,
         .deadline_us = deadline_us,
@@ -282,20 +277,20 @@ static void finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
         c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
 }
 
-static int job_at(struct gp_core *c, uint32_t id, int64_t now_us,
+static int job_at(struct gp_core *c, uint64_t job, int64_t now_us,
                   struct gp_job **out)
 {
-    if (id >= c->njobs)
-        return GP_ENOENT;
-    c->now_us = now_us;
-    *out = J(c, id);
-    return GP_OK;
+    int rc = gp__job_at(c, job, out);
+
+    if (rc == GP_OK)
+        c->now_us = now_us;
+    return rc;
 }
 
 /* ---- the world reports ------------------------------------------------------
  */
 
-int gp_core_job_started(struct gp_core *c, uint32_t id, int64_t now_us)
+int gp_core_job_started(struct gp_core *c, uint64_t id, int64_t now_us)
 {
     struct gp_job *j;
     int rc;
@@ -320,7 +315,7 @@ int gp_core_job_started(struct gp_core *c, uint32_t id, int64_t now_us)
     return GP_OK;
 }
 
-int gp_core_job_start_failed(struct gp_core *c, uint32_t id, const char *why,
+int gp_core_job_start_failed(struct gp_core *c, uint64_t id, const char *why,
                              int64_t now_us)
 {
     uint32_t limit = c->cfg.max_start_failures ? c->cfg.max_start_failures
@@ -358,7 +353,7 @@ int gp_core_job_start_failed(struct gp_core *c, uint32_t id, const char *why,
     return GP_OK;
 }
 
-int gp_core_job_stopped(struct gp_core *c, uint32_t id, int64_t saved_work_us,
+int gp_core_job_stopped(struct gp_core *c, uint64_t id, int64_t saved_work_us,
                         int64_t now_us)
 {
     struct gp_job *j;
@@ -376,7 +371,7 @@ int gp_core_job_stopped(struct gp_core *c, uint32_t id, int64_t saved_work_us,
     return gp__requeue(c, j, saved_work_us, true, now_us);
 }
 
-int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
+int gp_core_job_ended(struct gp_core *c, uint64_t id, enum gp_job_state how,
                       int64_t now_us)
 {
     struct gp_job *j;
@@ -397,7 +392,7 @@ int gp_core_job_ended(struct gp_core *c, uint32_t id, enum gp_job_state how,
     return GP_OK;
 }
 
-int gp_core_cancel(struct gp_core *c, uint32_t id, int64_t now_us)
+int gp_core_cancel(struct gp_core *c, uint64_t id, int64_t now_us)
 {
     struct gp_job *j;
     int rc;

@@ -22,7 +22,7 @@ static inline int rank_cmp(const struct gp_job *a, const struct gp_job *b)
         return a->rank[0] < b->rank[0] ? -1 : 1;
     if (a->rank[1] != b->rank[1])
         return a->rank[1] < b->rank[1] ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* The running heap: the highest rank on top. Ranks of running jobs may
@@ -51,7 +51,7 @@ static inline bool q_before(const struct qentry *a, const struct qentry *b,
         return a->rank[0] < b->rank[0];
     if (a->rank[1] != b->rank[1])
         return a->rank[1] < b->rank[1];
-    return a->id < b->id;
+    return a->seq < b->seq;
 }
 
 static inline void q_moved(struct qentry *e, uint32_t pos, void *ctx)
@@ -164,8 +164,9 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j)
     int rc;
 
     gp__set_rank(c, j);
-    if ((rc = pendq_push(&s->heap, &s->n, &s->cap,
-                         (struct qentry){{j->rank[0], j->rank[1]}, j->id}, c)))
+    if ((rc = pendq_push(
+             &s->heap, &s->n, &s->cap,
+             (struct qentry){{j->rank[0], j->rank[1]}, j->seq, j->id}, c)))
         return rc;
     c->npending++;
     c->tenants[j->tenant].info.npending++;

@@ -1,46 +1,263 @@
-/* store.c - the job store.
+/* store.c - the job store: slots, handles, retirement, and the index of
+ * external ids.
  *
- * Key decision: jobs live in fixed chunks of 4,096, so a job's address
- * never changes and a million jobs cost no reallocation copies.
+ * Key decisions:
+ *  - Jobs live in fixed chunks of 4,096 slots, so a job's address never
+ *    changes and a million jobs cost no reallocation copies.
+ *  - A job the world is done with is retired: its slot goes on a free list
+ *    and its generation moves on, so a handle (slot and generation) kept
+ *    by the world finds nothing rather than the next job in that slot. The
+ *    store holds as many slots as jobs were ever alive at once: a core that
+ *    has seen 10 million jobs with 10,000 alive holds 10,000 slots.
+ *  - External ids are copied per job (not interned: they are as many as
+ *    the jobs) and indexed by an open-addressing table of slots. Two live
+ *    jobs may share an id (traces repeat them); the index finds the newer.
  */
 #include "core/core_priv.h"
 
-int gp__job_new(struct gp_core *c, struct gp_job **out)
-{
-    size_t chunk = c->njobs >> CHUNK_BITS;
+#define EXT_EMPTY UINT32_MAX
+#define EXT_TOMB (UINT32_MAX - 1)
 
-    if (c->njobs >= UINT32_MAX - 1)
-        return GP_ERANGE;
-    if (chunk == c->nchunks) {
-        struct gp_job **p = realloc(c->chunks, (chunk + 1) * sizeof(*p));
-        if (!p)
-            return GP_ENOMEM;
-        c->chunks = p;
-        if (!(c->chunks[chunk] = calloc(CHUNK, sizeof(struct gp_job))))
-            return GP_ENOMEM;
-        c->nchunks++;
+static uint32_t ext_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+
+    while (*s)
+        h = (h ^ (uint8_t)*s++) * 16777619u;
+    return h;
+}
+
+/* Rebuild the index at `n` buckets (a power of two) without tombstones. */
+static int ext_rehash(struct gp_core *c, uint32_t n)
+{
+    uint32_t *t = malloc((size_t)n * sizeof(*t));
+
+    if (!t)
+        return GP_ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        t[i] = EXT_EMPTY;
+    for (uint32_t i = 0; i < c->next_n; i++) {
+        uint32_t s = c->ext_index[i], b;
+
+        if (s == EXT_EMPTY || s == EXT_TOMB)
+            continue;
+        for (b = ext_hash(J(c, s)->ext) & (n - 1); t[b] != EXT_EMPTY;
+             b = (b + 1) & (n - 1))
+            ;
+        t[b] = s;
     }
-    *out = J(c, (uint32_t)c->njobs);
-    memset(*out, 0, sizeof(**out));
-    (*out)->id = (uint32_t)c->njobs++;
+    free(c->ext_index);
+    c->ext_index = t;
+    c->next_n = n;
+    c->next_used = c->next_live;
+    return GP_OK;
+}
+
+/* Index the job's external id; a live job of the same id is shadowed. */
+static int ext_add(struct gp_core *c, struct gp_job *j)
+{
+    uint32_t b, tomb = EXT_EMPTY;
+    int rc;
+
+    if ((c->next_used + 1) * 2 > c->next_n &&
+        (rc = ext_rehash(c, c->next_live * 4 > 64 ? c->next_live * 4 : 64)))
+        return rc;
+    for (b = ext_hash(j->ext) & (c->next_n - 1); c->ext_index[b] != EXT_EMPTY;
+         b = (b + 1) & (c->next_n - 1)) {
+        uint32_t s = c->ext_index[b];
+
+        if (s == EXT_TOMB) {
+            if (tomb == EXT_EMPTY)
+                tomb = b;
+        } else if (strcmp(J(c, s)->ext, j->ext) == 0) {
+            c->ext_index[b] = j->id;
+            return GP_OK;
+        }
+    }
+    if (tomb != EXT_EMPTY) {
+        b = tomb;
+    } else {
+        c->next_used++;
+    }
+    c->ext_index[b] = j->id;
+    c->next_live++;
+    return GP_OK;
+}
+
+static void ext_remove(struct gp_core *c, const struct gp_job *j)
+{
+    if (!c->next_n)
+        return;
+    for (uint32_t b = ext_hash(j->ext) & (c->next_n - 1);
+         c->ext_index[b] != EXT_EMPTY; b = (b + 1) & (c->next_n - 1)) {
+        if (c->ext_index[b] == j->id) {
+            c->ext_index[b] = EXT_TOMB;
+            c->next_live--;
+            return;
+        }
+    }
+}
+
+/* The free list can hold every slot: grown with the store. */
+static int reserve_free(struct gp_core *c)
+{
+    return gp__grow((void **)&c->free_slots, &c->capfree, sizeof(uint32_t),
+                    (uint32_t)c->njobs + 1);
+}
+
+int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out)
+{
+    struct gp_job *j;
+    uint32_t slot, gen = 0;
+    char *copy = NULL;
+    int rc;
+
+    if ((rc = reserve_free(c)) != GP_OK)
+        return rc;
+    if (ext && *ext) {
+        size_t len = strlen(ext);
+        if (!(copy = malloc(len + 1)))
+            return GP_ENOMEM;
+        memcpy(copy, ext, len + 1);
+    }
+    if (c->nfree > 0) {
+        slot = c->free_slots[--c->nfree];
+        gen = J(c, slot)->gen;
+    } else {
+        size_t chunk = c->njobs >> CHUNK_BITS;
+
+        if (c->njobs >= UINT32_MAX - 2) {
+            free(copy);
+            return GP_ERANGE;
+        }
+        if (chunk == c->nchunks) {
+            struct gp_job **p = realloc(c->chunks, (chunk + 1) * sizeof(*p));
+            if (!p) {
+                free(copy);
+                return GP_ENOMEM;
+            }
+            c->chunks = p;
+            if (!(c->chunks[chunk] = calloc(CHUNK, sizeof(struct gp_job)))) {
+                free(copy);
+                return GP_ENOMEM;
+            }
+            c->nchunks++;
+        }
+        slot = (uint32_t)c->njobs++;
+    }
+    j = J(c, slot);
+    memset(j, 0, sizeof(*j));
+    j->id = slot;
+    j->gen = gen;
+    j->seq = c->nsubmitted;
+    j->ext = copy ? copy : "";
+    if (copy && (rc = ext_add(c, j)) != GP_OK) {
+        free(copy);
+        j->ext = "";
+        j->gen = gen;
+        c->free_slots[c->nfree++] = slot; /* room: reserved above */
+        return rc;
+    }
+    c->nsubmitted++;
+    c->nalive++;
+    *out = j;
+    return GP_OK;
+}
+
+/* Give the slot back: the job is forgotten, its handle finds nothing. */
+void gp__job_release(struct gp_core *c, struct gp_job *j)
+{
+    if (*j->ext) {
+        ext_remove(c, j);
+        free((char *)(uintptr_t)j->ext);
+    }
+    gp_placement_fini(&j->where);
+    j->ext = "";
+    j->gen++;
+    j->state = GP_JOB_CANCELLED;
+    j->retired = true;
+    c->free_slots[c->nfree++] = j->id;
+    c->nalive--;
+}
+
+int gp__job_at(const struct gp_core *c, uint64_t handle, struct gp_job **out)
+{
+    uint32_t slot = (uint32_t)handle;
+    struct gp_job *j;
+
+    if (slot >= c->njobs)
+        return GP_ENOENT;
+    j = J(c, slot);
+    if (j->retired || j->gen != (uint32_t)(handle >> 32))
+        return GP_ENOENT;
+    *out = j;
+    return GP_OK;
+}
+
+int gp_core_retire(struct gp_core *c, uint64_t handle)
+{
+    struct gp_job *j;
+    int rc;
+
+    if ((rc = gp__job_at(c, handle, &j)) != GP_OK)
+        return rc;
+    if (!gp_job_is_done(j))
+        return GP_ESTATE;
+    gp__job_release(c, j);
     return GP_OK;
 }
 
 void gp__jobs_free(struct gp_core *c)
 {
-    for (size_t i = 0; i < c->njobs; i++)
-        gp_placement_fini(&J(c, (uint32_t)i)->where);
+    for (size_t i = 0; i < c->njobs; i++) {
+        struct gp_job *j = J(c, (uint32_t)i);
+
+        gp_placement_fini(&j->where);
+        if (j->ext && *j->ext)
+            free((char *)(uintptr_t)j->ext);
+    }
     for (size_t i = 0; i < c->nchunks; i++)
         free(c->chunks[i]);
     free(c->chunks);
+    free(c->free_slots);
+    free(c->ext_index);
 }
 
-const struct gp_job *gp_core_job(const struct gp_core *c, uint32_t id)
+const struct gp_job *gp_core_job(const struct gp_core *c, uint64_t handle)
 {
-    return id < c->njobs ? J(c, id) : NULL;
+    struct gp_job *j;
+
+    return gp__job_at(c, handle, &j) == GP_OK ? j : NULL;
+}
+
+int gp_core_find_job(const struct gp_core *c, const char *ext_id,
+                     uint64_t *handle)
+{
+    if (!ext_id || !*ext_id || !c->next_n)
+        return GP_ENOENT;
+    for (uint32_t b = ext_hash(ext_id) & (c->next_n - 1);
+         c->ext_index[b] != EXT_EMPTY; b = (b + 1) & (c->next_n - 1)) {
+        uint32_t s = c->ext_index[b];
+
+        if (s != EXT_TOMB && strcmp(J(c, s)->ext, ext_id) == 0) {
+            *handle = gp_job_handle(J(c, s));
+            return GP_OK;
+        }
+    }
+    return GP_ENOENT;
 }
 
 size_t gp_core_njobs(const struct gp_core *c)
 {
     return c->njobs;
+}
+
+size_t gp_core_nalive(const struct gp_core *c)
+{
+    return c->nalive;
+}
+
+uint64_t gp_core_nsubmitted(const struct gp_core *c)
+{
+    return c->nsubmitted;
 }

@@ -19,6 +19,8 @@ static inline bool timer_before(const struct timer *a, const struct timer *b,
         return a->at_us < b->at_us;
     if (a->job != b->job)
         return a->job < b->job;
+    if (a->job_gen != b->job_gen)
+        return a->job_gen < b->job_gen;
     if (a->kind != b->kind)
         return a->kind < b->kind;
     return a->gen < b->gen;
@@ -29,8 +31,10 @@ GP_HEAP_DEFINE(timerq, struct timer, timer_before, GP_HEAP_UNMOVED)
 int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
                    uint8_t kind)
 {
+    uint32_t job_gen = job == NONE ? 0 : J(c, job)->gen;
+
     return timerq_push(&c->timers, &c->ntimers, &c->captimers,
-                       (struct timer){at, job, gen, kind}, c);
+                       (struct timer){at, job, gen, job_gen, kind}, c);
 }
 
 int gp__arm_rank_timer(struct gp_core *c, struct gp_job *j)
@@ -58,6 +62,8 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
             continue;
         }
         j = J(c, t.job);
+        if (j->retired || j->gen != t.job_gen)
+            continue; /* the job left the core since */
         if (t.kind == TIMER_KILL) {
             /* the grace is over: kill it. A failed kill is logged; the job
              * keeps its resources until the world reports it gone. */

@@ -639,7 +639,7 @@ static int copy_jobs(struct gp_metrics *m, const struct gp_core *core)
         r->preemptions = j->preemptions;
         r->starts = j->starts;
         r->state = (uint8_t)j->state;
-        if ((rc = copy_ext_id(m, gp_core_str(core, j->ext_id), &r->ext_off)) !=
+        if ((rc = copy_ext_id(m, j->ext, &r->ext_off)) !=
             GP_OK)
             return rc;
         if ((rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->user),

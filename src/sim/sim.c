@@ -156,7 +156,7 @@ enum ev_kind {
 
 struct completion {
     int64_t at_us;
-    uint32_t job;
+    uint64_t job; /* its handle */
     uint32_t run; /* the job's start count when it was scheduled */
     uint8_t kind; /* enum ev_kind */
     uint8_t how;  /* EV_DONE: how it ends */
@@ -202,7 +202,7 @@ static int schedule_end(struct world *w, const struct gp_job *job,
                          ? left
                          : (int64_t)ceil((double)left / job->speed);
     struct completion e = {now_us + job->overhead_us + run_us,
-                           job->id,
+                           gp_job_handle(job),
                            job->starts,
                            EV_DONE,
                            GP_JOB_COMPLETED,
@@ -228,7 +228,7 @@ static int64_t kept_at_kill(const struct gp_job *job)
     return job->checkpointable ? job->work_done_us : 0;
 }
 
-static int started(struct world *w, struct gp_core *core, uint32_t id,
+static int started(struct world *w, struct gp_core *core, uint64_t id,
                    int64_t now_us)
 {
     int rc;
@@ -245,7 +245,8 @@ static int started(struct world *w, struct gp_core *core, uint32_t id,
  * the grace ends); one that cannot stops at once and keeps nothing. */
 static int signalled(struct world *w, const struct gp_job *job, int64_t now_us)
 {
-    struct completion e = {now_us, job->id, job->starts, EV_STOP, 0, 0};
+    struct completion e = {now_us, gp_job_handle(job), job->starts, EV_STOP, 0,
+                           0};
 
     if (job->checkpointable) {
         if (w->ckpt_cost_us > w->grace_us)
@@ -475,12 +476,14 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         while (w.n > 0 && w.heap[0].at_us == now) {
             struct completion e = compq_pop(w.heap, &w.n, &w);
 
-            if (!is_current(gp_core_job(core, e.job), &e))
+            const struct gp_job *j = gp_core_job(core, e.job);
+
+            if (!j || !is_current(j, &e))
                 continue; /* stale: preempted, restarted or ended since */
             events++;
             gp_metrics_count_event(metrics);
             if ((rc = take_event(&w, core, &e, now)) != GP_OK) {
-                gp_diag_set(diag, rc, "sim", "job %u: %s failed", e.job,
+                gp_diag_set(diag, rc, "sim", "job '%s': %s failed", j->ext,
                             e.kind == EV_DONE      ? "its end"
                             : e.kind == EV_STARTED ? "its start"
                                                    : "its stop");

@@ -116,7 +116,7 @@ mkcore(const char *policy, uint32_t nodes, uint32_t gpus, struct rec *r)
 
 #define S(x) ((int64_t)(x)*GP_US_PER_S)
 
-__attribute__((unused)) static uint32_t submit(struct gp_core *core,
+__attribute__((unused)) static uint64_t submit(struct gp_core *core,
                                                const char *id, uint32_t gpus,
                                                double dur_s, double at_s)
 {
@@ -127,7 +127,7 @@ __attribute__((unused)) static uint32_t submit(struct gp_core *core,
         .duration_us = (int64_t)(dur_s * 1e6),
         .submit_us = (int64_t)(at_s * 1e6),
     };
-    uint32_t jid = UINT32_MAX;
+    uint64_t jid = UINT32_MAX;
 
     if (gp_core_submit(core, &spec, spec.submit_us, &jid, NULL) != GP_OK)
         return UINT32_MAX;
@@ -135,7 +135,7 @@ __attribute__((unused)) static uint32_t submit(struct gp_core *core,
 }
 
 __attribute__((unused)) static enum gp_job_state state_of(struct gp_core *core,
-                                                          uint32_t id)
+                                                          uint64_t id)
 {
     return gp_core_job(core, id)->state;
 }

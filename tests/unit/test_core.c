@@ -126,7 +126,8 @@ static void a_job_that_can_never_fit_is_rejected(void **state)
     struct gp_core *core = mkcore("fifo", 2, 4, &r);
     struct gp_job_spec typed = {
         .id = "t", .gpus = 1, .gpu_type = "A100", .duration_us = 1};
-    uint32_t big, t;
+    uint32_t big;
+    uint64_t t;
 
     (void)state;
     big = submit(core, "big", 9, 10, 0);

@@ -222,6 +222,98 @@ static void a_starting_job_is_no_victim(void **state)
     gp_core_free(core);
 }
 
+static void
+a_retired_jobs_handle_finds_nothing_and_its_slot_is_reused(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("fifo", 1, 4, &r);
+    uint64_t a = submit(core, "a", 4, 10, 0), b, found;
+
+    (void)state;
+    round_at(core, 0);
+    assert_int_equal(gp_core_find_job(core, "a", &found), GP_OK);
+    assert_true(found == a);
+    assert_int_equal(gp_core_retire(core, a), GP_ESTATE); /* still runs */
+    assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(10)),
+                     GP_OK);
+    assert_int_equal(gp_core_retire(core, a), GP_OK);
+    assert_null(gp_core_job(core, a));
+    assert_int_equal(gp_core_retire(core, a), GP_ENOENT);
+    assert_int_equal(gp_core_job_started(core, a, S(10)), GP_ENOENT);
+    assert_int_equal(gp_core_cancel(core, a, S(10)), GP_ENOENT);
+    assert_int_equal(gp_core_find_job(core, "a", &found), GP_ENOENT);
+    assert_int_equal(gp_core_nalive(core), 0);
+    /* the next job takes the slot, under a new handle */
+    b = submit(core, "b", 1, 10, S(11));
+    assert_true(b != a);
+    assert_int_equal((uint32_t)b, (uint32_t)a);
+    assert_int_equal(gp_core_job(core, b)->seq, 1);
+    assert_int_equal(gp_core_njobs(core), 1);
+    assert_int_equal(gp_core_find_job(core, "b", &found), GP_OK);
+    assert_true(found == b);
+    gp_core_free(core);
+}
+
+/* A timer armed for a job (here LAS's demotion) must not fire on the job
+ * that takes its slot after it is retired. */
+static void a_retired_jobs_timers_do_not_touch_the_next_job(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("las", 1, 4, &r);
+    uint64_t a = submit(core, "a", 4, 100000, 0), b;
+    uint64_t rounds;
+    int64_t wake;
+
+    (void)state;
+    round_at(core, 0);
+    wake = gp_core_next_wakeup(core); /* a's demotion */
+    assert_true(wake > 0);
+    assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(1)), GP_OK);
+    assert_int_equal(gp_core_retire(core, a), GP_OK);
+    b = submit(core, "b", 4, 100000, S(1));
+    round_at(core, S(1));
+    assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
+    submit(core, "c", 4, 100000, S(2)); /* waits: rounds have work */
+    round_at(core, S(2));
+    rounds = gp_core_nrounds(core);
+    /* at a's old wake-up nothing changed: no round runs */
+    round_at(core, wake);
+    assert_int_equal(gp_core_nrounds(core), rounds);
+    assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+/* A core that has seen many jobs holds the slots of those alive at once. */
+static void retiring_keeps_the_store_to_the_jobs_alive(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("fifo", 4, 8, &r);
+    uint64_t live[64];
+
+    (void)state;
+    for (int i = 0; i < 64; i++)
+        live[i] = submit(core, "x", 1, 1, 0);
+    for (int t = 1; t <= 2000; t++) {
+        int k = t % 64;
+
+        round_at(core, S(t));
+        if (gp_core_job(core, live[k])->state == GP_JOB_RUNNING) {
+            assert_int_equal(
+                gp_core_job_ended(core, live[k], GP_JOB_COMPLETED, S(t)),
+                GP_OK);
+        } else {
+            assert_int_equal(gp_core_cancel(core, live[k], S(t)), GP_OK);
+            play(core, S(t));
+        }
+        assert_int_equal(gp_core_retire(core, live[k]), GP_OK);
+        live[k] = submit(core, "x", 1, 1, S(t));
+    }
+    assert_int_equal(gp_core_nsubmitted(core), 64 + 2000);
+    assert_int_equal(gp_core_nalive(core), 64);
+    assert_int_equal(gp_core_njobs(core), 64);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +324,10 @@ int main(void)
         cmocka_unit_test(a_job_cancelled_while_starting_ends_cancelled),
         cmocka_unit_test(reports_that_do_not_fit_the_state_are_refused),
         cmocka_unit_test(a_starting_job_is_no_victim),
+        cmocka_unit_test(
+            a_retired_jobs_handle_finds_nothing_and_its_slot_is_reused),
+        cmocka_unit_test(a_retired_jobs_timers_do_not_touch_the_next_job),
+        cmocka_unit_test(retiring_keeps_the_store_to_the_jobs_alive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -126,7 +126,7 @@ static uint32_t submit(struct world *w, const char *id, const char *tenant,
         .duration_us = S(dur_s),
         .submit_us = S(at_s),
     };
-    uint32_t jid = UINT32_MAX;
+    uint64_t jid = UINT32_MAX;
 
     assert_int_equal(gp_core_submit(w->core, &spec, spec.submit_us, &jid, NULL),
                      GP_OK);
@@ -763,7 +763,8 @@ static void checkpointed_work_is_not_lost(void **st)
         .checkpointable = true,
     };
     const struct gp_summary *s;
-    uint32_t l, sh, r;
+    uint64_t l;
+    uint32_t sh, r;
 
     (void)st;
     assert_int_equal(gp_metrics_new(&w.m), GP_OK);

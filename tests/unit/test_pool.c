@@ -69,7 +69,7 @@ static uint32_t job_of(struct gp_core *core, const char *tenant, uint32_t gpus,
         .priority = prio,
         .checkpointable = ckpt,
     };
-    uint32_t jid = UINT32_MAX;
+    uint64_t jid = UINT32_MAX;
 
     snprintf(id, sizeof(id), "j%d", n++);
     assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
@@ -536,7 +536,7 @@ static uint32_t typed_job(struct gp_core *core, const char *tenant,
         .submit_us = (int64_t)(at_s * 1e6),
         .checkpointable = true,
     };
-    uint32_t jid = UINT32_MAX;
+    uint64_t jid = UINT32_MAX;
 
     snprintf(id, sizeof(id), "t%d", n++);
     assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),

@@ -42,6 +42,9 @@ struct shape {
     struct qentry *heap;
     uint32_t n, cap;
     uint32_t hnext; /* hash chain */
+    uint32_t apos;  /* in the active list */
+    uint32_t tpos;  /* in its tenant's list */
+    bool live;      /* has pending jobs (else retired, its slot free) */
 };
 
 enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE };
@@ -127,6 +130,10 @@ struct gp_core {
     uint32_t nshapes, capshapes;
     uint32_t *shape_hash;
     uint32_t shape_hash_n; /* power of two */
+    uint32_t *active;      /* live shapes */
+    uint32_t nactive, capactive;
+    uint32_t *free_shapes; /* retired shapes' slots */
+    uint32_t nfree_shapes, capfree_shapes;
 
     uint32_t *running; /* max-heap of job ids */
     uint32_t nrunning, caprunning;

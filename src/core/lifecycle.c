@@ -98,8 +98,7 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         gp_logf(c->env, GP_LOG_DEBUG, "job %s rejected: %s", where, msg);
         return GP_OK;
     }
-    if ((rc = gp__shape_of(c, &j->demand, j->tenant, &j->qclass)) ||
-        (rc = gp__pending_push(c, j)))
+    if ((rc = gp__pending_push(c, j)))
         goto nomem;
     j->state = GP_JOB_PENDING;
     c->dirty = true;

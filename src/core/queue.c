@@ -91,8 +91,11 @@ static int rehash_shapes(struct gp_core *c)
     for (uint32_t i = 0; i < n; i++)
         h[i] = NONE;
     for (uint32_t s = 0; s < c->nshapes; s++) {
-        uint32_t b =
-            shape_hashval(&c->shapes[s].d, c->shapes[s].tenant) & (n - 1);
+        uint32_t b;
+
+        if (!c->shapes[s].live)
+            continue;
+        b = shape_hashval(&c->shapes[s].d, c->shapes[s].tenant) & (n - 1);
         c->shapes[s].hnext = h[b];
         h[b] = s;
     }
@@ -102,9 +105,12 @@ static int rehash_shapes(struct gp_core *c)
     return GP_OK;
 }
 
-int gp__shape_of(struct gp_core *c, const struct gp_demand *d, uint32_t tenant,
-                 uint32_t *out)
+/* The shape of a demand (and tenant, when queues are by tenant), made
+ * live on first use: a retired shape's slot and heap are taken first. */
+static int shape_of(struct gp_core *c, const struct gp_demand *d,
+                    uint32_t tenant, uint32_t *out)
 {
+    struct shape *sh;
     uint32_t b, s;
     int rc;
 
@@ -120,21 +126,19 @@ int gp__shape_of(struct gp_core *c, const struct gp_demand *d, uint32_t tenant,
             }
         }
     }
+    /* room everywhere first, so that a failure changes nothing */
     if ((c->nshapes + 1) * 2 > c->shape_hash_n &&
         (rc = rehash_shapes(c)) != GP_OK)
         return rc;
     if ((rc = gp__grow((void **)&c->shapes, &c->capshapes, sizeof(*c->shapes),
-                       c->nshapes + 1)) != GP_OK)
+                       c->nshapes + 1)) ||
+        (rc = gp__grow((void **)&c->active, &c->capactive, sizeof(uint32_t),
+                       c->nactive + 1)) ||
+        (rc = gp__grow((void **)&c->free_shapes, &c->capfree_shapes,
+                       sizeof(uint32_t), c->nshapes + 1)))
         return rc;
-    s = c->nshapes++;
-    memset(&c->shapes[s], 0, sizeof(c->shapes[s]));
-    c->shapes[s].d = *d;
-    c->shapes[s].tenant = tenant;
-    b = shape_hashval(d, tenant) & (c->shape_hash_n - 1);
-    c->shapes[s].hnext = c->shape_hash[b];
-    c->shape_hash[b] = s;
-    /* the iterator's skip flags grow with the shapes */
     {
+        /* the iterator's skip flags grow with the shapes */
         uint8_t *p = realloc(c->pit_skip, c->capshapes);
         if (!p)
             return GP_ENOMEM;
@@ -145,10 +149,63 @@ int gp__shape_of(struct gp_core *c, const struct gp_demand *d, uint32_t tenant,
         if ((rc = gp__grow((void **)&t->shapes, &t->capshapes, sizeof(uint32_t),
                            t->nshapes + 1)))
             return rc;
+    }
+    if (c->nfree_shapes > 0) {
+        struct qentry *heap;
+        uint32_t cap;
+
+        s = c->free_shapes[--c->nfree_shapes];
+        heap = c->shapes[s].heap;
+        cap = c->shapes[s].cap;
+        memset(&c->shapes[s], 0, sizeof(c->shapes[s]));
+        c->shapes[s].heap = heap; /* kept for the next shape */
+        c->shapes[s].cap = cap;
+    } else {
+        s = c->nshapes++;
+        memset(&c->shapes[s], 0, sizeof(c->shapes[s]));
+    }
+    sh = &c->shapes[s];
+    sh->d = *d;
+    sh->tenant = tenant;
+    sh->live = true;
+    b = shape_hashval(d, tenant) & (c->shape_hash_n - 1);
+    sh->hnext = c->shape_hash[b];
+    c->shape_hash[b] = s;
+    sh->apos = c->nactive;
+    c->active[c->nactive++] = s;
+    if (tenant != NONE) {
+        struct tenant *t = &c->tenants[tenant];
+        sh->tpos = t->nshapes;
         t->shapes[t->nshapes++] = s;
     }
     *out = s;
     return GP_OK;
+}
+
+/* An empty shape leaves the hash, the walks and its tenant's list, so a
+ * walk over pending jobs visits the shapes that have some, not every
+ * shape ever seen. */
+static void shape_retire(struct gp_core *c, uint32_t s)
+{
+    struct shape *sh = &c->shapes[s];
+    uint32_t b = shape_hashval(&sh->d, sh->tenant) & (c->shape_hash_n - 1);
+    uint32_t *link = &c->shape_hash[b], last;
+
+    while (*link != s)
+        link = &c->shapes[*link].hnext;
+    *link = sh->hnext;
+    last = c->active[--c->nactive];
+    c->active[sh->apos] = last;
+    c->shapes[last].apos = sh->apos;
+    if (sh->tenant != NONE) {
+        struct tenant *t = &c->tenants[sh->tenant];
+
+        last = t->shapes[--t->nshapes];
+        t->shapes[sh->tpos] = last;
+        c->shapes[last].tpos = sh->tpos;
+    }
+    sh->live = false;
+    c->free_shapes[c->nfree_shapes++] = s;
 }
 
 /* ---- queue moves -------------------------------------------------------- */
@@ -160,9 +217,12 @@ void gp__set_rank(struct gp_core *c, struct gp_job *j)
 
 int gp__pending_push(struct gp_core *c, struct gp_job *j)
 {
-    struct shape *s = &c->shapes[j->qclass];
+    struct shape *s;
     int rc;
 
+    if ((rc = shape_of(c, &j->demand, j->tenant, &j->qclass)) != GP_OK)
+        return rc;
+    s = &c->shapes[j->qclass];
     gp__set_rank(c, j);
     if ((rc = pendq_push(
              &s->heap, &s->n, &s->cap,
@@ -180,6 +240,8 @@ void gp__pending_remove(struct gp_core *c, struct gp_job *j)
     struct shape *s = &c->shapes[j->qclass];
 
     pendq_remove(s->heap, &s->n, j->heap_pos, c);
+    if (s->n == 0)
+        shape_retire(c, j->qclass);
     c->npending--;
     c->tenants[j->tenant].info.npending--;
     c->tenants[j->tenant].info.pending_gpus -= j->demand.gpus;
@@ -229,6 +291,8 @@ void gp__queues_free(struct gp_core *c)
         free(c->shapes[s].heap);
     free(c->shapes);
     free(c->shape_hash);
+    free(c->active);
+    free(c->free_shapes);
     free(c->running);
     free(c->pit);
     free(c->pit_skip);
@@ -271,8 +335,8 @@ int gp_pending_iter_init(struct gp_pending_iter *it, const struct gp_view *v)
         memset(c->pit_skip, 0, c->nshapes);
     if (c->ntenants)
         memset(c->pit_skip_tenant, 0, c->ntenants);
-    for (uint32_t s = 0; s < c->nshapes; s++)
-        if ((rc = pit_push_at(c, s, 0)) != GP_OK)
+    for (uint32_t k = 0; k < c->nactive; k++)
+        if ((rc = pit_push_at(c, c->active[k], 0)) != GP_OK)
             return rc;
     return GP_OK;
 }

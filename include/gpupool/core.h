@@ -21,6 +21,7 @@
 
 #include "gpupool/job.h"
 #include "gpupool/predict.h"
+#include "gpupool/speed.h"
 
 struct gp_core;
 struct gp_view;
@@ -353,6 +354,10 @@ struct gp_core_config {
     uint32_t max_preemptions[GP_NPRIO];
     /* half-life of the decay of past usage (0 = 24 hours) */
     int64_t usage_half_life_us;
+    /* measured throughputs per job class, GPU type and count (NULL = each
+     * type's relative speed, see speed.h); borrowed: it must outlive the
+     * core */
+    const struct gp_speed_table *speed;
     /* the run-time predictor's settings (NULL = defaults) */
     const struct gp_predictor_config *predictor;
 };
@@ -437,7 +442,8 @@ int64_t gp_core_restart_cost_us(const struct gp_core *core);
 int64_t gp_core_grace_us(const struct gp_core *core);
 /* Predicted remaining run time of a job now (microseconds, >= 1 s): its
  * prediction less the work done, but at least half the work done (a job
- * that outlived its prediction is expected to keep going). */
+ * that outlived its prediction is expected to keep going), at the speed of
+ * its placement while it holds one. */
 int64_t gp_core_predicted_remaining(const struct gp_core *core,
                                     const struct gp_job *job, int64_t now_us);
 /* Count of rounds run and of actions applied, for benchmarks. */

@@ -14,7 +14,9 @@ struct gp_job_spec {
     const char *tenant; /* NULL = "default" */
     const char *user;
     const char *name;
-    const char *gpu_type; /* NULL or "" = any */
+    const char *gpu_type;  /* NULL or "" = any */
+    const char *job_class; /* its kind, for the speed model (speed.h);
+                              NULL = none: it runs at its type's speed */
     int64_t submit_us;
     int64_t duration_us;
     int64_t time_limit_us; /* 0 = none */
@@ -59,14 +61,15 @@ const char *gp_stop_reason_name(enum gp_stop_reason r);
 
 /* The core's record of a job. Policies read it; only the core writes it. */
 struct gp_job {
-    uint32_t id;     /* its slot in the core; reused once it is retired */
-    uint32_t gen;    /* the slot's generation (see gp_job_handle) */
-    uint64_t seq;    /* submission order, from 0, never reused: ties in
-                        rank go to the lower */
-    const char *ext; /* the external id, "" if none (owned by the core) */
-    uint32_t tenant; /* tenant index (see gp_core_tenant_name) */
-    uint32_t user;   /* strtab id */
-    uint32_t name;   /* strtab id */
+    uint32_t id;        /* its slot in the core; reused once it is retired */
+    uint32_t gen;       /* the slot's generation (see gp_job_handle) */
+    uint64_t seq;       /* submission order, from 0, never reused: ties in
+                           rank go to the lower */
+    const char *ext;    /* the external id, "" if none (owned by the core) */
+    uint32_t tenant;    /* tenant index (see gp_core_tenant_name) */
+    uint32_t user;      /* strtab id */
+    uint32_t name;      /* strtab id */
+    uint32_t job_class; /* strtab id; 0 = none */
     enum gp_job_state state;
     struct gp_demand demand;
     uint32_t min_gpus, max_gpus;
@@ -83,7 +86,9 @@ struct gp_job {
     int64_t run_start_us;    /* start of the current run, as the world
                                 confirmed it; GP_TIME_NONE while starting */
     int64_t overhead_us;     /* restart cost paid at the head of this run */
-    double speed;            /* work per second on this run's GPU type */
+    double speed;            /* work per second on this run's placement
+                                (see speed.h) */
+    int64_t held_us;         /* wall time it held resources (ended runs) */
     int64_t work_done_us;    /* work finished in earlier runs */
     int64_t end_us;          /* GP_TIME_NONE until ended */
     int64_t gpu_us;          /* GPU-microseconds held so far (ended runs) */
@@ -154,7 +159,7 @@ static inline bool gp_job_is_done(const struct gp_job *j)
 int64_t gp_job_work_at(const struct gp_job *j, int64_t now_us);
 /* True remaining work (duration - work done); 0 if the duration is unknown. */
 int64_t gp_job_remaining_at(const struct gp_job *j, int64_t now_us);
-/* Attained service in GPU-microseconds by now. */
+/* Attained service in GPU-microseconds by now (on the GPUs it holds). */
 int64_t gp_job_attained_at(const struct gp_job *j, int64_t now_us);
 
 #endif

@@ -49,6 +49,8 @@ struct gp_sim_config {
     /* how long the world takes to carry out a start or a kill (0 = at
      * once, as every earlier result assumed) */
     int64_t actuation_delay_us;
+    /* measured throughputs (NULL = each GPU type's relative speed) */
+    const struct gp_speed_table *speed;
     int64_t min_run_us[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
     int64_t half_life_us; /* 0 = 24 h */

@@ -272,6 +272,9 @@ int64_t gp_core_predicted_remaining(const struct gp_core *c,
      * is expected to run about t more (so estimates grow with it) */
     if (left < done / 2)
         left = done / 2 > left ? done / 2 : left;
+    /* work left, in time where it runs */
+    if (gp_job_holds(j) && j->speed > 0 && j->speed != 1.0)
+        left = (int64_t)((double)left / j->speed);
     return left > GP_US_PER_S ? left : GP_US_PER_S;
 }
 

@@ -220,6 +220,8 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
 void gp__leave_preempting(struct gp_core *c, struct gp_job *j);
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us);
+double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
+                    const struct gp_placement *where);
 int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,
              int64_t deadline_us, bool done);
 /* The grace period of a stopping job ran out: kill it. */

@@ -48,7 +48,10 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     c->now_us = now_us;
     if ((rc = gp__job_new(c, spec->id, &j)) != GP_OK)
         return gp_diag_set(diag, rc, where, "cannot store another job");
-    if ((spec->user && *spec->user &&
+    if ((spec->job_class && *spec->job_class &&
+         (rc = gp_strtab_intern(&c->strs, spec->job_class, (size_t)-1,
+                                &j->job_class))) ||
+        (spec->user && *spec->user &&
          (rc = gp_strtab_intern(&c->strs, spec->user, (size_t)-1, &j->user))) ||
         (spec->name && *spec->name &&
          (rc = gp_strtab_intern(&c->strs, spec->name, (size_t)-1, &j->name))) ||
@@ -168,6 +171,7 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
             useful = 0;
     }
     j->gpu_us += held * (int64_t)j->where.gpus;
+    j->held_us += held;
     j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
     if (j->duration_us > 0 && j->work_done_us > j->duration_us)
         j->work_done_us = j->duration_us;
@@ -429,6 +433,21 @@ int gp__grace_over(struct gp_core *c, struct gp_job *j)
     return gp__emit(c, GP_ACT_KILL, j, c->now_us, false);
 }
 
+/* Work per second of the job on a placement: the speed table's rate for
+ * its class, else its GPU type's relative speed. */
+double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
+                    const struct gp_placement *where)
+{
+    double r = 0;
+
+    if (c->cfg.speed && j->job_class)
+        r = gp_speed_table_rate(c->cfg.speed,
+                                gp_strtab_get(&c->strs, j->job_class),
+                                gp_cluster_type_name(c->cluster, where->type),
+                                where->gpus, j->demand.gpus);
+    return r > 0 ? r : gp_cluster_type_speed(c->cluster, where->type);
+}
+
 /* ---- a round's decisions take effect ----------------------------------------
  */
 
@@ -468,7 +487,7 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
     j->held_since_us = now;
     j->run_start_us = GP_TIME_NONE;
     j->overhead_us = j->starts > 0 ? c->cfg.restart_cost_us : 0;
-    j->speed = gp_cluster_type_speed(c->cluster, where->type);
+    j->speed = gp__speed_of(c, j, where);
     j->starts++;
     c->busy += where->gpus;
     gp__tenant_held(c, j->tenant, where->type, (int64_t)where->gpus, 1);

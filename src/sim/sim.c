@@ -64,7 +64,7 @@ int gp_workload_add(struct gp_workload *w, const struct gp_job_spec *spec)
     *j = *spec;
     if ((rc = keep_str(w, &j->id)) || (rc = keep_str(w, &j->tenant)) ||
         (rc = keep_str(w, &j->user)) || (rc = keep_str(w, &j->name)) ||
-        (rc = keep_str(w, &j->gpu_type)))
+        (rc = keep_str(w, &j->gpu_type)) || (rc = keep_str(w, &j->job_class)))
         return rc;
     w->n++;
     return GP_OK;
@@ -210,7 +210,7 @@ static int schedule_end(struct world *w, const struct gp_job *job,
 
     if (job->time_limit_us > 0) {
         /* wall time already used in earlier runs, overhead included */
-        int64_t used = job->gpu_us / (int64_t)job->demand.gpus;
+        int64_t used = job->held_us;
         int64_t limit_at = now_us + (job->time_limit_us - used);
         if (limit_at < e.at_us) {
             e.at_us = limit_at > now_us ? limit_at : now_us;
@@ -427,6 +427,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .env = cfg->env,
         .grace_us = cfg->grace_us,
         .ckpt_cost_us = cfg->ckpt_cost_us,
+        .speed = cfg->speed,
         .usage_half_life_us = cfg->half_life_us,
     };
     double t_start = clock_s ? clock_s() : 0, last_shown = t_start;

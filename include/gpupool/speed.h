@@ -1,0 +1,47 @@
+/* speed.h - the speed model: how fast a job progresses where it runs.
+ *
+ * A job's work (gp_job_spec.duration_us) is measured on its reference
+ * placement: the GPUs it asks for, of the table's reference type. Placed on
+ * `g` GPUs of type `t`, it progresses at
+ *
+ *     rate = throughput(class, t, g) / throughput(class, reference, asked)
+ *
+ * reference work-seconds per second, from a table of measured throughputs
+ * (Gavel's per job type x GPU type x scale; any unit, as long as a class
+ * uses one). Where the table has no figure for a scale, the nearest
+ * measured scale below it (else the smallest) is scaled linearly, as
+ * Gavel's simulator does: an optimistic assumption, stated with results.
+ * A job without a class, or a class or type the table lacks, progresses at
+ * its GPU type's relative speed (gp_cluster_add_type), whatever its GPU
+ * count: the model every earlier result used.
+ */
+#ifndef GPUPOOL_SPEED_H
+#define GPUPOOL_SPEED_H
+
+#include "gpupool/base.h"
+
+struct gp_speed_table;
+
+/* An empty table whose throughputs are relative to `reference_type`. */
+int gp_speed_table_new(struct gp_speed_table **out, const char *reference_type);
+void gp_speed_table_free(struct gp_speed_table *t);
+/* Record a measured throughput (> 0, finite) of `job_class` on `gpus`
+ * (>= 1) GPUs of `gpu_type`; a later figure for the same triple replaces
+ * the earlier. GP_EINVAL for a bad figure, GP_ENOMEM. */
+int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
+                       const char *gpu_type, uint32_t gpus, double throughput);
+/* The measured (or scaled) throughput of a class on g GPUs of a type;
+ * 0 when the table has no figure for that class and type. */
+double gp_speed_table_throughput(const struct gp_speed_table *t,
+                                 const char *job_class, const char *gpu_type,
+                                 uint32_t gpus);
+/* The rate above, of a job of `job_class` asking for `asked` GPUs, placed
+ * on `gpus` of `gpu_type`; 0 when the table cannot say (the caller then
+ * uses the type's relative speed). */
+double gp_speed_table_rate(const struct gp_speed_table *t,
+                           const char *job_class, const char *gpu_type,
+                           uint32_t gpus, uint32_t asked);
+const char *gp_speed_table_reference(const struct gp_speed_table *t);
+size_t gp_speed_table_nclasses(const struct gp_speed_table *t);
+
+#endif

@@ -1,0 +1,170 @@
+/* speed.c - the table of measured throughputs behind the speed model.
+ *
+ * Key decision: classes are few (tens) and a class has few figures (GPU
+ * types x measured scales), so a class keeps a small array searched
+ * linearly; classes are found through the string table. A rate is asked
+ * once per start, not on any hot path.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/heap.h"
+#include "gpupool/speed.h"
+
+struct figure {
+    uint32_t type; /* strtab id */
+    uint32_t gpus;
+    double tput;
+};
+
+struct klass {
+    struct figure *f;
+    uint32_t n, cap;
+};
+
+struct gp_speed_table {
+    struct gp_strtab strs;
+    uint32_t reference;    /* strtab id of the reference type */
+    struct klass *classes; /* by strtab id of the class name */
+    uint32_t ncls, capcls;
+    size_t nclasses; /* with figures */
+};
+
+int gp_speed_table_new(struct gp_speed_table **out, const char *reference)
+{
+    struct gp_speed_table *t;
+
+    if (!reference || !*reference)
+        return GP_EINVAL;
+    if (!(t = calloc(1, sizeof(*t))))
+        return GP_ENOMEM;
+    gp_strtab_init(&t->strs);
+    if (gp_strtab_intern(&t->strs, reference, (size_t)-1, &t->reference)) {
+        gp_speed_table_free(t);
+        return GP_ENOMEM;
+    }
+    *out = t;
+    return GP_OK;
+}
+
+void gp_speed_table_free(struct gp_speed_table *t)
+{
+    if (!t)
+        return;
+    for (uint32_t i = 0; i < t->ncls; i++)
+        free(t->classes[i].f);
+    free(t->classes);
+    gp_strtab_fini(&t->strs);
+    free(t);
+}
+
+int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
+                       const char *gpu_type, uint32_t gpus, double tput)
+{
+    uint32_t cls, type;
+    struct klass *k;
+    int rc;
+
+    if (!job_class || !*job_class || !gpu_type || !*gpu_type || gpus < 1 ||
+        !isfinite(tput) || tput <= 0)
+        return GP_EINVAL;
+    if ((rc = gp_strtab_intern(&t->strs, job_class, (size_t)-1, &cls)) ||
+        (rc = gp_strtab_intern(&t->strs, gpu_type, (size_t)-1, &type)))
+        return rc;
+    if (cls >= t->ncls) {
+        if ((rc = gp__grow((void **)&t->classes, &t->capcls,
+                           sizeof(*t->classes), cls + 1)))
+            return rc;
+        memset(t->classes + t->ncls, 0,
+               (cls + 1 - t->ncls) * sizeof(*t->classes));
+        t->ncls = cls + 1;
+    }
+    k = &t->classes[cls];
+    for (uint32_t i = 0; i < k->n; i++) {
+        if (k->f[i].type == type && k->f[i].gpus == gpus) {
+            k->f[i].tput = tput;
+            return GP_OK;
+        }
+    }
+    if ((rc = gp__grow((void **)&k->f, &k->cap, sizeof(*k->f), k->n + 1)))
+        return rc;
+    if (k->n == 0)
+        t->nclasses++;
+    k->f[k->n++] = (struct figure){type, gpus, tput};
+    return GP_OK;
+}
+
+static const struct klass *class_of(const struct gp_speed_table *t,
+                                    const char *job_class)
+{
+    uint32_t cls;
+
+    if (!t || !job_class || !*job_class)
+        return NULL;
+    cls = gp_strtab_find(&t->strs, job_class, (size_t)-1);
+    return cls && cls < t->ncls && t->classes[cls].n ? &t->classes[cls] : NULL;
+}
+
+/* The figure at `gpus`, or the nearest measured scale below it (else the
+ * smallest) scaled linearly; 0 without any figure of the type. */
+static double tput_of(const struct klass *k, uint32_t type, uint32_t gpus)
+{
+    const struct figure *below = NULL, *smallest = NULL;
+
+    for (uint32_t i = 0; i < k->n; i++) {
+        const struct figure *f = &k->f[i];
+
+        if (f->type != type)
+            continue;
+        if (f->gpus == gpus)
+            return f->tput;
+        if (f->gpus < gpus && (!below || f->gpus > below->gpus))
+            below = f;
+        if (!smallest || f->gpus < smallest->gpus)
+            smallest = f;
+    }
+    if (!below)
+        below = smallest;
+    return below ? below->tput * gpus / below->gpus : 0;
+}
+
+double gp_speed_table_throughput(const struct gp_speed_table *t,
+                                 const char *job_class, const char *gpu_type,
+                                 uint32_t gpus)
+{
+    const struct klass *k = class_of(t, job_class);
+    uint32_t type;
+
+    if (!k || !gpu_type || gpus < 1)
+        return 0;
+    type = gp_strtab_find(&t->strs, gpu_type, (size_t)-1);
+    return type ? tput_of(k, type, gpus) : 0;
+}
+
+double gp_speed_table_rate(const struct gp_speed_table *t,
+                           const char *job_class, const char *gpu_type,
+                           uint32_t gpus, uint32_t asked)
+{
+    const struct klass *k = class_of(t, job_class);
+    uint32_t type;
+    double here, ref;
+
+    if (!k || !gpu_type || gpus < 1 || asked < 1)
+        return 0;
+    if (!(type = gp_strtab_find(&t->strs, gpu_type, (size_t)-1)))
+        return 0;
+    here = tput_of(k, type, gpus);
+    ref = tput_of(k, t->reference, asked);
+    return here > 0 && ref > 0 ? here / ref : 0;
+}
+
+const char *gp_speed_table_reference(const struct gp_speed_table *t)
+{
+    return gp_strtab_get(&t->strs, t->reference);
+}
+
+size_t gp_speed_table_nclasses(const struct gp_speed_table *t)
+{
+    return t->nclasses;
+}

@@ -139,6 +139,12 @@ void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i, char *buf,
 bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
                  const char **key, char *buf, size_t len);
 
+/* The line saying how many jobs run i rejected and why (an example), or
+ * false when it rejected none or an earlier run on a cluster of the same
+ * size said it. */
+bool gp__rejected_note(struct gp_metrics *const *runs, size_t n, size_t i,
+                       char *buf, size_t len);
+
 /* The k tenants holding the most GPU time (ties by name), as indexes into
  * s->tenants; returns how many were written (<= k). */
 size_t gp__top_tenants(const struct gp_summary *s, size_t k, size_t *idx);

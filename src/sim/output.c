@@ -466,6 +466,29 @@ bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
     return true;
 }
 
+bool gp__rejected_note(struct gp_metrics *const *runs, size_t n, size_t i,
+                       char *buf, size_t len)
+{
+    const struct gp_summary *s = gp_metrics_summary(runs[i]);
+    char name[128];
+
+    if (!s->rejected)
+        return false;
+    /* runs on one cluster reject the same jobs: say it at the first */
+    for (size_t k = 0; k < i; k++) {
+        const struct gp_summary *p = gp_metrics_summary(runs[k]);
+
+        if (p->rejected == s->rejected && p->cluster_gpus == s->cluster_gpus)
+            return false;
+    }
+    gp__run_name(runs, n, i, name, sizeof(name));
+    snprintf(buf, len,
+             "rejected in %s: %" PRIu64 " of %" PRIu64
+             " jobs can never run on this cluster, e.g. %s",
+             name, s->rejected, s->jobs, s->rejected_example);
+    return true;
+}
+
 size_t gp__top_tenants(const struct gp_summary *s, size_t k, size_t *idx)
 {
     size_t n = 0;
@@ -760,21 +783,11 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
         }
         table_line(out, "events/s", lw, cells, n, cw);
     }
-    for (size_t i = 0, said = (size_t)-1; i < n; i++) {
-        const struct gp_summary *s = gp_metrics_summary(runs[i]);
-        const struct gp_summary *p =
-            said == (size_t)-1 ? NULL : gp_metrics_summary(runs[said]);
+    for (size_t i = 0; i < n; i++) {
+        char note[1024];
 
-        /* runs on one cluster reject the same jobs: say it once */
-        if (!s->rejected || (p && p->rejected == s->rejected &&
-                             p->cluster_gpus == s->cluster_gpus))
-            continue;
-        gp__run_name(runs, n, i, cells[0], CELL);
-        fprintf(out,
-                "\nrejected in %s: %" PRIu64 " of %" PRIu64
-                " jobs can never run on this cluster, e.g. %s\n",
-                cells[0], s->rejected, s->jobs, s->rejected_example);
-        said = i;
+        if (gp__rejected_note(runs, n, i, note, sizeof(note)))
+            fprintf(out, "\n%s\n", note);
     }
     if (ntop) {
         fprintf(out, "\ntenants: the %zu holding the most GPU time in %s\n",

@@ -824,6 +824,7 @@ static void rejected_and_unfinished_jobs_are_counted_apart(void **st)
 
 static char *capture_json(struct gp_metrics *const *runs, size_t n,
                           bool with_wall);
+static char *slurp(const char *path);
 
 /* Utilization and queue length over the arrival window (0 to 1000 s, the
  * last submission) and over the makespan (1730 s), worked out by hand
@@ -1072,6 +1073,21 @@ static void results_say_what_was_simulated(void **st)
     assert_non_null(strstr(a, "\"preemption\": \"instant, work kept\","));
     assert_non_null(strstr(a, "\"seed\": 7,"));
     assert_non_null(strstr(a, "\"version\": \"0."));
+    {
+        char dir[] = "/tmp/gp_report_XXXXXX", path[64], *html;
+
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(gp_report_write(dir, &w.m, 1, NULL, NULL), GP_OK);
+        snprintf(path, sizeof(path), "%s/index.html", dir);
+        html = slurp(path);
+        assert_non_null(strstr(html, "<th>trace</th><td>t.csv (philly-csv)"));
+        assert_non_null(strstr(html, "<th>preemption</th><td>instant, work"));
+        assert_non_null(strstr(html, "<th>seed</th><td>7</td>"));
+        assert_non_null(strstr(html, "<th>gpupool</th><td>0."));
+        free(html);
+        remove(path);
+        rmdir(dir);
+    }
     free(a);
     free(buf);
     world_close(&w);

@@ -710,8 +710,8 @@ static int check_tenants(const struct sim_args *a,
         unused += !used[k];
     if (unused) {
         fprintf(stderr,
-                "gpupool: warning: %zu of the %zu tenants in %s have "
-                "no job in the trace:",
+                "gpupool: warning: no job in the trace belongs to %zu of "
+                "the %zu tenants in %s:",
                 unused, tl->n, file);
         for (size_t k = 0, said = 0; k < tl->n; k++)
             if (!used[k] && said++ < 8)

@@ -6,6 +6,8 @@
 # usage: scripts/pooling-table.sh [BUILD_DIR] [SHARED_TRACES_DIR]
 set -eu
 cd "$(dirname "$0")/.."
+. ./scripts/build-lib.sh
+gp_build "${1:-build-release}" gpupool --buildtype=release || exit 1
 B=${1:-build-release}/gpupool
 T=${2:-../shared/traces}
 OUT=${OUT:-pooling-out}

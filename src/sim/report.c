@@ -666,9 +666,10 @@ static int sweep_section(FILE *f, struct gp_metrics *const *runs, size_t n)
     fputs("<h3>Average wait vs offered load</h3>\n", f);
     sweep_chart(f, runs, pts, npts, max_load, SWEEP_WAIT_H,
                 "average wait (hours)", "average wait vs offered load");
-    fputs("<h3>GPU utilization vs offered load</h3>\n", f);
+    fputs("<h3>GPU utilization (to the makespan) vs offered load</h3>\n", f);
     sweep_chart(f, runs, pts, npts, max_load, SWEEP_UTIL_PCT,
-                "GPU utilization (%)", "GPU utilization vs offered load");
+                "GPU utilization, makespan (%)",
+                "GPU utilization (to the makespan) vs offered load");
     if (fair) {
         fputs("<h3>Fair-share compliance vs offered load</h3>\n", f);
         sweep_chart(f, runs, pts, npts, max_load, SWEEP_FAIRSHARE_PCT,

@@ -1526,7 +1526,8 @@ static void report_of_a_sweep_has_load_charts(void **st)
     html = slurp(path);
     assert_non_null(strstr(html, "<h2>Load sweep</h2>"));
     assert_non_null(strstr(html, "average wait vs offered load"));
-    assert_non_null(strstr(html, "GPU utilization vs offered load"));
+    assert_non_null(
+        strstr(html, "GPU utilization (to the makespan) vs offered load"));
     assert_non_null(strstr(html, "fair-share compliance vs offered load"));
     assert_non_null(strstr(html, "<circle"));
     /* same policy and placement on two sizes: the size names the run */

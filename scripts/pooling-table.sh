@@ -66,7 +66,8 @@ for name, title in (("philly", "Philly per-job table, 82,247 jobs, 64x8 (512 GPU
     print(f"Offered load {r0['offered_load']:.2f}. Simulated by gpupool {r0['version']}: "
           f"trace {r0['trace']} ({r0['trace_format']}), cluster {r0['cluster']} "
           f"({r0['cluster_gpus']} GPUs), placement {r0['placement']}, seed {r0['seed']}; "
-          "preemption " + "; ".join(f"{r['policy']}: {r['preemption']}" for r in runs) + ".\n")
+          "preemption " + "; ".join(", ".join(r["policy"] for r in runs if r["preemption"] == p) + ": " + p
+                                   for p in dict.fromkeys(r["preemption"] for r in runs)) + ".\n")
     print("| metric | " + " | ".join(r["policy"] for r in runs) + " |")
     print("|---|" + "---:|" * len(runs))
     for label, f in rows:

@@ -941,7 +941,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),
                 .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
                 .ckpt = a->ckpt,
-                .trace = a->trace ? a->trace : "philly.csv.xz (bundled)",
+                .trace = a->trace ? a->trace : "bundled philly.csv.xz",
                 .cluster_spec = spec_now,
             };
 

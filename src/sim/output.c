@@ -457,11 +457,28 @@ bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
         snprintf(buf, len, "%s", first);
         return first[0] != '\0';
     }
+    /* runs with the same value share it: "fifo, sjf: none; pool: ..." */
     for (size_t i = 0; i < n && used < len; i++) {
+        bool seen = false;
+
         setting_of(gp_metrics_summary(runs[i]), k, v, sizeof(v));
-        gp__run_name(runs, n, i, name, sizeof(name));
-        used += (size_t)snprintf(buf + used, len - used, "%s%s: %s",
-                                 i ? "; " : "", name, *v ? v : "-");
+        for (size_t j = 0; j < i && !seen; j++) {
+            setting_of(gp_metrics_summary(runs[j]), k, first, sizeof(first));
+            seen = strcmp(first, v) == 0;
+        }
+        if (seen)
+            continue;
+        for (size_t j = i, names = 0; j < n && used < len; j++) {
+            setting_of(gp_metrics_summary(runs[j]), k, first, sizeof(first));
+            if (strcmp(first, v) != 0)
+                continue;
+            gp__run_name(runs, n, j, name, sizeof(name));
+            used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                     names++ ? ", " : (i ? "; " : ""), name);
+        }
+        if (used < len)
+            used +=
+                (size_t)snprintf(buf + used, len - used, ": %s", *v ? v : "-");
     }
     return true;
 }

@@ -331,7 +331,7 @@ static void preemption_text(const struct gp_sim_config *cfg,
     int64_t grace_us = gp_core_grace_us(core);
 
     if (!cfg->policy->preemptive)
-        snprintf(buf, len, "none (%s never preempts)", cfg->policy->name);
+        snprintf(buf, len, "none (the policy never preempts)");
     else if (grace_us > 0)
         snprintf(buf, len,
                  "graceful: grace %g s, checkpoint %g s, checkpointable "

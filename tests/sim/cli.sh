@@ -85,11 +85,11 @@ has "$tmp/err" "every job of the trace was rejected by fifo: 2 larger than the c
     "all rejected"
 
 # what was simulated
-expect 0 "settings" -- sim --trace "$trace" --cluster 1x4 --policy fifo,las \
-    --seed 9 --no-wall
+expect 0 "settings" -- sim --trace "$trace" --cluster 1x4 \
+    --policy fifo,las,sjf --seed 9 --no-wall
 has "$tmp/out" "trace       $trace (gpupool)" "settings"
 has "$tmp/out" "cluster     1x4, 4 GPUs" "settings"
-has "$tmp/out" "preemption  fifo: none (fifo never preempts); las: instant" \
+has "$tmp/out" "preemption  fifo, sjf: none (the policy never preempts); las: instant" \
     "settings"
 has "$tmp/out" "seed        9" "settings"
 version=$("$exe" version | cut -d' ' -f2)

@@ -376,17 +376,9 @@ static void reclaim_check(struct gp_metrics *m, struct tenant_acc *t,
     if (t->ep_start_us != GP_TIME_NONE) {
         if (!may_end || t->busy < target)
             return;
-        if (m->neps == m->capeps) {
-            size_t cap = m->capeps ? 2 * m->capeps : 64;
-            struct tv *e = realloc(m->eps, cap * sizeof(*e));
-
-            if (!e) {
-                m->err = GP_ENOMEM;
-                return;
-            }
-            m->eps = e;
-            m->capeps = cap;
-        }
+        m->eps = grown(m, m->eps, &m->capeps, sizeof(*m->eps), m->neps, 64);
+        if (m->neps >= m->capeps)
+            return;
         m->eps[m->neps].tenant = tenant;
         m->eps[m->neps++].v = m->last_us - t->ep_start_us;
         t->ep_start_us = GP_TIME_NONE;
@@ -502,17 +494,9 @@ static void run_open(struct gp_metrics *m, const struct gp_core *core,
         grown(m, m->open_rec, &m->nopen, sizeof(*m->open_rec), job->id, 1024);
     if (job->id >= m->nopen)
         return;
-    if (m->nruns == m->capruns) {
-        size_t cap = m->capruns ? 2 * m->capruns : 1024;
-        struct gp__run_rec *p = realloc(m->runs, cap * sizeof(*p));
-
-        if (!p) {
-            m->err = GP_ENOMEM;
-            return;
-        }
-        m->runs = p;
-        m->capruns = cap;
-    }
+    m->runs = grown(m, m->runs, &m->capruns, sizeof(*m->runs), m->nruns, 1024);
+    if (m->nruns >= m->capruns)
+        return;
     r = &m->runs[m->nruns];
     memset(r, 0, sizeof(*r));
     r->start_us = now_us;

@@ -826,6 +826,33 @@ static char *capture_json(struct gp_metrics *const *runs, size_t n,
                           bool with_wall);
 static char *slurp(const char *path);
 
+/* What a writer (a CSV) writes for the metrics, as a string. */
+static char *capture_with(const struct gp_metrics *m,
+                          int (*write)(const struct gp_metrics *, FILE *))
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    assert_int_equal(write(m, f), GP_OK);
+    fclose(f);
+    return buf;
+}
+
+/* The table of n runs, as a string (no wall-clock figures). */
+static char *capture_table(struct gp_metrics *const *runs, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    gp_output_table(f, runs, n, false);
+    fclose(f);
+    return buf;
+}
+
 /* Utilization and queue length over the arrival window (0 to 1000 s, the
  * last submission) and over the makespan (1730 s), worked out by hand
  * from run_pool_reclaim: 4 GPUs busy all through [0, 1000); then 2 GPUs
@@ -853,16 +880,12 @@ static void every_label_names_its_window(void **st)
 {
     struct world w = {0};
     char *buf = NULL, *a;
-    size_t len = 0;
-    FILE *f;
     json_t *root;
     json_error_t err;
 
     (void)st;
     run_pool_reclaim(&w);
-    assert_non_null(f = open_memstream(&buf, &len));
-    gp_output_table(f, &w.m, 1, false);
-    fclose(f);
+    buf = capture_table(&w.m, 1);
     assert_non_null(strstr(buf, "GPU utilization, makespan (%)"));
     assert_non_null(strstr(buf, "GPU utilization, arrivals (%)"));
     assert_non_null(strstr(buf, "avg queue length, makespan (jobs)"));
@@ -895,14 +918,10 @@ static void a_table_has_one_time_unit(void **st)
 {
     struct world w = {0};
     char *buf = NULL;
-    size_t len = 0;
-    FILE *f;
 
     (void)st;
     run_pool_reclaim(&w);
-    assert_non_null(f = open_memstream(&buf, &len));
-    gp_output_table(f, &w.m, 1, false);
-    fclose(f);
+    buf = capture_table(&w.m, 1);
     assert_non_null(strstr(buf, "avg JCT (min)"));
     assert_non_null(strstr(buf, "makespan (min)"));
     assert_non_null(strstr(buf, "reclaim delay p99 (min)"));
@@ -911,18 +930,6 @@ static void a_table_has_one_time_unit(void **st)
     assert_null(strstr(buf, " (d)\n"));
     free(buf);
     world_close(&w);
-}
-
-static char *capture_runs(const struct gp_metrics *m)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-
-    assert_non_null(f);
-    assert_int_equal(gp_metrics_write_runs_csv(m, f), GP_OK);
-    fclose(f);
-    return buf;
 }
 
 /* One row per run interval, in start order, with where it ran and why it
@@ -937,7 +944,7 @@ static void runs_csv_has_one_row_per_run_interval(void **st)
 
     (void)st;
     run_pool_reclaim(&w);
-    csv = capture_runs(w.m);
+    csv = capture_with(w.m, gp_metrics_write_runs_csv);
     assert_true(strncmp(csv,
                         "job,tenant,run,start_s,end_s,gpus,gpu_type,"
                         "placement,end_reason\n",
@@ -1005,8 +1012,6 @@ static void rejected_jobs_are_counted_by_cause(void **st)
         .gpu_type = "H100",
     };
     char *buf = NULL, *a;
-    size_t len = 0;
-    FILE *f;
 
     (void)st;
     world_open(&w, "fifo", 4, 0);
@@ -1024,9 +1029,7 @@ static void rejected_jobs_are_counted_by_cause(void **st)
     assert_int_equal(s->rejected_other, 0);
     assert_int_equal(s->largest_rejected_gpus, 16);
     assert_non_null(strstr(s->rejected_example, "needs 8 GPUs"));
-    assert_non_null(f = open_memstream(&buf, &len));
-    gp_output_table(f, &w.m, 1, false);
-    fclose(f);
+    buf = capture_table(&w.m, 1);
     assert_non_null(strstr(buf, "  larger than the cluster"));
     assert_non_null(strstr(buf, "  GPU type not in the cluster"));
     assert_non_null(strstr(buf, "3 of 4 jobs can never run"));
@@ -1047,8 +1050,6 @@ static void results_say_what_was_simulated(void **st)
     struct gp_run_desc d = {"t.csv", "philly-csv", "1x4", "instant, work kept",
                             7};
     char *buf = NULL, *a;
-    size_t len = 0;
-    FILE *f;
 
     (void)st;
     world_open(&w, "fifo", 4, 0);
@@ -1057,9 +1058,7 @@ static void results_say_what_was_simulated(void **st)
     round_at(&w, 0);
     end_at(&w, 0, 10);
     world_finish(&w, 10);
-    assert_non_null(f = open_memstream(&buf, &len));
-    gp_output_table(f, &w.m, 1, false);
-    fclose(f);
+    buf = capture_table(&w.m, 1);
     assert_non_null(strstr(buf, "trace       t.csv (philly-csv)\n"));
     assert_non_null(strstr(buf, "cluster     1x4, 4 GPUs\n"));
     assert_non_null(strstr(buf, "placement   pack\n"));
@@ -1095,14 +1094,7 @@ static void results_say_what_was_simulated(void **st)
 
 static char *capture_csv(const struct gp_metrics *m)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-
-    assert_non_null(f);
-    assert_int_equal(gp_metrics_write_jobs_csv(m, f), GP_OK);
-    fclose(f);
-    return buf;
+    return capture_with(m, gp_metrics_write_jobs_csv);
 }
 
 static void jobs_csv_holds_exact_times_and_quotes_fields(void **st)

@@ -109,5 +109,17 @@ for p in fifo las; do
         fail "runs CSV: no header in runs.csv.$p.csv"
 done
 
+# runs CSV: a time limit, no placement in the count model, devices in pack
+printf 'id,submit_s,gpus,duration_s,time_limit_s\na,0,2,100,40\nb,10,4,50,0\n' \
+    >"$tmp/tl.csv"
+expect 0 "runs CSV, count" -- sim --trace "$tmp/tl.csv" --cluster 2x4 \
+    --placement count --runs-csv "$tmp/count.csv" -q
+has "$tmp/count.csv" "a,default,1,0.000000,40.000000,2,gpu,,time_limit" \
+    "runs CSV, count"
+expect 0 "runs CSV, pack" -- sim --trace "$tmp/tl.csv" --cluster 2x4 \
+    --runs-csv "$tmp/pack.csv" -q
+has "$tmp/pack.csv" "b,default,1,10.000000,60.000000,4,gpu,node1:0-3,completed" \
+    "runs CSV, pack"
+
 [ "$fails" -eq 0 ] || exit 1
 echo "ok: cli"

@@ -6,7 +6,9 @@
 #   gp_build DIR TARGET [MESON_SETUP_OPTIONS...]   (TARGET "" = everything)
 #
 # Returns 0 when built. On failure it prints the last lines of the log,
-# keeps the whole log (DIR.log beside DIR), says what to try, and returns 1.
+# keeps the whole log (DIR/build.log for the build; a temporary file for a
+# setup that failed, as DIR is then removed), says what to try, and
+# returns 1.
 
 # Print the tail of a log and what to do, on stderr.
 gp_build_failed() { # STEP LOG
@@ -24,7 +26,6 @@ gp_build_failed() { # STEP LOG
 gp_build() {
     dir=$1 target=$2
     shift 2
-    log="$dir.log"
     # A folder without build.ninja or Meson's saved state is what a failed or
     # interrupted `meson setup` leaves: ninja cannot use it and a plain
     # `meson setup` refuses it. Remove it, but only if it is Meson's.
@@ -42,12 +43,15 @@ gp_build() {
         fi
     fi
     if [ ! -d "$dir" ]; then
+        log=$(mktemp "${TMPDIR:-/tmp}/gpupool-setup.XXXXXX")
         if ! meson setup "$dir" "$@" >"$log" 2>&1; then
             gp_build_failed "meson setup $dir" "$log"
             rm -rf "$dir" # half-made: the next run starts clean
             return 1
         fi
+        rm -f "$log"
     fi
+    log="$dir/build.log"
     # shellcheck disable=SC2086
     if ! ninja -C "$dir" $target >"$log" 2>&1; then
         gp_build_failed "the build in $dir" "$log"

@@ -25,9 +25,9 @@ grep -q "half-configured" err || fail "half-configured folder: not said"
 echo 'int main(void) { return nosuch; }' >t.c
 if gp_build b "" 2>err; then fail "compile error: succeeded"; fi
 grep -q "nosuch" err || fail "compile error: the compiler's message not shown"
-[ -f b.log ] || fail "compile error: log not kept"
+[ -f b/build.log ] || fail "compile error: log not kept"
 
-rm -rf b b.log
+rm -rf b
 if gp_build b "" -Dnosuchoption=1 2>err; then fail "bad setup: succeeded"; fi
 grep -q "nosuchoption" err || fail "bad setup: meson's message not shown"
 grep -q "install-deps.sh" err || fail "bad setup: no hint"

@@ -33,6 +33,9 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out);
  * gp_metrics_finish, GP_EIO when writing fails. */
 int gp_metrics_write_runs_csv(const struct gp_metrics *m, FILE *out);
 
+/* The report's heading. What was simulated comes from the runs (see
+ * gp_metrics_describe); trace and cluster here stand in for runs that were
+ * not described. */
 struct gp_report_info {
     const char *title;
     const char *trace;   /* path or name of the trace */

@@ -84,14 +84,15 @@ extern const size_t gp__nrows;
 bool gp__row_shown(const struct gp__row *row, struct gp_metrics *const *runs,
                    size_t n);
 
-/* A time unit readable for values up to max_s: s, min, h or d. */
+/* A time unit: its name and its length in seconds. */
 struct gp__tunit {
     const char *name;
     double div_s;
 };
-struct gp__tunit gp__time_unit(double max_s);
 
-/* "avg JCT (h)" for a row over these runs; the unit for its cells. */
+/* "avg JCT (h)" for a row over these runs; the unit for its cells. A
+ * table has one time unit (s, min or h), the one that suits the largest
+ * time any of its rows shows for these runs. */
 void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
                    size_t n, char *buf, size_t len, struct gp__tunit *unit);
 /* One cell of a row for one run ("-" when the run lacks the figure). */
@@ -112,9 +113,10 @@ extern const size_t gp__ntrows;
 /* Shown when any tenant of any run has the figure. */
 bool gp__trow_shown(const struct gp__trow *row, struct gp_metrics *const *runs,
                     size_t n);
-/* The label and the unit (for time rows, from the largest value over every
- * tenant of every run); one cell, "-" for a tenant without the figure or
- * for t = NULL (a tenant the run does not have). */
+/* The label and the unit (for time rows, one for all the tenant rows,
+ * from the largest time over every time row, tenant and run); one cell, "-" for
+ * a tenant without the figure or for t = NULL (a tenant the run does not have).
+ */
 void gp__trow_label(const struct gp__trow *row, struct gp_metrics *const *runs,
                     size_t n, char *buf, size_t len, struct gp__tunit *unit);
 void gp__trow_cell(const struct gp__trow *row, const struct gp_summary *s,

@@ -222,17 +222,6 @@ static uint64_t field_u64(const void *base, size_t off)
     return v;
 }
 
-struct gp__tunit gp__time_unit(double max_s)
-{
-    if (max_s < 120)
-        return (struct gp__tunit){"s", 1};
-    if (max_s < 2 * 3600)
-        return (struct gp__tunit){"min", 60};
-    if (max_s < 3 * 86400)
-        return (struct gp__tunit){"h", 3600};
-    return (struct gp__tunit){"d", 86400};
-}
-
 static void cell(enum gp__row_kind kind, const void *base, size_t off,
                  struct gp__tunit unit, char *buf, size_t len)
 {

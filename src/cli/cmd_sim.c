@@ -282,10 +282,19 @@ static void bad_option(const struct option *longopts, char **argv, int ch,
     char name[64];
     size_t best = 3; /* at most 2 edits away */
 
-    if (ch == '?' && optopt)
+    /* a short option is named by optopt; a long one by its argument */
+    if (strncmp(arg, "--", 2) != 0 && optopt > 0 && optopt < 128)
         snprintf(name, sizeof(name), "-%c", optopt);
     else
         snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+    for (size_t i = 0; ch == '?' && name[1] == '-' && longopts[i].name; i++)
+        if (strcmp(name + 2, longopts[i].name) == 0) {
+            fprintf(stderr,
+                    "gpupool %s: option '%s' takes no value; see `gpupool "
+                    "%s --help`\n",
+                    cmd, name, cmd);
+            return;
+        }
     if (ch == ':') {
         fprintf(stderr,
                 "gpupool %s: option '%s' needs a value; see `gpupool %s "

@@ -45,6 +45,10 @@ one_line "flag without its value"
 has "$tmp/err" "'--trace' needs a value" "flag without its value"
 expect 2 "unknown short flag" -- sim -Z --trace "$trace"
 one_line "unknown short flag"
+has "$tmp/err" "unknown option '-Z'" "unknown short flag"
+expect 2 "value to a flag without one" -- sim --trace "$trace" --json=yes
+one_line "value to a flag without one"
+has "$tmp/err" "option '--json' takes no value" "value to a flag without one"
 expect 2 "no trace" -- sim
 expect 2 "unknown policy" -- sim --trace "$trace" --cluster 1x4 --policy nope
 expect 2 "bad placement" -- sim --trace "$trace" --cluster 1x4 --placement x

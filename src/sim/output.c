@@ -429,7 +429,7 @@ bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
     static const char *const keys[GP__NSETTINGS] = {
         "trace", "cluster", "placement", "preemption", "seed", "gpupool",
     };
-    char first[512], v[512], name[128];
+    char first[1024], v[1024], name[128];
     bool same = true;
     size_t used = 0;
 
@@ -735,7 +735,7 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
     /* what was simulated, above the figures */
     for (size_t k = 0; k < GP__NSETTINGS; k++) {
         const char *key;
-        char value[2048];
+        char value[4096];
 
         if (gp__setting(runs, n, k, &key, value, sizeof(value)))
             fprintf(out, "%-11s %s\n", key, value);

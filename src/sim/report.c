@@ -824,7 +824,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
      * cluster stand in for runs that were not told */
     for (size_t k = 0; k < GP__NSETTINGS; k++) {
         const char *key;
-        char value[2048];
+        char value[4096];
 
         if (gp__setting(runs, n, k, &key, value, sizeof(value)))
             info_row(f, key, value);

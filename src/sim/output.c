@@ -603,9 +603,13 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "avg_queue_len", jreal(s->avg_queue_len), &ok);
     put(o, "arrival_window_s", jreal(s->submit_span_s), &ok);
     put(o, "gpu_utilization_makespan", jreal(s->gpu_utilization), &ok);
-    put(o, "gpu_utilization_arrivals", jreal(s->gpu_utilization_arrivals), &ok);
+    /* null with no arrival window (one submit time), as offered_load */
+    put(o, "gpu_utilization_arrivals",
+        has_arrivals(s) ? jreal(s->gpu_utilization_arrivals) : json_null(),
+        &ok);
     put(o, "avg_queue_len_makespan", jreal(s->avg_queue_len), &ok);
-    put(o, "avg_queue_len_arrivals", jreal(s->avg_queue_len_arrivals), &ok);
+    put(o, "avg_queue_len_arrivals",
+        has_arrivals(s) ? jreal(s->avg_queue_len_arrivals) : json_null(), &ok);
     put(o, "guarantee_compliance",
         jratio(s->guarantee_compliance, s->guarantee_samples), &ok);
     put(o, "fairshare_compliance",

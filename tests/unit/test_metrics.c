@@ -1071,6 +1071,10 @@ static void results_say_what_was_simulated(void **st)
     assert_non_null(strstr(a, "\"cluster\": \"1x4\","));
     assert_non_null(strstr(a, "\"preemption\": \"instant, work kept\","));
     assert_non_null(strstr(a, "\"seed\": 7,"));
+    /* one submission: no arrival window, no figures over it */
+    assert_non_null(strstr(a, "\"gpu_utilization_arrivals\": null,"));
+    assert_non_null(strstr(a, "\"avg_queue_len_arrivals\": null,"));
+    assert_null(strstr(buf, "arrivals"));
     assert_non_null(strstr(a, "\"version\": \"0."));
     {
         char dir[] = "/tmp/gp_report_XXXXXX", path[64], *html;

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # build-lib.sh - sourced by quickstart.sh, test.sh and pooling-table.sh:
 # configure and build a Meson build folder quietly, but show what went wrong
 # when it fails, and mend a folder a failed or interrupted setup left

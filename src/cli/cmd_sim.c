@@ -658,6 +658,50 @@ static void scale_tenants(const struct gp_tenant_list *tl,
     }
 }
 
+/* The --opt options that go to a policy: those for every policy and its
+ * own; returns how many were written to opts (MAX_OPTS at most). */
+static size_t opts_for(const struct sim_args *a,
+                       const struct gp_policy_ops *pol, struct gp_kv *opts)
+{
+    size_t n = 0;
+
+    for (size_t k = 0; k < a->nopts; k++)
+        if (!a->opt_policy[k] || strcmp(a->opt_policy[k], pol->name) == 0)
+            opts[n++] = a->opts[k];
+    return n;
+}
+
+/* Every policy takes its options (usage errors: 2), tried before the
+ * trace is read; the core asks again for each run. */
+static int check_opts(const struct sim_args *a,
+                      const struct gp_policy_ops *const *pols, size_t npol,
+                      const struct gp_env *env)
+{
+    for (size_t i = 0; i < npol; i++) {
+        struct gp_kv opts[MAX_OPTS];
+        struct gp_policy_args args = {opts, opts_for(a, pols[i], opts), env};
+        struct gp_diag diag = {{0}, {0}};
+        void *priv = NULL;
+        char buf[600];
+        int rc;
+
+        if (pols[i]->init) {
+            if ((rc = pols[i]->init(&priv, &args, &diag)) != GP_OK) {
+                fprintf(stderr, "gpupool: --opt: %s: %s\n", pols[i]->name,
+                        gp_diag_format(&diag, rc, buf, sizeof(buf)));
+                return 2;
+            }
+            if (pols[i]->fini)
+                pols[i]->fini(priv);
+        } else if (args.nopts) {
+            fprintf(stderr, "gpupool: --opt %s: policy '%s' takes no options\n",
+                    opts[0].key, pols[i]->name);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 /* A pooling policy (one that queues by tenant: pool, pool-noreclaim,
  * static-quota) without tenants is refused: 2. */
 static int need_tenants(const struct gp_tenant_list *tl,
@@ -839,7 +883,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             goto out;
         }
     }
-    if ((status = need_tenants(&tl, pols, npol)) != 0)
+    if ((status = need_tenants(&tl, pols, npol)) != 0 ||
+        (status = check_opts(a, pols, npol, &env)) != 0)
         goto out;
     status = 1;
 
@@ -961,10 +1006,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                         : (int64_t)llround(a->min_run_s[k] * 1e6);
                 cfg.max_preemptions[k] = a->max_preemptions[k];
             }
-            for (size_t k = 0; k < a->nopts; k++)
-                if (!a->opt_policy[k] ||
-                    strcmp(a->opt_policy[k], pols[i]->name) == 0)
-                    opts[nopts++] = a->opts[k];
+            nopts = opts_for(a, pols[i], opts);
             cfg.policy_opts = opts;
             cfg.npolicy_opts = nopts;
             if (loads[li] > 0 && tl.n && base_gpus > 0) {

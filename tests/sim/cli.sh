@@ -53,6 +53,11 @@ expect 2 "no trace" -- sim
 expect 2 "unknown policy" -- sim --trace "$trace" --cluster 1x4 --policy nope
 expect 2 "bad placement" -- sim --trace "$trace" --cluster 1x4 --placement x
 expect 2 "stray argument" -- sim --trace "$trace" --cluster 1x4 extra
+expect 2 "unknown policy option" -- sim --trace "$trace" --cluster 1x4 \
+    --policy las --opt las.nosuch=1
+one_line "unknown policy option"
+expect 2 "option to a policy without options" -- sim --trace "$trace" \
+    --cluster 1x4 --opt x=1
 expect 1 "missing trace file" -- sim --trace "$tmp/none.csv" --cluster 1x4
 
 # pooling policies and tenants

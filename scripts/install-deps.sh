@@ -13,6 +13,16 @@ done
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 echo "gpupool: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+log=$(mktemp)
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if ! { $SUDO apt-get update -qq &&
+    $SUDO apt-get install -y -qq --no-install-recommends $missing; } \
+    >"$log" 2>&1; then
+    echo "gpupool: installing the packages failed; the last lines:" >&2
+    tail -n 20 "$log" | sed 's/^/    /' >&2
+    echo "gpupool: install them by hand (apt-get install$missing), then" \
+        "run this again" >&2
+    rm -f "$log"
+    exit 1
+fi
+rm -f "$log"

@@ -6,6 +6,8 @@
 # usage: scripts/pooling-table.sh [BUILD_DIR] [SHARED_TRACES_DIR]
 set -eu
 cd "$(dirname "$0")/.."
+. ./scripts/build-lib.sh
+gp_build "${1:-build-release}" gpupool --buildtype=release || exit 1
 B=${1:-build-release}/gpupool
 T=${2:-../shared/traces}
 OUT=${OUT:-pooling-out}
@@ -30,18 +32,26 @@ python3 - "$OUT" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 def pct(x): return "-" if x is None else f"{100*x:.1f}%"
+def h(s): return f"{s/3600:.2f}"
+# Every row names its unit: hours for waits, JCTs and windows, seconds for
+# reclaim delays (most are seconds long). The utilization and queue rows
+# name their window: the arrival window (first
+# to last submission) or the makespan (first submission to last end).
 rows = [
-    ("Average GPU utilization", lambda r: pct(r["gpu_utilization"])),
-    ("Jobs waiting (time average)", lambda r: f"{r['avg_queue_len']:.0f}"),
-    ("Average wait", lambda r: f"{r['avg_wait_s']/3600:.2f} h"),
-    ("p99 wait", lambda r: f"{r['p99_wait_s']/3600:.1f} h"),
-    ("Average JCT", lambda r: f"{r['avg_jct_s']/3600:.2f} h"),
+    ("Arrival window / makespan (h)", lambda r: f"{r['arrival_window_s']/3600:.0f} / {r['makespan_s']/3600:.0f}"),
+    ("GPU utilization, arrival window", lambda r: pct(r["gpu_utilization_arrivals"])),
+    ("GPU utilization, to the makespan", lambda r: pct(r["gpu_utilization_makespan"])),
+    ("Jobs waiting (time average), arrival window", lambda r: f"{r['avg_queue_len_arrivals']:.0f}"),
+    ("Jobs waiting (time average), to the makespan", lambda r: f"{r['avg_queue_len_makespan']:.0f}"),
+    ("Average wait (h)", lambda r: h(r["avg_wait_s"])),
+    ("p99 wait (h)", lambda r: f"{r['p99_wait_s']/3600:.1f}"),
+    ("Average JCT (h)", lambda r: h(r["avg_jct_s"])),
     ("Guarantee compliance", lambda r: pct(r["guarantee_compliance"])),
     ("Fair-share compliance", lambda r: pct(r["fairshare_compliance"])),
     ("Preemptions", lambda r: f"{r['preemptions']}"),
     ("GPU-hours lost to preemption", lambda r: f"{r['lost_gpu_s']/3600:.0f}"),
-    ("Reclaim delay p50 / p99", lambda r: f"{r['reclaim_delay_p50_s']:.0f} s / {r['reclaim_delay_p99_s']:.0f} s"),
-    ("Reclaims that waited: number, delay p50 / p99", lambda r: f"{r['reclaim_episodes_waited']} of {r['reclaim_episodes']}: {r['reclaim_waited_p50_s']:.0f} s / {r['reclaim_waited_p99_s']:.0f} s"),
+    ("Reclaim delay p50 / p99 (s)", lambda r: f"{r['reclaim_delay_p50_s']:.0f} / {r['reclaim_delay_p99_s']:.0f}"),
+    ("Reclaims that waited: number, delay p50 / p99 (s)", lambda r: f"{r['reclaim_episodes_waited']} of {r['reclaim_episodes']}: {r['reclaim_waited_p50_s']:.0f} / {r['reclaim_waited_p99_s']:.0f}"),
     ("Jobs completed", lambda r: f"{r['completed']} of {r['jobs']}"),
 ]
 for name, title in (("philly", "Philly per-job table, 82,247 jobs, 64x8 (512 GPUs), 15 VCs"),
@@ -52,16 +62,22 @@ for name, title in (("philly", "Philly per-job table, 82,247 jobs, 64x8 (512 GPU
         continue
     runs = json.load(open(path))
     print(f"\n### {title}\n")
-    print(f"Offered load {runs[0]['offered_load']:.2f}.\n")
+    r0 = runs[0]
+    print(f"Offered load {r0['offered_load']:.2f}. Simulated by gpupool {r0['version']}: "
+          f"trace {r0['trace']} ({r0['trace_format']}), cluster {r0['cluster']} "
+          f"({r0['cluster_gpus']} GPUs), placement {r0['placement']}, seed {r0['seed']}; "
+          "preemption " + "; ".join(", ".join(r["policy"] for r in runs if r["preemption"] == p) + ": " + p
+                                   for p in dict.fromkeys(r["preemption"] for r in runs)) + ".\n")
     print("| metric | " + " | ".join(r["policy"] for r in runs) + " |")
     print("|---|" + "---:|" * len(runs))
     for label, f in rows:
         print(f"| {label} | " + " | ".join(f(r) for r in runs) + " |")
 runs = json.load(open(os.path.join(out, "sweep.json")))
 print("\n### Load sweep, Philly (cluster resized, guarantees scaled)\n")
-print("| load | GPUs | policy | utilization | avg wait | p99 wait | fair-share | guarantee |")
-print("|---:|---:|---|---:|---:|---:|---:|---:|")
+print("| load | GPUs | policy | utilization, arrival window | utilization, to the makespan | avg wait (h) | p99 wait (h) | fair-share | guarantee |")
+print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 for r in runs:
-    print(f"| {r['offered_load']:.2f} | {r['cluster_gpus']} | {r['policy']} | {pct(r['gpu_utilization'])} | "
-          f"{r['avg_wait_s']/3600:.2f} h | {r['p99_wait_s']/3600:.1f} h | {pct(r['fairshare_compliance'])} | {pct(r['guarantee_compliance'])} |")
+    print(f"| {r['offered_load']:.2f} | {r['cluster_gpus']} | {r['policy']} | {pct(r['gpu_utilization_arrivals'])} | "
+          f"{pct(r['gpu_utilization_makespan'])} | {h(r['avg_wait_s'])} | {r['p99_wait_s']/3600:.1f} | "
+          f"{pct(r['fairshare_compliance'])} | {pct(r['guarantee_compliance'])} |")
 PY

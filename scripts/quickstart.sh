@@ -4,7 +4,7 @@
 # policies on a 512-GPU cluster, side by side, with an HTML report.
 set -eu
 cd "$(dirname "$0")/.."
+. ./scripts/build-lib.sh
 ./scripts/install-deps.sh
-[ -d build-release ] || meson setup build-release --buildtype=release >/dev/null
-ninja -C build-release gpupool >/dev/null
+gp_build build-release gpupool --buildtype=release || exit 1
 exec ./build-release/gpupool demo "$@"

@@ -2,17 +2,22 @@
 # The whole test suite: install what is missing, build with -Werror, run
 # every test, then again in an ASan+UBSan build. Ends with one line
 # "N passed, N failed" (both builds together); exit status 0 only if all pass.
+# A build that fails shows its errors and counts as a failure; the other
+# build still runs.
 set -eu
 cd "$(dirname "$0")/.."
+. ./scripts/build-lib.sh
 ./scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
 run() { # build-dir meson-options...
     dir=$1; shift
-    if [ ! -d "$dir" ]; then
-        meson setup "$dir" --werror "$@" >/dev/null
+    # a test log from an earlier run must not count for this one
+    rm -f "$dir/meson-logs/testlog.json"
+    if ! gp_build "$dir" "" --werror "$@"; then
+        status=1
+        return 0
     fi
-    ninja -C "$dir" >/dev/null
     meson test -C "$dir" --num-processes "$jobs" --print-errorlogs \
         >"$dir/test-output.txt" 2>&1 || status=1
     tail -n 12 "$dir/test-output.txt"

@@ -35,13 +35,24 @@ struct gp_summary {
     uint64_t cluster_gpus;
     uint64_t jobs; /* submitted (rejected included) */
     uint64_t completed;
-    uint64_t rejected;   /* could never fit the cluster */
+    uint64_t rejected; /* could never fit the cluster */
+    /* why they were rejected: a request larger than the cluster (or than
+     * its GPUs of the requested type), a GPU type the cluster lacks, any
+     * other reason; the largest request rejected; the first reason given
+     * (empty when none was rejected) */
+    uint64_t rejected_too_large, rejected_gpu_type, rejected_other;
+    uint64_t largest_rejected_gpus;
+    const char *rejected_example;
     uint64_t unfinished; /* still pending or running at the end */
     double avg_jct_s, p50_jct_s, p95_jct_s, p99_jct_s;
     double avg_wait_s, p50_wait_s, p95_wait_s, p99_wait_s;
     double makespan_s;      /* last end - first submit */
     double gpu_utilization; /* allocated GPU-s / (GPUs x makespan) */
     double avg_queue_len;   /* time-average pending jobs over the makespan */
+    /* the same over the arrival window, first to last submission (rejected
+     * jobs aside; submit_span_s long; 0 while that span is 0) */
+    double gpu_utilization_arrivals;
+    double avg_queue_len_arrivals;
     /* the workload: GPU-work submitted per GPU-second of the submit span
      * (meaningless while offered_load_known is false: a span of 0) */
     double offered_load;
@@ -79,6 +90,20 @@ struct gp_summary {
     double wall_s;
     struct gp_tenant_summary *tenants; /* sorted by name */
     size_t ntenants;
+    /* what was simulated (see gp_metrics_describe; "" where not told) */
+    const char *trace, *trace_format, *cluster_spec, *preemption;
+    uint64_t seed;
+    bool described;      /* gp_metrics_describe was called */
+    const char *version; /* gpupool's version */
+};
+
+/* What a run simulated, for the results to carry (strings copied). */
+struct gp_run_desc {
+    const char *trace;        /* path or name */
+    const char *trace_format; /* the reader's name */
+    const char *cluster_spec; /* as given: "64x8", a preset, a file */
+    const char *preemption;   /* "graceful (grace 120 s, ...)", "instant" */
+    uint64_t seed;
 };
 
 /* A time series of bucket averages: bucket i covers
@@ -106,6 +131,12 @@ extern const struct gp_observer_ops gp_metrics_observer;
  * crossed, O(tenants) when one is (however many). */
 void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
                        int64_t from_us, int64_t to_us);
+/* Say what the run simulates; before gp_metrics_finish. GP_ENOMEM. */
+int gp_metrics_describe(struct gp_metrics *m, const struct gp_run_desc *d);
+/* Keep one record per run interval of a job (start, end, GPUs, where, why
+ * it ended) for gp_metrics_write_runs_csv; off by default, as it costs
+ * memory in proportion to the runs. Before the first hook. */
+void gp_metrics_record_runs(struct gp_metrics *m, bool on);
 /* Count one simulator event (for events per second). */
 void gp_metrics_count_event(struct gp_metrics *m);
 /* Close the books at end_us: summary, percentiles, series. The metrics copy

@@ -24,7 +24,18 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
  * seconds with 6 decimals, empty where never reached. GP_ESTATE before
  * gp_metrics_finish, GP_EIO when writing fails. */
 int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out);
+/* One CSV row per run interval of a job, in the order the runs started:
+ * job,tenant,run,start_s,end_s,gpus,gpu_type,placement,end_reason.
+ * placement is "node3:0-3;node4:0-3" (empty in the count model);
+ * end_reason is completed, failed, time_limit, cancelled, preempted, or
+ * running (still running when the run ended, end_s the end). Needs
+ * gp_metrics_record_runs before the run: GP_ESTATE without it or before
+ * gp_metrics_finish, GP_EIO when writing fails. */
+int gp_metrics_write_runs_csv(const struct gp_metrics *m, FILE *out);
 
+/* The report's heading. What was simulated comes from the runs (see
+ * gp_metrics_describe); trace and cluster here stand in for runs that were
+ * not described. */
 struct gp_report_info {
     const char *title;
     const char *trace;   /* path or name of the trace */

@@ -60,6 +60,9 @@ struct gp_sim_config {
     void *watch_priv;
     const char *label; /* for progress lines */
     const struct gp_env *env;
+    /* what the results say was simulated (NULL = not said) */
+    const char *trace;        /* the trace's path or name */
+    const char *cluster_spec; /* the cluster as given */
 };
 
 /* Run the workload on a cluster (which the run consumes) and fill metrics.

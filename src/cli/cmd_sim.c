@@ -40,10 +40,12 @@ struct sim_args {
     bool json, skip_bad, progress, with_wall, quiet, demo;
     const char *report;
     const char *jobs_csv;
+    const char *runs_csv;
     int verbose;
     const char *tenants;
     double grace_s; /* < 0: the policy's default */
     double ckpt_cost_s;
+    double delay_s;
     double half_life_s;
     double min_run_s[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
@@ -114,6 +116,9 @@ static void sim_usage(FILE *out, bool demo)
                 "instant and lossless)\n"
                 "      --ckpt-cost S       seconds a job needs to checkpoint "
                 "(default 30)\n"
+                "      --actuation-delay S seconds the world takes to carry "
+                "out a start or a\n"
+                "                          kill (default 0: at once)\n"
                 "      --checkpointable W  all | none | trace (default trace)"
                 "\n"
                 "      --min-run [CLASS=]S no preemption before S seconds of "
@@ -132,6 +137,10 @@ static void sim_usage(FILE *out, bool demo)
                 "policies)\n"
                 "      --report DIR        write DIR/index.html with charts\n"
                 "      --jobs-csv FILE     write one row per job "
+                "(FILE.<policy>.csv for several)\n"
+                "      --runs-csv FILE     write one row per run interval of "
+                "a job: start, end,\n"
+                "                          GPUs, where, why it ended "
                 "(FILE.<policy>.csv for several)\n"
                 "      --skip-bad          skip malformed rows and report "
                 "them\n"
@@ -238,6 +247,85 @@ static int add_opt(struct sim_args *a, char *arg)
     return 0;
 }
 
+/* Edit distance (insertions, deletions, substitutions) of two short
+ * words, for "did you mean". Words longer than 31 characters are far. */
+static size_t distance(const char *x, const char *y)
+{
+    size_t nx = strlen(x), ny = strlen(y), row[32];
+
+    if (nx > 31 || ny > 31)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= ny; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= nx; i++) {
+        size_t diag = row[0];
+
+        row[0] = i;
+        for (size_t j = 1; j <= ny; j++) {
+            size_t up = row[j], best = diag + (x[i - 1] != y[j - 1]);
+
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[ny];
+}
+
+/* One line for an option getopt did not take (ch '?': unknown, ':': its
+ * value missing), with the nearest known option when one is close, and
+ * the hint; never the whole usage. */
+static void bad_option(const struct option *longopts, char **argv, int ch,
+                       bool demo)
+{
+    const char *cmd = demo ? "demo" : "sim";
+    const char *arg = argv[optind - 1], *near = NULL;
+    char name[64];
+    size_t best = 3; /* at most 2 edits away */
+
+    /* a short option is named by optopt; a long one by its argument */
+    if (strncmp(arg, "--", 2) != 0 && optopt > 0 && optopt < 128)
+        snprintf(name, sizeof(name), "-%c", optopt);
+    else
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+    for (size_t i = 0; ch == '?' && name[1] == '-' && longopts[i].name; i++)
+        if (strcmp(name + 2, longopts[i].name) == 0) {
+            fprintf(stderr,
+                    "gpupool %s: option '%s' takes no value; see `gpupool "
+                    "%s --help`\n",
+                    cmd, name, cmd);
+            return;
+        }
+    if (ch == ':') {
+        fprintf(stderr,
+                "gpupool %s: option '%s' needs a value; see `gpupool %s "
+                "--help`\n",
+                cmd, name, cmd);
+        return;
+    }
+    for (size_t i = 0; name[0] == '-' && name[1] == '-' && longopts[i].name;
+         i++) {
+        size_t d = distance(name + 2, longopts[i].name);
+
+        if (d < best) {
+            best = d;
+            near = longopts[i].name;
+        }
+    }
+    if (near)
+        fprintf(stderr,
+                "gpupool %s: unknown option '%s' (did you mean '--%s'?); see "
+                "`gpupool %s --help`\n",
+                cmd, name, near, cmd);
+    else
+        fprintf(stderr,
+                "gpupool %s: unknown option '%s'; see `gpupool %s --help`\n",
+                cmd, name, cmd);
+}
+
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     enum {
@@ -251,12 +339,14 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_JSON,
         O_REPORT,
         O_JOBS,
+        O_RUNS,
         O_SKIP,
         O_NOWALL,
         O_NOPROG,
         O_TENANTS,
         O_GRACE,
         O_CKPT_COST,
+        O_DELAY,
         O_HALF_LIFE,
         O_MIN_RUN,
         O_MAX_PREEMPT,
@@ -277,12 +367,14 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"json", no_argument, NULL, O_JSON},
         {"report", required_argument, NULL, O_REPORT},
         {"jobs-csv", required_argument, NULL, O_JOBS},
+        {"runs-csv", required_argument, NULL, O_RUNS},
         {"skip-bad", no_argument, NULL, O_SKIP},
         {"no-wall", no_argument, NULL, O_NOWALL},
         {"no-progress", no_argument, NULL, O_NOPROG},
         {"tenants", required_argument, NULL, O_TENANTS},
         {"grace", required_argument, NULL, O_GRACE},
         {"ckpt-cost", required_argument, NULL, O_CKPT_COST},
+        {"actuation-delay", required_argument, NULL, O_DELAY},
         {"half-life", required_argument, NULL, O_HALF_LIFE},
         {"min-run", required_argument, NULL, O_MIN_RUN},
         {"max-preemptions", required_argument, NULL, O_MAX_PREEMPT},
@@ -296,7 +388,8 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     int ch;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "t:c:p:qvh", longopts, NULL)) != -1) {
+    opterr = 0; /* bad_option says it, in one line */
+    while ((ch = getopt_long(argc, argv, ":t:c:p:qvh", longopts, NULL)) != -1) {
         switch (ch) {
         case 't':
             a->trace = optarg;
@@ -350,6 +443,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_JOBS:
             a->jobs_csv = optarg;
             break;
+        case O_RUNS:
+            a->runs_csv = optarg;
+            break;
         case O_SKIP:
             a->skip_bad = true;
             break;
@@ -374,6 +470,10 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             break;
         case O_CKPT_COST:
             if (parse_seconds("--ckpt-cost", optarg, &a->ckpt_cost_s))
+                return 2;
+            break;
+        case O_DELAY:
+            if (parse_seconds("--actuation-delay", optarg, &a->delay_s))
                 return 2;
             break;
         case O_HALF_LIFE:
@@ -422,12 +522,16 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             sim_usage(stdout, a->demo);
             return 1;
         default:
-            sim_usage(stderr, a->demo);
+            bad_option(longopts, argv, ch, a->demo);
             return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "gpupool: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr,
+                "gpupool %s: unexpected argument '%s'; see `gpupool %s "
+                "--help`\n",
+                a->demo ? "demo" : "sim", argv[optind],
+                a->demo ? "demo" : "sim");
         return 2;
     }
     if (!a->trace && !a->demo) {
@@ -438,8 +542,11 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     return 0;
 }
 
-static int write_jobs_csv(const char *base, const char *policy, bool several,
-                          struct gp_metrics *m)
+/* Write one of the CSVs (jobs, runs) of a run to BASE, or to
+ * BASE.<policy>.csv when there are several runs. */
+static int write_csv(const char *base, const char *policy, bool several,
+                     struct gp_metrics *m,
+                     int (*write)(const struct gp_metrics *, FILE *))
 {
     char path[4096];
     FILE *f;
@@ -453,7 +560,7 @@ static int write_jobs_csv(const char *base, const char *policy, bool several,
         fprintf(stderr, "gpupool: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    rc = gp_metrics_write_jobs_csv(m, f);
+    rc = write(m, f);
     if (fclose(f) != 0 || rc != GP_OK) {
         fprintf(stderr, "gpupool: %s: write failed\n", path);
         return -1;
@@ -561,6 +668,148 @@ static void scale_tenants(const struct gp_tenant_list *tl,
     }
 }
 
+/* The --opt options that go to a policy: those for every policy and its
+ * own; returns how many were written to opts (MAX_OPTS at most). */
+static size_t opts_for(const struct sim_args *a,
+                       const struct gp_policy_ops *pol, struct gp_kv *opts)
+{
+    size_t n = 0;
+
+    for (size_t k = 0; k < a->nopts; k++)
+        if (!a->opt_policy[k] || strcmp(a->opt_policy[k], pol->name) == 0)
+            opts[n++] = a->opts[k];
+    return n;
+}
+
+/* Every policy takes its options (usage errors: 2), tried before the
+ * trace is read; the core asks again for each run. */
+static int check_opts(const struct sim_args *a,
+                      const struct gp_policy_ops *const *pols, size_t npol,
+                      const struct gp_env *env)
+{
+    for (size_t i = 0; i < npol; i++) {
+        struct gp_kv opts[MAX_OPTS];
+        struct gp_policy_args args = {opts, opts_for(a, pols[i], opts), env};
+        struct gp_diag diag = {{0}, {0}};
+        void *priv = NULL;
+        char buf[600];
+        int rc;
+
+        if (pols[i]->init) {
+            if ((rc = pols[i]->init(&priv, &args, &diag)) != GP_OK) {
+                fprintf(stderr, "gpupool: --opt: %s: %s\n", pols[i]->name,
+                        gp_diag_format(&diag, rc, buf, sizeof(buf)));
+                return 2;
+            }
+            if (pols[i]->fini)
+                pols[i]->fini(priv);
+        } else if (args.nopts) {
+            fprintf(stderr, "gpupool: --opt %s: policy '%s' takes no options\n",
+                    opts[0].key, pols[i]->name);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* A pooling policy (one that queues by tenant: pool, pool-noreclaim,
+ * static-quota) without tenants is refused: 2. */
+static int need_tenants(const struct gp_tenant_list *tl,
+                        const struct gp_policy_ops *const *pols, size_t npol)
+{
+    for (size_t i = 0; i < npol && !tl->n; i++)
+        if (pols[i]->queues_by_tenant) {
+            fprintf(stderr,
+                    "gpupool: --policy %s shares GPUs among tenants by "
+                    "their guarantees and needs --tenants FILE (see "
+                    "docs/tenants.md)\n",
+                    pols[i]->name);
+            return 2;
+        }
+    return 0;
+}
+
+/* Tenants against the trace, warned on stderr: tenants of the file no job
+ * uses (nor a child of theirs), and jobs whose tenant the file does not
+ * name (they get no guarantee; static-quota gives them nothing). */
+static int check_tenants(const struct sim_args *a,
+                         const struct gp_tenant_list *tl,
+                         const struct gp_workload *wl)
+{
+    const char *file = a->tenants ? a->tenants : "the demo's tenants";
+    const char *stray = NULL;
+    uint64_t outside = 0;
+    size_t unused = 0;
+    bool *used, more = true;
+
+    if (!tl->n)
+        return 0;
+    if (!(used = calloc(tl->n, sizeof(*used)))) {
+        fprintf(stderr, "gpupool: out of memory\n");
+        return 1;
+    }
+    for (size_t j = 0; j < wl->n; j++) {
+        const char *t = wl->jobs[j].tenant ? wl->jobs[j].tenant : "";
+        size_t k = 0;
+
+        while (k < tl->n && strcmp(tl->t[k].name, t) != 0)
+            k++;
+        if (k < tl->n) {
+            used[k] = true;
+        } else {
+            outside++;
+            if (!stray)
+                stray = t;
+        }
+    }
+    while (more) { /* a parent is used when a child is */
+        more = false;
+        for (size_t k = 0; k < tl->n; k++)
+            for (size_t p = 0; used[k] && tl->t[k].parent && p < tl->n; p++)
+                if (!used[p] && strcmp(tl->t[p].name, tl->t[k].parent) == 0)
+                    used[p] = more = true;
+    }
+    for (size_t k = 0; k < tl->n; k++)
+        unused += !used[k];
+    if (unused) {
+        fprintf(stderr,
+                "gpupool: warning: no job in the trace belongs to %zu of "
+                "the %zu tenants in %s:",
+                unused, tl->n, file);
+        for (size_t k = 0, said = 0; k < tl->n; k++)
+            if (!used[k] && said++ < 8)
+                fprintf(stderr, " %s", tl->t[k].name);
+        fprintf(stderr, "%s\n", unused > 8 ? " ..." : "");
+    }
+    if (outside)
+        fprintf(stderr,
+                "gpupool: warning: %llu of %zu jobs belong to a tenant "
+                "not in %s (e.g. '%s'): they have no guarantee\n",
+                (unsigned long long)outside, wl->n, file,
+                *stray ? stray : "(none)");
+    free(used);
+    return 0;
+}
+
+/* Guarantees (of the top-level tenants) beyond the cluster's GPUs cannot
+ * all be kept: say so, once per cluster size. */
+static void check_guarantees(const struct gp_tenant_spec *t, size_t n,
+                             uint64_t gpus, uint64_t *warned_for)
+{
+    uint64_t sum = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (!t[i].parent)
+            sum += t[i].guarantee;
+    if (sum <= gpus || *warned_for == gpus)
+        return;
+    *warned_for = gpus;
+    fprintf(stderr,
+            "gpupool: warning: the tenants' guarantees sum to %llu GPUs, "
+            "more than the cluster's %llu: not all can be kept\n",
+            (unsigned long long)sum, (unsigned long long)gpus);
+}
+
 static int run_sim(struct sim_args *a, int argc, char **argv)
 {
     const struct gp_policy_ops *pols[MAX_POLICIES];
@@ -578,7 +827,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     char buf[600], cmdline[2048] = "", polbuf[512];
     double loads[16];
     size_t nloads = 0;
-    uint64_t base_gpus = 0;
+    uint64_t base_gpus = 0, warned_for = 0;
     struct gp_tenant_spec *scaled = NULL;
     int rc, status = 1;
     double t0 = now_s();
@@ -644,6 +893,10 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             goto out;
         }
     }
+    if ((status = need_tenants(&tl, pols, npol)) != 0 ||
+        (status = check_opts(a, pols, npol, &env)) != 0)
+        goto out;
+    status = 1;
 
     if (a->trace)
         rc = gp_trace_open(&trace, a->trace, &topts, &diag);
@@ -660,6 +913,10 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     if (wl.skipped)
         fprintf(stderr, "gpupool: skipped %llu of %llu rows (see above)\n",
                 (unsigned long long)wl.skipped, (unsigned long long)wl.rows);
+    if ((rc = check_tenants(a, &tl, &wl)) != 0) {
+        status = rc;
+        goto out;
+    }
     if (!cluster_spec) {
         if (!wl.preset[0]) {
             fprintf(stderr,
@@ -746,8 +1003,11 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 .grace_us = a->grace_s < 0 ? GP_TIME_NONE
                                            : (int64_t)llround(a->grace_s * 1e6),
                 .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),
+                .actuation_delay_us = (int64_t)llround(a->delay_s * 1e6),
                 .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
                 .ckpt = a->ckpt,
+                .trace = a->trace ? a->trace : "bundled philly.csv.xz",
+                .cluster_spec = spec_now,
             };
 
             for (int k = 0; k < GP_NPRIO; k++) {
@@ -757,10 +1017,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                         : (int64_t)llround(a->min_run_s[k] * 1e6);
                 cfg.max_preemptions[k] = a->max_preemptions[k];
             }
-            for (size_t k = 0; k < a->nopts; k++)
-                if (!a->opt_policy[k] ||
-                    strcmp(a->opt_policy[k], pols[i]->name) == 0)
-                    opts[nopts++] = a->opts[k];
+            nopts = opts_for(a, pols[i], opts);
             cfg.policy_opts = opts;
             cfg.npolicy_opts = nopts;
             if (loads[li] > 0 && tl.n && base_gpus > 0) {
@@ -774,20 +1031,28 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 status = 2;
                 goto out;
             }
+            check_guarantees(cfg.tenants, cfg.ntenants,
+                             gp_cluster_gpus(cluster), &warned_for);
             if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {
                 gp_cluster_free(cluster);
                 fprintf(stderr, "gpupool: out of memory\n");
                 goto out;
             }
             nrun++;
+            gp_metrics_record_runs(runs[nrun - 1], a->runs_csv != NULL);
             rc = gp_sim_run(&wl, cluster, &cfg, runs[nrun - 1], now_s, &diag);
             if (rc != GP_OK) {
                 fprintf(stderr, "gpupool: %s: %s\n", pols[i]->name,
                         gp_diag_format(&diag, rc, buf, sizeof(buf)));
                 goto out;
             }
-            if (a->jobs_csv && write_jobs_csv(a->jobs_csv, pols[i]->name,
-                                              npol > 1, runs[nrun - 1]) != 0)
+            if (a->jobs_csv &&
+                write_csv(a->jobs_csv, pols[i]->name, npol > 1, runs[nrun - 1],
+                          gp_metrics_write_jobs_csv) != 0)
+                goto out;
+            if (a->runs_csv &&
+                write_csv(a->runs_csv, pols[i]->name, npol > 1, runs[nrun - 1],
+                          gp_metrics_write_runs_csv) != 0)
                 goto out;
         }
     if (a->json) {
@@ -819,6 +1084,24 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     if (a->with_wall && !a->json && !a->quiet)
         printf("total wall time %.2f s\n", now_s() - t0);
     status = 0;
+    for (size_t i = 0; i < nrun; i++) {
+        const struct gp_summary *s = gp_metrics_summary(runs[i]);
+
+        if (s->jobs == 0 || s->rejected < s->jobs)
+            continue;
+        fprintf(stderr,
+                "gpupool: every job of the trace was rejected by %s: "
+                "%llu larger than the cluster (the largest asks for %llu "
+                "GPUs; the cluster has %llu), %llu of a GPU type it lacks, "
+                "%llu for another reason; e.g. %s\n",
+                s->policy, (unsigned long long)s->rejected_too_large,
+                (unsigned long long)s->largest_rejected_gpus,
+                (unsigned long long)s->cluster_gpus,
+                (unsigned long long)s->rejected_gpu_type,
+                (unsigned long long)s->rejected_other, s->rejected_example);
+        status = 1;
+        break;
+    }
 out:
     for (size_t i = 0; i < nrun; i++)
         gp_metrics_free(runs[i]);

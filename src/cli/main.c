@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "gpupool/core.h"
 #include "gpupool/trace.h"
+#include "sim/version.h" /* generated: GP_VERSION */
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -23,10 +24,32 @@ static const struct gp_cmd commands[] = {
 
 #define NCMDS (sizeof(commands) / sizeof(commands[0]))
 
+/* `gpupool help` and `gpupool help COMMAND` (that command's --help). */
 static int cmd_help(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc > 2) {
+        fprintf(stderr, "gpupool help: one command at most; see `gpupool "
+                        "help`\n");
+        return 2;
+    }
+    if (argc == 2) {
+        char help[] = "--help";
+
+        for (size_t i = 0; i < NCMDS; i++)
+            if (strcmp(argv[1], commands[i].name) == 0 &&
+                commands[i].run != cmd_help) {
+                char *args[] = {argv[1], help, NULL};
+
+                return commands[i].run(2, args);
+            }
+        if (strcmp(argv[1], "help") != 0) {
+            fprintf(stderr,
+                    "gpupool help: unknown command '%s'; see `gpupool "
+                    "help`\n",
+                    argv[1]);
+            return 2;
+        }
+    }
     printf("usage: gpupool <command> [options]\n\n"
            "gpupool allocates the GPUs of shared clusters to ML training "
            "jobs.\n\ncommands:\n");
@@ -40,7 +63,7 @@ static int cmd_version(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    printf("gpupool 0.1.0\n");
+    printf("gpupool %s\n", GP_VERSION);
     return 0;
 }
 
@@ -87,7 +110,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < NCMDS; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "gpupool: unknown command '%s'; see 'gpupool help'\n",
+    fprintf(stderr, "gpupool: unknown command '%s'; see `gpupool help`\n",
             argv[1]);
     return 2;
 }

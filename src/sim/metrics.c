@@ -28,11 +28,13 @@
  * At gp_metrics_finish the metrics copy a compact record of every job
  * (strings into their own table), so the core may be freed afterwards.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpupool/metrics.h"
 #include "sim/metrics_priv.h"
+#include "sim/version.h" /* generated: GP_VERSION */
 
 #define NB GP_SERIES_BUCKETS
 #define FIRST_WIDTH_US GP_US_PER_S
@@ -68,6 +70,7 @@ struct gp_metrics {
     uint64_t busy, pending; /* state since last_us */
     uint64_t busy_sums[NB], queue_sums[NB];
     u128 busy_total, queue_total; /* GPU-us, job-us */
+    u128 arr_busy, arr_queue;     /* the same at the last admitted submit */
     u128 restart_gpu_us;          /* restart overhead x GPUs of the run */
     u128 lost_work_gpu_us; /* work lost at preemptions x GPUs of the run */
     uint64_t events;
@@ -84,6 +87,18 @@ struct gp_metrics {
 
     struct tv *eps; /* closed reclaim episodes: core tenant, delay */
     size_t neps, capeps;
+
+    /* rejections by cause, the largest request rejected, the first reason
+     * (a string id; UINT32_MAX = none yet) */
+    uint64_t rej_large, rej_type, rej_other, rej_max_gpus;
+    uint32_t rej_example;
+
+    /* run intervals (gp_metrics_record_runs) */
+    bool record_runs;
+    struct gp__run_rec *runs;
+    size_t nruns, capruns;
+    uint32_t *open_rec; /* by job id: 1 + its open run's record, 0 = none */
+    size_t nopen;
 
     /* the books, after finish */
     struct gp_summary sum;
@@ -106,6 +121,7 @@ int gp_metrics_new(struct gp_metrics **out)
     if (!m)
         return GP_ENOMEM;
     gp_strtab_init(&m->strs);
+    m->rej_example = UINT32_MAX;
     m->width_us = FIRST_WIDTH_US;
     m->util.width_us = m->queue.width_us = FIRST_WIDTH_US;
     *out = m;
@@ -122,6 +138,8 @@ void gp_metrics_free(struct gp_metrics *m)
     free(m->run_gpus);
     free(m->lost_seen);
     free(m->eps);
+    free(m->runs);
+    free(m->open_rec);
     free(m->sum.tenants);
     free(m->jobs);
     free(m->ids);
@@ -135,6 +153,37 @@ void gp_metrics_free(struct gp_metrics *m)
 void gp_metrics_count_event(struct gp_metrics *m)
 {
     m->events++;
+}
+
+void gp_metrics_record_runs(struct gp_metrics *m, bool on)
+{
+    m->record_runs = on;
+}
+
+/* A copy of s in the metrics' strings ("" for NULL). */
+static int keep(struct gp_metrics *m, const char *s, const char **out)
+{
+    uint32_t id;
+    int rc = gp_strtab_intern(&m->strs, s ? s : "", (size_t)-1, &id);
+
+    if (rc == GP_OK)
+        *out = gp_strtab_get(&m->strs, id);
+    return rc;
+}
+
+int gp_metrics_describe(struct gp_metrics *m, const struct gp_run_desc *d)
+{
+    struct gp_summary *s = &m->sum;
+    int rc;
+
+    if ((rc = keep(m, d->trace, &s->trace)) != GP_OK ||
+        (rc = keep(m, d->trace_format, &s->trace_format)) != GP_OK ||
+        (rc = keep(m, d->cluster_spec, &s->cluster_spec)) != GP_OK ||
+        (rc = keep(m, d->preemption, &s->preemption)) != GP_OK)
+        return rc;
+    s->seed = d->seed;
+    s->described = true;
+    return GP_OK;
 }
 
 /* ---- integration -------------------------------------------------------- */
@@ -327,17 +376,9 @@ static void reclaim_check(struct gp_metrics *m, struct tenant_acc *t,
     if (t->ep_start_us != GP_TIME_NONE) {
         if (!may_end || t->busy < target)
             return;
-        if (m->neps == m->capeps) {
-            size_t cap = m->capeps ? 2 * m->capeps : 64;
-            struct tv *e = realloc(m->eps, cap * sizeof(*e));
-
-            if (!e) {
-                m->err = GP_ENOMEM;
-                return;
-            }
-            m->eps = e;
-            m->capeps = cap;
-        }
+        m->eps = grown(m, m->eps, &m->capeps, sizeof(*m->eps), m->neps, 64);
+        if (m->neps >= m->capeps)
+            return;
         m->eps[m->neps].tenant = tenant;
         m->eps[m->neps++].v = m->last_us - t->ep_start_us;
         t->ep_start_us = GP_TIME_NONE;
@@ -398,6 +439,127 @@ static void book_lost_work(struct gp_metrics *m, const struct gp_job *job)
     m->lost_seen[job->id] = job->lost_work_us;
 }
 
+/* ---- run intervals ------------------------------------------------------ */
+
+/* "node3:0-3;node4:0,2" for a placement; "" in the count model. */
+static int placement_text(struct gp_metrics *m, const struct gp_core *core,
+                          const struct gp_placement *p, uint32_t *id)
+{
+    const struct gp_cluster *c = gp_core_cluster(core);
+    size_t cap = 1, n = 0;
+    char *buf;
+    int rc;
+
+    for (uint32_t i = 0; i < p->nslots; i++)
+        cap += strlen(gp_cluster_node_name(c, p->slots[i].node)) + 2 +
+               GP_MAX_NODE_GPUS * 6; /* "63-64," at most per device */
+    if (!(buf = malloc(cap)))
+        return GP_ENOMEM;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < p->nslots; i++) {
+        const struct gp_slot *sl = &p->slots[i];
+        const char *sep = "";
+
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s:", i ? ";" : "",
+                              gp_cluster_node_name(c, sl->node));
+        for (int b = 0; b < GP_MAX_NODE_GPUS; b++) {
+            int e = b;
+
+            if (!(sl->mask >> b & 1))
+                continue;
+            while (e + 1 < GP_MAX_NODE_GPUS && (sl->mask >> (e + 1) & 1))
+                e++;
+            n += (size_t)snprintf(buf + n, cap - n, "%s%d", sep, b);
+            if (e > b)
+                n += (size_t)snprintf(buf + n, cap - n, "-%d", e);
+            sep = ",";
+            b = e;
+        }
+    }
+    rc = gp_strtab_intern(&m->strs, buf, (size_t)-1, id);
+    free(buf);
+    return rc;
+}
+
+/* A run starts: a record, open until its job is preempted or ends. */
+static void run_open(struct gp_metrics *m, const struct gp_core *core,
+                     const struct gp_job *job, int64_t now_us)
+{
+    struct gp__run_rec *r;
+    int rc;
+
+    if (!m->record_runs)
+        return;
+    m->open_rec =
+        grown(m, m->open_rec, &m->nopen, sizeof(*m->open_rec), job->id, 1024);
+    if (job->id >= m->nopen)
+        return;
+    m->runs = grown(m, m->runs, &m->capruns, sizeof(*m->runs), m->nruns, 1024);
+    if (m->nruns >= m->capruns)
+        return;
+    r = &m->runs[m->nruns];
+    memset(r, 0, sizeof(*r));
+    /* the run holds its GPUs from the decision, not from the world's
+     * confirmation: the intervals add up to the busy GPU-time */
+    r->start_us = job->held_since_us < now_us ? job->held_since_us : now_us;
+    r->end_us = GP_TIME_NONE;
+    r->job = job->id;
+    r->run = job->starts;
+    r->gpus = job->where.gpus ? job->where.gpus : job->demand.gpus;
+    if ((rc = gp_strtab_intern(
+             &m->strs,
+             gp_cluster_type_name(gp_core_cluster(core), job->where.type),
+             (size_t)-1, &r->type)) != GP_OK ||
+        (rc = placement_text(m, core, &job->where, &r->where)) != GP_OK) {
+        m->err = rc;
+        return;
+    }
+    m->open_rec[job->id] = (uint32_t)++m->nruns;
+}
+
+/* Why a job's run ended, from the state it ended in. A failure at the
+ * time limit is told by the run time used: the simulator fails a job
+ * only there. */
+static enum gp__run_end end_of(const struct gp_job *job)
+{
+    switch (job->state) {
+    case GP_JOB_COMPLETED:
+        return GP__RUN_COMPLETED;
+    case GP_JOB_CANCELLED:
+        return GP__RUN_CANCELLED;
+    case GP_JOB_FAILED:
+        if (job->time_limit_us > 0 && job->held_us >= job->time_limit_us)
+            return GP__RUN_TIME_LIMIT;
+        if (job->start_failures > 0 && job->run_start_us == GP_TIME_NONE)
+            return GP__RUN_START_FAILED;
+        return GP__RUN_FAILED;
+    default:
+        return GP__RUN_PREEMPTED;
+    }
+}
+
+static void run_close(struct gp_metrics *m, const struct gp_job *job,
+                      enum gp__run_end why, int64_t now_us)
+{
+    uint32_t k;
+
+    if (!m->record_runs || job->id >= m->nopen || !(k = m->open_rec[job->id]))
+        return;
+    m->open_rec[job->id] = 0;
+    m->runs[k - 1].end_us = now_us;
+    m->runs[k - 1].end = (uint8_t)why;
+}
+
+const char *gp__run_end_name(enum gp__run_end e)
+{
+    static const char *const names[] = {
+        "running",   "completed", "failed",       "time_limit",
+        "cancelled", "preempted", "start_failed",
+    };
+
+    return (size_t)e < sizeof(names) / sizeof(names[0]) ? names[e] : "";
+}
+
 /* ---- the observer hooks ------------------------------------------------- */
 
 static void on_submitted(void *priv, const struct gp_core *core,
@@ -409,8 +571,13 @@ static void on_submitted(void *priv, const struct gp_core *core,
     if (m->finished)
         return;
     step(m, core, now_us);
-    if (!(t = tenant_see(m, core, job->tenant)) ||
-        job->state != GP_JOB_PENDING) /* rejected: never waits */
+    if (job->state != GP_JOB_PENDING) /* rejected: never waits */
+        return;
+    /* the arrival window ends at the last admitted submission: keep the
+     * integrals up to here, the last time this runs is the one that counts */
+    m->arr_busy = m->busy_total;
+    m->arr_queue = m->queue_total;
+    if (!(t = tenant_see(m, core, job->tenant)))
         return;
     t->pend += job->demand.gpus;
     reclaim_check(m, t, job->tenant, true, false);
@@ -426,6 +593,7 @@ static void on_started(void *priv, const struct gp_core *core,
         return;
     step(m, core, now_us);
     open_run(m, job);
+    run_open(m, core, job, m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     pend_sub(t, job->demand.gpus);
@@ -444,10 +612,37 @@ static void on_preempted(void *priv, const struct gp_core *core,
     step(m, core, now_us);
     book_lost_work(m, job);
     close_run(m, job, m->last_us);
+    run_close(m, job, GP__RUN_PREEMPTED, m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     t->pend += job->demand.gpus;
     reclaim_check(m, t, job->tenant, true, true);
+}
+
+/* A run the world never confirmed (its start failed, or it was cancelled
+ * while starting) still held its GPUs from the decision: it gets its row. */
+static void unconfirmed_run(struct gp_metrics *m, const struct gp_core *core,
+                            const struct gp_job *job, enum gp__run_end why)
+{
+    if (job->starts == 0 || job->run_start_us != GP_TIME_NONE)
+        return;
+    if (job->id < m->nopen && m->open_rec[job->id])
+        return;
+    run_open(m, core, job, m->last_us);
+    run_close(m, job, why, m->last_us);
+}
+
+static void on_start_failed(void *priv, const struct gp_core *core,
+                            const struct gp_job *job, const char *why,
+                            int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+
+    (void)why;
+    if (m->finished)
+        return;
+    step(m, core, now_us);
+    unconfirmed_run(m, core, job, GP__RUN_START_FAILED);
 }
 
 static void on_ended(void *priv, const struct gp_core *core,
@@ -460,7 +655,10 @@ static void on_ended(void *priv, const struct gp_core *core,
     if (m->finished)
         return;
     step(m, core, now_us);
+    if (job->state == GP_JOB_CANCELLED)
+        unconfirmed_run(m, core, job, GP__RUN_CANCELLED);
     close_run(m, job, m->last_us);
+    run_close(m, job, end_of(job), m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     if (!was_running) /* cancelled while it waited */
@@ -474,11 +672,27 @@ static void on_rejected(void *priv, const struct gp_core *core,
 {
     struct gp_metrics *m = priv;
 
-    (void)why;
     if (m->finished)
         return;
     step(m, core, now_us);
     tenant_see(m, core, job->tenant);
+    /* the core's reasons (core.c, gp_cluster_can_ever_fit) name a missing
+     * type as "... has no GPU ..." and a gang too large as "... can never
+     * give that many ..."; anything else (a request of 0 GPUs) is other */
+    if (why && strstr(why, "has no GPU"))
+        m->rej_type++;
+    else if (why && strstr(why, "never give"))
+        m->rej_large++;
+    else
+        m->rej_other++;
+    if (job->demand.gpus > m->rej_max_gpus)
+        m->rej_max_gpus = job->demand.gpus;
+    if (m->rej_example == UINT32_MAX &&
+        gp_strtab_intern(&m->strs, why ? why : "", (size_t)-1,
+                         &m->rej_example) != GP_OK) {
+        m->rej_example = UINT32_MAX;
+        m->err = GP_ENOMEM;
+    }
 }
 
 static void on_round(void *priv, const struct gp_core *core, int64_t now_us)
@@ -495,6 +709,7 @@ const struct gp_observer_ops gp_metrics_observer = {
     .preempted = on_preempted,
     .ended = on_ended,
     .rejected = on_rejected,
+    .start_failed = on_start_failed,
     .round = on_round,
 };
 
@@ -639,8 +854,7 @@ static int copy_jobs(struct gp_metrics *m, const struct gp_core *core)
         r->preemptions = j->preemptions;
         r->starts = j->starts;
         r->state = (uint8_t)j->state;
-        if ((rc = copy_ext_id(m, j->ext, &r->ext_off)) !=
-            GP_OK)
+        if ((rc = copy_ext_id(m, j->ext, &r->ext_off)) != GP_OK)
             return rc;
         if ((rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->user),
                                    (size_t)-1, &r->user)) != GP_OK ||
@@ -1022,6 +1236,14 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
             (double)admitted_preemptions / (double)admitted;
     if (admitted && last_in > first_in) {
         s->submit_span_s = gp_us_to_s(last_in - first_in);
+        /* before the first admitted submission nothing ran or waited, so
+         * the integrals at the last one are those over the window */
+        if (s->cluster_gpus)
+            s->gpu_utilization_arrivals =
+                (double)m->arr_busy /
+                ((double)s->cluster_gpus * (double)(last_in - first_in));
+        s->avg_queue_len_arrivals =
+            (double)m->arr_queue / (double)(last_in - first_in);
         if (s->cluster_gpus) {
             s->offered_load_known = true;
             s->offered_load = (double)offered / ((double)s->cluster_gpus *
@@ -1074,6 +1296,22 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     s->rounds = gp_core_nrounds(core);
     s->events = m->events;
     s->wall_s = wall_s;
+    s->version = GP_VERSION;
+    s->rejected_too_large = m->rej_large;
+    s->rejected_gpu_type = m->rej_type;
+    s->rejected_other = m->rej_other;
+    s->largest_rejected_gpus = m->rej_max_gpus;
+    s->rejected_example = m->rej_example == UINT32_MAX
+                              ? ""
+                              : gp_strtab_get(&m->strs, m->rej_example);
+    if (!s->described)
+        s->trace = s->trace_format = s->cluster_spec = s->preemption = "";
+    for (size_t i = 0; i < m->nruns; i++)
+        if (m->runs[i].end_us == GP_TIME_NONE)
+            m->runs[i].end_us = end_us;
+    free(m->open_rec);
+    m->open_rec = NULL;
+    m->nopen = 0;
 
     if ((rc = copy_jobs(m, core)) != GP_OK ||
         (rc = prediction_figures(m, core)) != GP_OK ||
@@ -1175,6 +1413,21 @@ const char *gp__metrics_str(const struct gp_metrics *m, uint32_t id)
 bool gp__metrics_finished(const struct gp_metrics *m)
 {
     return m->finished;
+}
+
+size_t gp__metrics_nruns(const struct gp_metrics *m)
+{
+    return m->nruns;
+}
+
+const struct gp__run_rec *gp__metrics_run(const struct gp_metrics *m, size_t i)
+{
+    return &m->runs[i];
+}
+
+bool gp__metrics_records_runs(const struct gp_metrics *m)
+{
+    return m->record_runs;
 }
 
 /* ---- compliance samples ------------------------------------------------- */

@@ -22,6 +22,33 @@ struct gp__job_rec {
 };
 _Static_assert(sizeof(struct gp__job_rec) <= 80, "job record stays compact");
 
+/* Why a run interval ended (the runs CSV's end_reason). */
+enum gp__run_end {
+    GP__RUN_RUNNING, /* still running when the simulation ended */
+    GP__RUN_COMPLETED,
+    GP__RUN_FAILED,
+    GP__RUN_TIME_LIMIT,
+    GP__RUN_CANCELLED,
+    GP__RUN_PREEMPTED,
+    GP__RUN_START_FAILED, /* the world could not start it */
+};
+const char *gp__run_end_name(enum gp__run_end e);
+
+/* One run interval of a job (see gp_metrics_record_runs). */
+struct gp__run_rec {
+    int64_t start_us, end_us; /* end_us: the end of the run if still open */
+    uint32_t job;             /* the core's job id */
+    uint32_t run;             /* 1 for its first start, 2 after a restart */
+    uint32_t gpus;
+    uint32_t type, where; /* the metrics' string ids: GPU type, placement */
+    uint8_t end;          /* enum gp__run_end */
+};
+
+/* The run records, in start order (n = 0 unless recorded). */
+size_t gp__metrics_nruns(const struct gp_metrics *m);
+const struct gp__run_rec *gp__metrics_run(const struct gp_metrics *m, size_t i);
+bool gp__metrics_records_runs(const struct gp_metrics *m);
+
 /* Records are indexed by the core's job id, 0..njobs-1, after finish. */
 size_t gp__metrics_njobs(const struct gp_metrics *m);
 const struct gp__job_rec *gp__metrics_job(const struct gp_metrics *m, size_t i);
@@ -58,14 +85,15 @@ extern const size_t gp__nrows;
 bool gp__row_shown(const struct gp__row *row, struct gp_metrics *const *runs,
                    size_t n);
 
-/* A time unit readable for values up to max_s: s, min, h or d. */
+/* A time unit: its name and its length in seconds. */
 struct gp__tunit {
     const char *name;
     double div_s;
 };
-struct gp__tunit gp__time_unit(double max_s);
 
-/* "avg JCT (h)" for a row over these runs; the unit for its cells. */
+/* "avg JCT (h)" for a row over these runs; the unit for its cells. A
+ * table has one time unit (s, min or h), the one that suits the largest
+ * time any of its rows shows for these runs. */
 void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
                    size_t n, char *buf, size_t len, struct gp__tunit *unit);
 /* One cell of a row for one run ("-" when the run lacks the figure). */
@@ -86,9 +114,10 @@ extern const size_t gp__ntrows;
 /* Shown when any tenant of any run has the figure. */
 bool gp__trow_shown(const struct gp__trow *row, struct gp_metrics *const *runs,
                     size_t n);
-/* The label and the unit (for time rows, from the largest value over every
- * tenant of every run); one cell, "-" for a tenant without the figure or
- * for t = NULL (a tenant the run does not have). */
+/* The label and the unit (for time rows, one for all the tenant rows,
+ * from the largest time over every time row, tenant and run); one cell, "-" for
+ * a tenant without the figure or for t = NULL (a tenant the run does not have).
+ */
 void gp__trow_label(const struct gp__trow *row, struct gp_metrics *const *runs,
                     size_t n, char *buf, size_t len, struct gp__tunit *unit);
 void gp__trow_cell(const struct gp__trow *row, const struct gp_summary *s,
@@ -104,6 +133,20 @@ bool gp__multi_tenant(const struct gp_summary *s);
  * sizes. */
 void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i, char *buf,
                   size_t len);
+
+/* What the runs simulated, setting k of GP__NSETTINGS (trace, cluster,
+ * placement, preemption, seed, gpupool's version): its key, and its value
+ * in buf - one when every run has the same, else "run: value" per run,
+ * joined by "; ". False (buf "") when no run says. */
+#define GP__NSETTINGS 6
+bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
+                 const char **key, char *buf, size_t len);
+
+/* The line saying how many jobs run i rejected and why (an example), or
+ * false when it rejected none or an earlier run on a cluster of the same
+ * size said it. */
+bool gp__rejected_note(struct gp_metrics *const *runs, size_t n, size_t i,
+                       char *buf, size_t len);
 
 /* The k tenants holding the most GPU time (ties by name), as indexes into
  * s->tenants; returns how many were written (<= k). */

@@ -60,6 +60,16 @@ static bool has_predictions(const struct gp_summary *s)
     return s->predicted > 0;
 }
 
+static bool has_rejected(const struct gp_summary *s)
+{
+    return s->rejected > 0;
+}
+
+static bool has_arrivals(const struct gp_summary *s)
+{
+    return s->submit_span_s > 0;
+}
+
 #define ROW_IF(label, kind, field, has)                                        \
     {                                                                          \
         label, kind, offsetof(struct gp_summary, field), false, has            \
@@ -75,6 +85,13 @@ const struct gp__row gp__rows[] = {
     GROUP("jobs", GP__ROW_COUNT, jobs),
     ROW("completed", GP__ROW_COUNT, completed),
     ROW("rejected", GP__ROW_COUNT, rejected),
+    ROW_IF("  larger than the cluster", GP__ROW_COUNT, rejected_too_large,
+           has_rejected),
+    ROW_IF("  GPU type not in the cluster", GP__ROW_COUNT, rejected_gpu_type,
+           has_rejected),
+    ROW_IF("  other reason", GP__ROW_COUNT, rejected_other, has_rejected),
+    ROW_IF("  largest rejected (GPUs)", GP__ROW_COUNT, largest_rejected_gpus,
+           has_rejected),
     ROW("unfinished", GP__ROW_COUNT, unfinished),
     ROW_IF("offered load", GP__ROW_RATIO, offered_load, has_load),
     GROUP("avg JCT", GP__ROW_TIME, avg_jct_s),
@@ -86,8 +103,13 @@ const struct gp__row gp__rows[] = {
     ROW("p95 wait", GP__ROW_TIME, p95_wait_s),
     ROW("p99 wait", GP__ROW_TIME, p99_wait_s),
     GROUP("makespan", GP__ROW_TIME, makespan_s),
-    ROW("GPU utilization (%)", GP__ROW_PCT, gpu_utilization),
-    ROW("avg queue length (jobs)", GP__ROW_NUM, avg_queue_len),
+    ROW_IF("arrival window", GP__ROW_TIME, submit_span_s, has_arrivals),
+    ROW("GPU utilization, makespan (%)", GP__ROW_PCT, gpu_utilization),
+    ROW_IF("GPU utilization, arrivals (%)", GP__ROW_PCT,
+           gpu_utilization_arrivals, has_arrivals),
+    ROW("avg queue length, makespan (jobs)", GP__ROW_NUM, avg_queue_len),
+    ROW_IF("avg queue length, arrivals (jobs)", GP__ROW_NUM,
+           avg_queue_len_arrivals, has_arrivals),
     GROUP_IF("guarantee compliance (%)", GP__ROW_PCT, guarantee_compliance,
              has_guarantee_samples),
     ROW_IF("fair-share compliance (%)", GP__ROW_PCT, fairshare_compliance,
@@ -200,17 +222,6 @@ static uint64_t field_u64(const void *base, size_t off)
     return v;
 }
 
-struct gp__tunit gp__time_unit(double max_s)
-{
-    if (max_s < 120)
-        return (struct gp__tunit){"s", 1};
-    if (max_s < 2 * 3600)
-        return (struct gp__tunit){"min", 60};
-    if (max_s < 3 * 86400)
-        return (struct gp__tunit){"h", 3600};
-    return (struct gp__tunit){"d", 86400};
-}
-
 static void cell(enum gp__row_kind kind, const void *base, size_t off,
                  struct gp__tunit unit, char *buf, size_t len)
 {
@@ -247,8 +258,19 @@ bool gp__row_shown(const struct gp__row *row, struct gp_metrics *const *runs,
     return false;
 }
 
-/* A row's label; a row of times gets the unit that suits its largest shown
- * value, max_s, and names it. */
+/* The one time unit of a table, from the largest time it shows: seconds,
+ * minutes, or hours (days would turn waits into hundredths). */
+static struct gp__tunit table_unit(double max_s)
+{
+    if (max_s < 120)
+        return (struct gp__tunit){"s", 1};
+    if (max_s < 2 * 3600)
+        return (struct gp__tunit){"min", 60};
+    return (struct gp__tunit){"h", 3600};
+}
+
+/* A row's label; a row of times names the table's unit, from max_s, the
+ * largest time the table shows. */
 static void label(const char *text, enum gp__row_kind kind, double max_s,
                   char *buf, size_t len, struct gp__tunit *unit)
 {
@@ -257,7 +279,7 @@ static void label(const char *text, enum gp__row_kind kind, double max_s,
         snprintf(buf, len, "%s", text);
         return;
     }
-    *unit = gp__time_unit(max_s);
+    *unit = table_unit(max_s);
     snprintf(buf, len, "%s (%s)", text, unit->name);
 }
 
@@ -266,12 +288,17 @@ void gp__row_label(const struct gp__row *row, struct gp_metrics *const *runs,
 {
     double max_s = 0;
 
-    for (size_t i = 0; row->kind == GP__ROW_TIME && i < n; i++) {
-        const struct gp_summary *s = gp_metrics_summary(runs[i]);
-        double v = field_double(s, row->off);
+    /* every time row of the table counts: one unit for them all */
+    for (size_t r = 0; row->kind == GP__ROW_TIME && r < gp__nrows; r++) {
+        const struct gp__row *x = &gp__rows[r];
 
-        if ((!row->has || row->has(s)) && v > max_s)
-            max_s = v;
+        for (size_t i = 0; x->kind == GP__ROW_TIME && i < n; i++) {
+            const struct gp_summary *s = gp_metrics_summary(runs[i]);
+            double v = field_double(s, x->off);
+
+            if ((!x->has || x->has(s)) && v > max_s)
+                max_s = v;
+        }
     }
     label(row->label, row->kind, max_s, buf, len, unit);
 }
@@ -303,15 +330,20 @@ void gp__trow_label(const struct gp__trow *row, struct gp_metrics *const *runs,
 {
     double max_s = 0;
 
-    for (size_t i = 0; row->kind == GP__ROW_TIME && i < n; i++) {
-        const struct gp_summary *s = gp_metrics_summary(runs[i]);
+    /* every time row of the tenant tables counts: one unit for them all */
+    for (size_t r = 0; row->kind == GP__ROW_TIME && r < gp__ntrows; r++) {
+        const struct gp__trow *x = &gp__trows[r];
 
-        for (size_t t = 0; t < s->ntenants; t++) {
-            const struct gp_tenant_summary *ts = &s->tenants[t];
-            double v = field_double(ts, row->off);
+        for (size_t i = 0; x->kind == GP__ROW_TIME && i < n; i++) {
+            const struct gp_summary *s = gp_metrics_summary(runs[i]);
 
-            if ((!row->has || row->has(s, ts)) && v > max_s)
-                max_s = v;
+            for (size_t t = 0; t < s->ntenants; t++) {
+                const struct gp_tenant_summary *ts = &s->tenants[t];
+                double v = field_double(ts, x->off);
+
+                if ((!x->has || x->has(s, ts)) && v > max_s)
+                    max_s = v;
+            }
         }
     }
     label(row->label, row->kind, max_s, buf, len, unit);
@@ -353,6 +385,114 @@ void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i, char *buf,
         snprintf(buf, len, "%s/%s", s->policy, s->placement);
     else
         snprintf(buf, len, "%s", s->policy);
+}
+
+/* One run's value of setting k ("" when the run does not say). */
+static void setting_of(const struct gp_summary *s, size_t k, char *buf,
+                       size_t len)
+{
+    bool told = s->described;
+
+    buf[0] = '\0';
+    switch (k) {
+    case 0:
+        if (told && *s->trace)
+            snprintf(buf, len, "%s (%s)", s->trace, s->trace_format);
+        break;
+    case 1:
+        if (told && *s->cluster_spec)
+            snprintf(buf, len, "%s, %" PRIu64 " GPUs", s->cluster_spec,
+                     s->cluster_gpus);
+        else
+            snprintf(buf, len, "%" PRIu64 " GPUs", s->cluster_gpus);
+        break;
+    case 2:
+        snprintf(buf, len, "%s", s->placement);
+        break;
+    case 3:
+        if (told)
+            snprintf(buf, len, "%s", s->preemption);
+        break;
+    case 4:
+        if (told)
+            snprintf(buf, len, "%" PRIu64, s->seed);
+        break;
+    default:
+        snprintf(buf, len, "%s", s->version ? s->version : "");
+        break;
+    }
+}
+
+bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
+                 const char **key, char *buf, size_t len)
+{
+    static const char *const keys[GP__NSETTINGS] = {
+        "trace", "cluster", "placement", "preemption", "seed", "gpupool",
+    };
+    char first[1024], v[1024], name[128];
+    bool same = true;
+    size_t used = 0;
+
+    *key = keys[k];
+    buf[0] = '\0';
+    if (n == 0)
+        return false;
+    setting_of(gp_metrics_summary(runs[0]), k, first, sizeof(first));
+    for (size_t i = 1; i < n && same; i++) {
+        setting_of(gp_metrics_summary(runs[i]), k, v, sizeof(v));
+        same = strcmp(v, first) == 0;
+    }
+    if (same) {
+        snprintf(buf, len, "%s", first);
+        return first[0] != '\0';
+    }
+    /* runs with the same value share it: "fifo, sjf: none; pool: ..." */
+    for (size_t i = 0; i < n && used < len; i++) {
+        bool seen = false;
+
+        setting_of(gp_metrics_summary(runs[i]), k, v, sizeof(v));
+        for (size_t j = 0; j < i && !seen; j++) {
+            setting_of(gp_metrics_summary(runs[j]), k, first, sizeof(first));
+            seen = strcmp(first, v) == 0;
+        }
+        if (seen)
+            continue;
+        for (size_t j = i, names = 0; j < n && used < len; j++) {
+            setting_of(gp_metrics_summary(runs[j]), k, first, sizeof(first));
+            if (strcmp(first, v) != 0)
+                continue;
+            gp__run_name(runs, n, j, name, sizeof(name));
+            used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                     names++ ? ", " : (i ? "; " : ""), name);
+        }
+        if (used < len)
+            used +=
+                (size_t)snprintf(buf + used, len - used, ": %s", *v ? v : "-");
+    }
+    return true;
+}
+
+bool gp__rejected_note(struct gp_metrics *const *runs, size_t n, size_t i,
+                       char *buf, size_t len)
+{
+    const struct gp_summary *s = gp_metrics_summary(runs[i]);
+    char name[128];
+
+    if (!s->rejected)
+        return false;
+    /* runs on one cluster reject the same jobs: say it at the first */
+    for (size_t k = 0; k < i; k++) {
+        const struct gp_summary *p = gp_metrics_summary(runs[k]);
+
+        if (p->rejected == s->rejected && p->cluster_gpus == s->cluster_gpus)
+            return false;
+    }
+    gp__run_name(runs, n, i, name, sizeof(name));
+    snprintf(buf, len,
+             "rejected in %s: %" PRIu64 " of %" PRIu64
+             " jobs can never run on this cluster, e.g. %s",
+             name, s->rejected, s->jobs, s->rejected_example);
+    return true;
 }
 
 size_t gp__top_tenants(const struct gp_summary *s, size_t k, size_t *idx)
@@ -431,9 +571,20 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "policy", json_string(s->policy), &ok);
     put(o, "placement", json_string(s->placement), &ok);
     put(o, "cluster_gpus", juint(s->cluster_gpus), &ok);
+    put(o, "trace", json_string(s->trace), &ok);
+    put(o, "trace_format", json_string(s->trace_format), &ok);
+    put(o, "cluster", json_string(s->cluster_spec), &ok);
+    put(o, "preemption", json_string(s->preemption), &ok);
+    put(o, "seed", s->described ? juint(s->seed) : json_null(), &ok);
+    put(o, "version", json_string(s->version), &ok);
     put(o, "jobs", juint(s->jobs), &ok);
     put(o, "completed", juint(s->completed), &ok);
     put(o, "rejected", juint(s->rejected), &ok);
+    put(o, "rejected_too_large", juint(s->rejected_too_large), &ok);
+    put(o, "rejected_gpu_type", juint(s->rejected_gpu_type), &ok);
+    put(o, "rejected_other", juint(s->rejected_other), &ok);
+    put(o, "largest_rejected_gpus", juint(s->largest_rejected_gpus), &ok);
+    put(o, "rejected_example", json_string(s->rejected_example), &ok);
     put(o, "unfinished", juint(s->unfinished), &ok);
     put(o, "offered_load",
         s->offered_load_known ? jreal(s->offered_load) : json_null(), &ok);
@@ -446,8 +597,19 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "p95_wait_s", jreal(s->p95_wait_s), &ok);
     put(o, "p99_wait_s", jreal(s->p99_wait_s), &ok);
     put(o, "makespan_s", jreal(s->makespan_s), &ok);
+    /* gpu_utilization and avg_queue_len (over the makespan) stay for the
+     * readers that know them; the _makespan keys are the same figures */
     put(o, "gpu_utilization", jreal(s->gpu_utilization), &ok);
     put(o, "avg_queue_len", jreal(s->avg_queue_len), &ok);
+    put(o, "arrival_window_s", jreal(s->submit_span_s), &ok);
+    put(o, "gpu_utilization_makespan", jreal(s->gpu_utilization), &ok);
+    /* null with no arrival window (one submit time), as offered_load */
+    put(o, "gpu_utilization_arrivals",
+        has_arrivals(s) ? jreal(s->gpu_utilization_arrivals) : json_null(),
+        &ok);
+    put(o, "avg_queue_len_makespan", jreal(s->avg_queue_len), &ok);
+    put(o, "avg_queue_len_arrivals",
+        has_arrivals(s) ? jreal(s->avg_queue_len_arrivals) : json_null(), &ok);
     put(o, "guarantee_compliance",
         jratio(s->guarantee_compliance, s->guarantee_samples), &ok);
     put(o, "fairshare_compliance",
@@ -574,6 +736,22 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
     if (n == 0 || !(cells = calloc(n, CELL)))
         return;
     first = gp_metrics_summary(runs[0]);
+    /* what was simulated, above the figures */
+    for (size_t k = 0; k < GP__NSETTINGS; k++) {
+        const char *key;
+        char value[4096];
+
+        if (gp__setting(runs, n, k, &key, value, sizeof(value)))
+            fprintf(out, "%-11s %s\n", key, value);
+    }
+    fputc('\n', out);
+    for (size_t r = 0; r < gp__nrows; r++) {
+        if (!gp__row_shown(&gp__rows[r], runs, n))
+            continue;
+        gp__row_label(&gp__rows[r], runs, n, label, sizeof(label), &unit);
+        if ((int)strlen(label) > lw)
+            lw = (int)strlen(label);
+    }
     for (size_t i = 0; i < n; i++) {
         gp__run_name(runs, n, i, cells[i], CELL);
         if ((int)strlen(cells[i]) > cw)
@@ -614,6 +792,12 @@ void gp_output_table(FILE *out, struct gp_metrics *const *runs, size_t n,
                      s->wall_s > 0 ? (double)s->events / s->wall_s : 0.0);
         }
         table_line(out, "events/s", lw, cells, n, cw);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char note[1024];
+
+        if (gp__rejected_note(runs, n, i, note, sizeof(note)))
+            fprintf(out, "\n%s\n", note);
     }
     if (ntop) {
         fprintf(out, "\ntenants: the %zu holding the most GPU time in %s\n",
@@ -716,6 +900,39 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
         fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->preemptions, r->starts);
         put_us(out, r->gpu_us);
         fprintf(out, ",%s\n", gp_job_state_name((enum gp_job_state)r->state));
+    }
+    return ferror(out) ? GP_EIO : GP_OK;
+}
+
+int gp_metrics_write_runs_csv(const struct gp_metrics *m, FILE *out)
+{
+    const struct gp_summary *s = gp_metrics_summary(m);
+
+    if (!gp__metrics_finished(m) || !gp__metrics_records_runs(m))
+        return GP_ESTATE;
+    fputs("job,tenant,run,start_s,end_s,gpus,gpu_type,placement,end_reason\n",
+          out);
+    for (size_t i = 0; i < gp__metrics_nruns(m); i++) {
+        const struct gp__run_rec *r = gp__metrics_run(m, i);
+        const struct gp__job_rec *j = gp__metrics_job(m, r->job);
+        const char *ext = gp__metrics_ext_id(m, j);
+
+        if (*ext)
+            put_field(out, ext);
+        else
+            fprintf(out, "%" PRIu32, r->job);
+        fputc(',', out);
+        put_field(out,
+                  j->tenant < s->ntenants ? s->tenants[j->tenant].name : "");
+        fprintf(out, ",%" PRIu32 ",", r->run);
+        put_us(out, r->start_us);
+        fputc(',', out);
+        put_us(out, r->end_us);
+        fprintf(out, ",%" PRIu32 ",", r->gpus);
+        put_field(out, gp__metrics_str(m, r->type));
+        fputc(',', out);
+        put_field(out, gp__metrics_str(m, r->where));
+        fprintf(out, ",%s\n", gp__run_end_name((enum gp__run_end)r->end));
     }
     return ferror(out) ? GP_EIO : GP_OK;
 }

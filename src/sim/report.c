@@ -666,9 +666,10 @@ static int sweep_section(FILE *f, struct gp_metrics *const *runs, size_t n)
     fputs("<h3>Average wait vs offered load</h3>\n", f);
     sweep_chart(f, runs, pts, npts, max_load, SWEEP_WAIT_H,
                 "average wait (hours)", "average wait vs offered load");
-    fputs("<h3>GPU utilization vs offered load</h3>\n", f);
+    fputs("<h3>GPU utilization (to the makespan) vs offered load</h3>\n", f);
     sweep_chart(f, runs, pts, npts, max_load, SWEEP_UTIL_PCT,
-                "GPU utilization (%)", "GPU utilization vs offered load");
+                "GPU utilization, makespan (%)",
+                "GPU utilization (to the makespan) vs offered load");
     if (fair) {
         fputs("<h3>Fair-share compliance vs offered load</h3>\n", f);
         sweep_chart(f, runs, pts, npts, max_load, SWEEP_FAIRSHARE_PCT,
@@ -819,11 +820,21 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
     fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
     esc(f, title);
     fputs("</h1>\n<table class=\"info\">\n", f);
-    if (info) {
-        info_row(f, "trace", info->trace);
-        info_row(f, "cluster", info->cluster);
-        info_row(f, "command", info->command);
+    /* what was simulated, as the runs say it; the caller's trace and
+     * cluster stand in for runs that were not told */
+    for (size_t k = 0; k < GP__NSETTINGS; k++) {
+        const char *key;
+        char value[4096];
+
+        if (gp__setting(runs, n, k, &key, value, sizeof(value)))
+            info_row(f, key, value);
+        else if (info && k == 0)
+            info_row(f, "trace", info->trace);
+        else if (info && k == 1)
+            info_row(f, "cluster", info->cluster);
     }
+    if (info)
+        info_row(f, "command", info->command);
     fputs("</table>\n", f);
     if (n == 0) {
         fputs("<p class=\"note\">No runs.</p>\n</body>\n</html>\n", f);
@@ -832,6 +843,15 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
 
     fputs("<h2>Summary</h2>\n", f);
     summary_table(f, runs, n);
+    for (size_t i = 0; i < n; i++) {
+        char note[1024];
+
+        if (!gp__rejected_note(runs, n, i, note, sizeof(note)))
+            continue;
+        fputs("<p class=\"note\">", f);
+        esc(f, note);
+        fputs("</p>\n", f);
+    }
 
     fputs("<h2>Tenants</h2>\n", f);
     tenant_table(f, runs, n);

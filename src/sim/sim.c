@@ -397,6 +397,33 @@ static const struct gp_observer_ops chain_ops = {
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* The preemption model in words, for the results: none when the policy
+ * never preempts, else graceful (with its grace and checkpoint settings)
+ * or instant. */
+static void preemption_text(const struct gp_sim_config *cfg,
+                            const struct gp_core *core, char *buf, size_t len)
+{
+    static const char *const ckpt[] = {"as the trace says", "all", "none"};
+    int64_t grace_us = gp_core_grace_us(core);
+
+    if (!cfg->policy->preemptive)
+        snprintf(buf, len, "none (the policy never preempts)");
+    else if (grace_us > 0)
+        snprintf(buf, len,
+                 "graceful: grace %g s, checkpoint %g s, checkpointable "
+                 "%s, restart %g s",
+                 gp_us_to_s(grace_us), gp_us_to_s(cfg->ckpt_cost_us),
+                 ckpt[cfg->ckpt], gp_us_to_s(cfg->restart_cost_us));
+    else
+        snprintf(buf, len, "instant, work kept; restart %g s",
+                 gp_us_to_s(cfg->restart_cost_us));
+    if (cfg->actuation_delay_us > 0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "; starts and kills take %g s",
+                 gp_us_to_s(cfg->actuation_delay_us));
+    }
+}
+
 static void show_progress(const struct gp_sim_config *cfg, size_t done,
                           size_t n, int64_t now_us, bool final)
 {
@@ -448,6 +475,15 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     w.ckpt_cost_us = cfg->ckpt_cost_us;
     w.grace_us = gp_core_grace_us(core);
     w.delay_us = cfg->actuation_delay_us;
+    {
+        char pre[256];
+        struct gp_run_desc d = {cfg->trace, wl->format, cfg->cluster_spec, pre,
+                                cfg->seed};
+
+        preemption_text(cfg, core, pre, sizeof(pre));
+        if ((rc = gp_metrics_describe(metrics, &d)) != GP_OK)
+            goto out;
+    }
     for (size_t i = 0; i < cfg->ntenants; i++)
         if ((rc = gp_core_add_tenant(core, &cfg->tenants[i], diag)) != GP_OK) {
             if (diag) { /* name it as the tenants file does */

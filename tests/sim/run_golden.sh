@@ -3,7 +3,9 @@
 # options in CASE_DIR/args; check the per-job results against
 # expected-jobs.csv (id, first start, end, preemptions), the summary against
 # expected-summary.json, the invariants (no GPU over-allocated, every job
-# ended), and that a second run prints byte-identical output.
+# ended), that utilization recomputed from the runs CSV (one row per run
+# interval) is the printed one over both windows, and that a second run
+# prints byte-identical output.
 set -eu
 exe=$1
 case_dir=$2
@@ -13,14 +15,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2046
 "$exe" sim --trace "$trace" $(cat "$case_dir/args") --json --no-wall \
-    --no-progress --jobs-csv "$tmp/jobs1.csv" >"$tmp/out1.json"
+    --no-progress --jobs-csv "$tmp/jobs1.csv" --runs-csv "$tmp/runs1.csv" \
+    >"$tmp/out1.json"
 # shellcheck disable=SC2046
 "$exe" sim --trace "$trace" $(cat "$case_dir/args") --json --no-wall \
-    --no-progress --jobs-csv "$tmp/jobs2.csv" >"$tmp/out2.json"
+    --no-progress --jobs-csv "$tmp/jobs2.csv" --runs-csv "$tmp/runs2.csv" \
+    >"$tmp/out2.json"
 cmp -s "$tmp/out1.json" "$tmp/out2.json" ||
     { echo "FAIL: two runs printed different JSON"; exit 1; }
 cmp -s "$tmp/jobs1.csv" "$tmp/jobs2.csv" ||
     { echo "FAIL: two runs wrote different job CSVs"; exit 1; }
+cmp -s "$tmp/runs1.csv" "$tmp/runs2.csv" ||
+    { echo "FAIL: two runs wrote different runs CSVs"; exit 1; }
 python3 - "$case_dir" "$tmp" <<'PY'
 import csv, json, sys
 case, tmp = sys.argv[1], sys.argv[2]
@@ -42,6 +48,23 @@ for k, v in json.load(open(case + "/expected-summary.json")).items():
         bad.append(f"summary: no key {k}")
     elif abs(float(out[k]) - float(v)) > 1e-6 * max(1.0, abs(float(v))):
         bad.append(f"summary: {k} = {out[k]}, expected {v}")
+# utilization from the runs CSV, as docs/metrics.md shows a user: GPU-
+# seconds of the run intervals over GPUs x window, the arrival window
+# cutting each interval to [first, last submission]
+runs = list(csv.DictReader(open(tmp + "/runs1.csv")))
+submits = [float(j["submit_s"]) for j in jobs.values() if j["state"] != "rejected"]
+t0, t1 = min(submits), max(submits)
+busy = sum((float(r["end_s"]) - float(r["start_s"])) * int(r["gpus"]) for r in runs)
+busy_arr = sum(max(0.0, min(float(r["end_s"]), t1) - max(float(r["start_s"]), t0))
+               * int(r["gpus"]) for r in runs)
+gpus = out["cluster_gpus"]
+for key, got in (("gpu_utilization_makespan", busy / (gpus * out["makespan_s"])),
+                 ("gpu_utilization_arrivals", busy_arr / (gpus * (t1 - t0)))):
+    if abs(got - out[key]) > 1e-6:
+        bad.append(f"runs CSV: {key} recomputed {got:.6f}, printed {out[key]}")
+starts = sum(int(j["starts"]) for j in jobs.values())
+if len(runs) != starts:
+    bad.append(f"runs CSV: {len(runs)} rows for {starts} starts")
 if out.get("unfinished", 0) != 0:
     bad.append(f"invariant: {out['unfinished']} jobs never ended")
 if not 0 <= float(out["gpu_utilization"]) <= 1 + 1e-9:

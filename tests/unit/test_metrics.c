@@ -63,7 +63,8 @@ static void world_open(struct world *w, const char *policy, uint32_t gpus,
 }
 
 /* Two tenants, x and y, guaranteed 2 GPUs each, on one node; no
- * protections (minimum run time, preemption cap), no restart cost. */
+ * protections (minimum run time, preemption cap), no restart cost. The
+ * metrics record run intervals (for the runs CSV). */
 static void world_open_tenants(struct world *w, const char *policy,
                                uint32_t gpus, double grace_s)
 {
@@ -83,6 +84,7 @@ static void world_open_tenants(struct world *w, const char *policy,
         cfg.max_preemptions[k] = 0;
     }
     assert_int_equal(gp_metrics_new(&w->m), GP_OK);
+    gp_metrics_record_runs(w->m, true);
     cfg.observer_priv = w->m;
     assert_int_equal(gp_cluster_new(&c), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, 1, gpus, "gpu", 0, NULL), GP_OK);
@@ -835,16 +837,283 @@ static void rejected_and_unfinished_jobs_are_counted_apart(void **st)
     world_close(&w);
 }
 
-static char *capture_csv(const struct gp_metrics *m)
+static char *capture_json(struct gp_metrics *const *runs, size_t n,
+                          bool with_wall);
+static char *slurp(const char *path);
+
+/* What a writer (a CSV) writes for the metrics, as a string. */
+static char *capture_with(const struct gp_metrics *m,
+                          int (*write)(const struct gp_metrics *, FILE *))
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
 
     assert_non_null(f);
-    assert_int_equal(gp_metrics_write_jobs_csv(m, f), GP_OK);
+    assert_int_equal(write(m, f), GP_OK);
     fclose(f);
     return buf;
+}
+
+/* The table of n runs, as a string (no wall-clock figures). */
+static char *capture_table(struct gp_metrics *const *runs, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    gp_output_table(f, runs, n, false);
+    fclose(f);
+    return buf;
+}
+
+/* Utilization and queue length over the arrival window (0 to 1000 s, the
+ * last submission) and over the makespan (1730 s), worked out by hand
+ * from run_pool_reclaim: 4 GPUs busy all through [0, 1000); then 2 GPUs
+ * until 1630 and 4 until 1730; one job waits over [100, 630) and one
+ * (a3) over [1000, 1630). */
+static void utilization_and_queue_over_both_windows_by_hand(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+
+    (void)st;
+    run_pool_reclaim(&w);
+    s = gp_metrics_summary(w.m);
+    assert_double_equal(s->submit_span_s, 1000, EPS);
+    assert_double_equal(s->gpu_utilization_arrivals, 4000.0 / 4000, EPS);
+    assert_double_equal(s->avg_queue_len_arrivals, 530.0 / 1000, EPS);
+    assert_double_equal(s->makespan_s, 1730, EPS);
+    assert_double_equal(s->gpu_utilization, 5660.0 / (4 * 1730), EPS);
+    assert_double_equal(s->avg_queue_len, 1160.0 / 1730, EPS);
+    world_close(&w);
+}
+
+/* Both windows are named in every label and key. */
+static void every_label_names_its_window(void **st)
+{
+    struct world w = {0};
+    char *buf = NULL, *a;
+    json_t *root;
+    json_error_t err;
+
+    (void)st;
+    run_pool_reclaim(&w);
+    buf = capture_table(&w.m, 1);
+    assert_non_null(strstr(buf, "GPU utilization, makespan (%)"));
+    assert_non_null(strstr(buf, "GPU utilization, arrivals (%)"));
+    assert_non_null(strstr(buf, "avg queue length, makespan (jobs)"));
+    assert_non_null(strstr(buf, "avg queue length, arrivals (jobs)"));
+    assert_non_null(strstr(buf, "arrival window (min)"));
+    assert_null(strstr(buf, "GPU utilization (%)"));
+    a = capture_json(&w.m, 1, false);
+    root = json_loads(a, 0, &err);
+    assert_non_null(root);
+    assert_double_equal(
+        json_real_value(json_object_get(root, "gpu_utilization_arrivals")), 1,
+        EPS);
+    assert_double_equal(
+        json_real_value(json_object_get(root, "gpu_utilization_makespan")),
+        5660.0 / 6920, 1e-6);
+    assert_double_equal(
+        json_real_value(json_object_get(root, "avg_queue_len_arrivals")), 0.53,
+        EPS);
+    assert_double_equal(
+        json_real_value(json_object_get(root, "arrival_window_s")), 1000, EPS);
+    json_decref(root);
+    free(a);
+    free(buf);
+    world_close(&w);
+}
+
+/* The table's time rows share one unit: no row in seconds or hours in a
+ * table in minutes. */
+static void a_table_has_one_time_unit(void **st)
+{
+    struct world w = {0};
+    char *buf = NULL;
+
+    (void)st;
+    run_pool_reclaim(&w);
+    buf = capture_table(&w.m, 1);
+    assert_non_null(strstr(buf, "avg JCT (min)"));
+    assert_non_null(strstr(buf, "makespan (min)"));
+    assert_non_null(strstr(buf, "reclaim delay p99 (min)"));
+    assert_null(strstr(buf, " (s)\n"));
+    assert_null(strstr(buf, " (h)\n"));
+    assert_null(strstr(buf, " (d)\n"));
+    free(buf);
+    world_close(&w);
+}
+
+/* One row per run interval, in start order, with where it ran and why it
+ * ended; the GPU-seconds of the rows are the busy integral, so the
+ * utilization recomputed from them is the printed one. */
+static void runs_csv_has_one_row_per_run_interval(void **st)
+{
+    struct world w = {0};
+    char *csv, *line, *save = NULL;
+    double gpu_s = 0;
+    int rows = 0, preempted = 0;
+
+    (void)st;
+    run_pool_reclaim(&w);
+    csv = capture_with(w.m, gp_metrics_write_runs_csv);
+    assert_true(strncmp(csv,
+                        "job,tenant,run,start_s,end_s,gpus,gpu_type,"
+                        "placement,end_reason\n",
+                        strlen("job,tenant,run,")) == 0);
+    assert_non_null(strstr(csv, "\nb,y,1,130.000000,630.000000,2,gpu,"));
+    assert_non_null(strstr(csv, "\na3,x,1,1630.000000,1730.000000,4,gpu,"
+                                "node0:0-3,completed\n"));
+    for (line = strtok_r(csv, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        double a, b;
+        unsigned g;
+        char id[16], tenant[16], type[16], where[64], why[16];
+        unsigned run;
+
+        if (rows++ == 0)
+            continue;
+        assert_int_equal(sscanf(line,
+                                "%15[^,],%15[^,],%u,%lf,%lf,%u,%15[^,],"
+                                "%63[^,],%15s",
+                                id, tenant, &run, &a, &b, &g, type, where, why),
+                         9);
+        gpu_s += (b - a) * g;
+        if (strcmp(why, "preempted") == 0) {
+            preempted++;
+            assert_int_equal(run, 1);
+            assert_double_equal(b, 130, EPS);
+        }
+    }
+    /* a1 and a2 (one of them the victim, preempted), b, the victim's
+     * second run, a3 */
+    assert_int_equal(rows, 1 + 5);
+    assert_int_equal(preempted, 1);
+    assert_double_equal(gpu_s, 5660, EPS);
+    assert_double_equal(gpu_s / (4 * gp_metrics_summary(w.m)->makespan_s),
+                        gp_metrics_summary(w.m)->gpu_utilization, EPS);
+    free(csv);
+    world_close(&w);
+}
+
+static void runs_csv_needs_recording(void **st)
+{
+    struct world w = {0};
+    FILE *f = fopen("/dev/null", "w");
+
+    (void)st;
+    assert_non_null(f);
+    run_fifo(&w);
+    assert_int_equal(gp_metrics_write_runs_csv(w.m, f), GP_ESTATE);
+    fclose(f);
+    world_close(&w);
+}
+
+/* A gang larger than the cluster and a GPU type the cluster lacks are
+ * counted apart, with the largest request and the first reason; the
+ * table and JSON say so. */
+static void rejected_jobs_are_counted_by_cause(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    struct gp_job_spec typed = {
+        .id = "t",
+        .tenant = "t",
+        .gpus = 1,
+        .duration_us = S(5),
+        .gpu_type = "H100",
+    };
+    char *buf = NULL, *a;
+
+    (void)st;
+    world_open(&w, "fifo", 4, 0);
+    submit(&w, "big", "t", 8, 10, 0);
+    submit(&w, "bigger", "t", 16, 10, 0);
+    assert_int_equal(gp_core_submit(w.core, &typed, 0, NULL, NULL), GP_OK);
+    submit(&w, "ok", "t", 2, 10, 1);
+    round_at(&w, 1);
+    end_at(&w, 3, 11);
+    world_finish(&w, 11);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->rejected, 3);
+    assert_int_equal(s->rejected_too_large, 2);
+    assert_int_equal(s->rejected_gpu_type, 1);
+    assert_int_equal(s->rejected_other, 0);
+    assert_int_equal(s->largest_rejected_gpus, 16);
+    assert_non_null(strstr(s->rejected_example, "needs 8 GPUs"));
+    buf = capture_table(&w.m, 1);
+    assert_non_null(strstr(buf, "  larger than the cluster"));
+    assert_non_null(strstr(buf, "  GPU type not in the cluster"));
+    assert_non_null(strstr(buf, "3 of 4 jobs can never run"));
+    a = capture_json(&w.m, 1, false);
+    assert_non_null(strstr(a, "\"rejected_too_large\": 2,"));
+    assert_non_null(strstr(a, "\"rejected_gpu_type\": 1,"));
+    assert_non_null(strstr(a, "\"largest_rejected_gpus\": 16,"));
+    free(a);
+    free(buf);
+    world_close(&w);
+}
+
+/* The results say what was simulated: the table above its figures, the
+ * JSON in keys; the version always, the rest once described. */
+static void results_say_what_was_simulated(void **st)
+{
+    struct world w = {0};
+    struct gp_run_desc d = {"t.csv", "philly-csv", "1x4", "instant, work kept",
+                            7};
+    char *buf = NULL, *a;
+
+    (void)st;
+    world_open(&w, "fifo", 4, 0);
+    assert_int_equal(gp_metrics_describe(w.m, &d), GP_OK);
+    submit(&w, "a", "t", 2, 10, 0);
+    round_at(&w, 0);
+    end_at(&w, 0, 10);
+    world_finish(&w, 10);
+    buf = capture_table(&w.m, 1);
+    assert_non_null(strstr(buf, "trace       t.csv (philly-csv)\n"));
+    assert_non_null(strstr(buf, "cluster     1x4, 4 GPUs\n"));
+    assert_non_null(strstr(buf, "placement   pack\n"));
+    assert_non_null(strstr(buf, "preemption  instant, work kept\n"));
+    assert_non_null(strstr(buf, "seed        7\n"));
+    assert_non_null(strstr(buf, "gpupool     0."));
+    a = capture_json(&w.m, 1, false);
+    assert_non_null(strstr(a, "\"trace\": \"t.csv\","));
+    assert_non_null(strstr(a, "\"trace_format\": \"philly-csv\","));
+    assert_non_null(strstr(a, "\"cluster\": \"1x4\","));
+    assert_non_null(strstr(a, "\"preemption\": \"instant, work kept\","));
+    assert_non_null(strstr(a, "\"seed\": 7,"));
+    /* one submission: no arrival window, no figures over it */
+    assert_non_null(strstr(a, "\"gpu_utilization_arrivals\": null,"));
+    assert_non_null(strstr(a, "\"avg_queue_len_arrivals\": null,"));
+    assert_null(strstr(buf, "arrivals"));
+    assert_non_null(strstr(a, "\"version\": \"0."));
+    {
+        char dir[] = "/tmp/gp_report_XXXXXX", path[64], *html;
+
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(gp_report_write(dir, &w.m, 1, NULL, NULL), GP_OK);
+        snprintf(path, sizeof(path), "%s/index.html", dir);
+        html = slurp(path);
+        assert_non_null(strstr(html, "<th>trace</th><td>t.csv (philly-csv)"));
+        assert_non_null(strstr(html, "<th>preemption</th><td>instant, work"));
+        assert_non_null(strstr(html, "<th>seed</th><td>7</td>"));
+        assert_non_null(strstr(html, "<th>gpupool</th><td>0."));
+        free(html);
+        remove(path);
+        rmdir(dir);
+    }
+    free(a);
+    free(buf);
+    world_close(&w);
+}
+
+static char *capture_csv(const struct gp_metrics *m)
+{
+    return capture_with(m, gp_metrics_write_jobs_csv);
 }
 
 static void jobs_csv_holds_exact_times_and_quotes_fields(void **st)
@@ -1115,8 +1384,9 @@ static void table_shows_tenancy_rows_only_when_meaningful(void **st)
     assert_non_null(strstr(buf, "97.3")); /* 36/37 */
     assert_non_null(strstr(buf, "fair-share compliance (%)"));
     assert_non_null(strstr(buf, "67.6")); /* 25/37 */
-    assert_non_null(strstr(buf, "reclaim delay p50 (s)"));
-    assert_non_null(strstr(buf, "30.00"));
+    /* 1730 s of makespan: the table is in minutes, 30 s is 0.50 min */
+    assert_non_null(strstr(buf, "reclaim delay p50 (min)"));
+    assert_non_null(strstr(buf, "0.50"));
     assert_non_null(strstr(buf, "GPU time lost (GPU-h)"));
     assert_non_null(strstr(buf, "0.07"));  /* 260 GPU-s */
     assert_non_null(strstr(buf, "0.250")); /* preemptions per job */
@@ -1171,7 +1441,7 @@ static void table_shows_runs_side_by_side(void **st)
     assert_non_null(strstr(buf, "fifo/pack"));
     assert_non_null(strstr(buf, "avg JCT (s)"));
     assert_non_null(strstr(buf, "14.00"));
-    assert_non_null(strstr(buf, "GPU utilization (%)"));
+    assert_non_null(strstr(buf, "GPU utilization, makespan (%)"));
     assert_non_null(strstr(buf, "57.9"));
     assert_non_null(strstr(buf, "  alpha"));
     assert_null(strstr(buf, "wall time"));
@@ -1267,7 +1537,8 @@ static void report_of_a_sweep_has_load_charts(void **st)
     html = slurp(path);
     assert_non_null(strstr(html, "<h2>Load sweep</h2>"));
     assert_non_null(strstr(html, "average wait vs offered load"));
-    assert_non_null(strstr(html, "GPU utilization vs offered load"));
+    assert_non_null(
+        strstr(html, "GPU utilization (to the makespan) vs offered load"));
     assert_non_null(strstr(html, "fair-share compliance vs offered load"));
     assert_non_null(strstr(html, "<circle"));
     /* same policy and placement on two sizes: the size names the run */
@@ -1373,6 +1644,13 @@ int main(void)
         cmocka_unit_test(report_to_an_unwritable_path_is_an_io_error),
         cmocka_unit_test(unfinished_metrics_refuse_to_print),
         cmocka_unit_test(finishing_twice_is_a_state_error),
+        cmocka_unit_test(utilization_and_queue_over_both_windows_by_hand),
+        cmocka_unit_test(every_label_names_its_window),
+        cmocka_unit_test(a_table_has_one_time_unit),
+        cmocka_unit_test(runs_csv_has_one_row_per_run_interval),
+        cmocka_unit_test(runs_csv_needs_recording),
+        cmocka_unit_test(rejected_jobs_are_counted_by_cause),
+        cmocka_unit_test(results_say_what_was_simulated),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

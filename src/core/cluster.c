@@ -532,6 +532,15 @@ int gp_cluster_seal(struct gp_cluster *c)
 
 static const char *const state_names[] = {"up", "drain", "down", "removed"};
 
+/* The index of name among the first n names, or -1. */
+static int name_index(const char *const *names, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 const char *gp_node_state_name(enum gp_node_state s)
 {
     return (unsigned)s <= GP_NODE_REMOVED ? state_names[s] : "?";
@@ -539,13 +548,12 @@ const char *gp_node_state_name(enum gp_node_state s)
 
 int gp_node_state_parse(const char *name, enum gp_node_state *out)
 {
-    for (int s = GP_NODE_UP; s <= GP_NODE_DOWN; s++) {
-        if (name && strcmp(name, state_names[s]) == 0) {
-            *out = (enum gp_node_state)s;
-            return GP_OK;
-        }
-    }
-    return GP_EINVAL;
+    int i = name_index(state_names, GP_NODE_DOWN + 1, name);
+
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (enum gp_node_state)i;
+    return GP_OK;
 }
 
 static int live_node(const struct gp_cluster *c, uint32_t node,
@@ -819,13 +827,12 @@ const char *gp_place_model_name(enum gp_place_model m)
 
 int gp_place_model_parse(const char *name, enum gp_place_model *out)
 {
-    for (int m = 0; m < 3; m++) {
-        if (strcmp(name, model_names[m]) == 0) {
-            *out = (enum gp_place_model)m;
-            return GP_OK;
-        }
-    }
-    return GP_EINVAL;
+    int i = name_index(model_names, 3, name);
+
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (enum gp_place_model)i;
+    return GP_OK;
 }
 
 /* ---- taking and giving -------------------------------------------------- */
@@ -1093,13 +1100,12 @@ const char *gp_share_placer_name(enum gp_share_placer p)
 
 int gp_share_placer_parse(const char *name, enum gp_share_placer *out)
 {
-    for (int p = GP_SHARE_BESTFIT; p <= GP_SHARE_FGD; p++) {
-        if (name && strcmp(name, placer_names[p]) == 0) {
-            *out = (enum gp_share_placer)p;
-            return GP_OK;
-        }
-    }
-    return GP_EINVAL;
+    int i = name_index(placer_names, GP_SHARE_FGD + 1, name);
+
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (enum gp_share_placer)i;
+    return GP_OK;
 }
 
 int gp_cluster_set_share_placer(struct gp_cluster *c, enum gp_share_placer p)

@@ -20,6 +20,18 @@ static struct gp_cluster *uniform(uint32_t n, uint32_t g, uint32_t per_sw)
     return c;
 }
 
+/* A sealed cluster of these nodes. */
+static struct gp_cluster *from_specs(const struct gp_node_spec *specs, size_t n)
+{
+    struct gp_cluster *c;
+
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(gp_cluster_add_node(c, &specs[i], NULL), GP_OK);
+    assert_int_equal(gp_cluster_seal(c), GP_OK);
+    return c;
+}
+
 static struct gp_demand gang(uint32_t gpus)
 {
     struct gp_demand d = {.gpus = gpus, .type = GP_TYPE_ANY};
@@ -208,20 +220,18 @@ static void take_refuses_gpus_that_are_not_free(void **state)
 
 static void gpu_types_are_kept_apart(void **state)
 {
-    struct gp_cluster *c;
+    const struct gp_node_spec specs[] = {
+        {.name = "k", .type = "K80", .gpus = 4},
+        {.name = "v", .type = "V100", .gpus = 8},
+    };
+    struct gp_cluster *c = from_specs(specs, 2);
     struct gp_arena a;
     struct gp_placement p;
-    struct gp_node_spec k80 = {.name = "k", .type = "K80", .gpus = 4};
-    struct gp_node_spec v100 = {.name = "v", .type = "V100", .gpus = 8};
     struct gp_demand d = {.gpus = 6};
     uint8_t t;
 
     (void)state;
     gp_arena_init(&a, 0);
-    assert_int_equal(gp_cluster_new(&c), GP_OK);
-    assert_int_equal(gp_cluster_add_node(c, &k80, NULL), GP_OK);
-    assert_int_equal(gp_cluster_add_node(c, &v100, NULL), GP_OK);
-    assert_int_equal(gp_cluster_seal(c), GP_OK);
     assert_int_equal(gp_cluster_find_type(c, "K80", &t), GP_OK);
     d.type = t;
     assert_int_equal(gp_cluster_fit(c, GP_PLACE_PACK, &d, &a, &p), GP_ENOFIT);
@@ -236,19 +246,17 @@ static void gpu_types_are_kept_apart(void **state)
 
 static void cpus_and_memory_limit_a_node(void **state)
 {
-    struct gp_cluster *c;
+    const struct gp_node_spec specs[] = {
+        {.name = "s", .gpus = 8, .cpus = 8},  /* small */
+        {.name = "f", .gpus = 8, .cpus = 64}, /* fat */
+    };
+    struct gp_cluster *c = from_specs(specs, 2);
     struct gp_arena a;
     struct gp_placement p;
-    struct gp_node_spec small = {.name = "s", .gpus = 8, .cpus = 8};
-    struct gp_node_spec fat = {.name = "f", .gpus = 8, .cpus = 64};
     struct gp_demand d = {.gpus = 4, .type = GP_TYPE_ANY, .cpus_per_gpu = 4};
 
     (void)state;
     gp_arena_init(&a, 0);
-    assert_int_equal(gp_cluster_new(&c), GP_OK);
-    assert_int_equal(gp_cluster_add_node(c, &small, NULL), GP_OK);
-    assert_int_equal(gp_cluster_add_node(c, &fat, NULL), GP_OK);
-    assert_int_equal(gp_cluster_seal(c), GP_OK);
     /* 4 GPUs x 4 CPUs = 16 CPUs: only the fat node has them */
     assert_int_equal(gp_cluster_fit(c, GP_PLACE_PACK, &d, &a, &p), GP_OK);
     assert_int_equal(p.slots[0].node, 1);
@@ -566,21 +574,18 @@ static void count_model_free_reads_zero_when_nodes_go_down(void **state)
 
 static void pack_takes_the_roomiest_nodes_when_cpus_cap_them(void **state)
 {
-    struct gp_cluster *c;
+    const struct gp_node_spec specs[] = {
+        {.name = "n0", .gpus = 8, .cpus = 8},
+        {.name = "n1", .gpus = 8, .cpus = 32},
+        {.name = "n2", .gpus = 8, .cpus = 16},
+    };
+    struct gp_cluster *c = from_specs(specs, 3);
     struct gp_arena a;
     struct gp_placement p;
-    struct gp_node_spec n0 = {.name = "n0", .gpus = 8, .cpus = 8};
-    struct gp_node_spec n1 = {.name = "n1", .gpus = 8, .cpus = 32};
-    struct gp_node_spec n2 = {.name = "n2", .gpus = 8, .cpus = 16};
     struct gp_demand d = {.gpus = 12, .type = GP_TYPE_ANY, .cpus_per_gpu = 4};
 
     (void)state;
     gp_arena_init(&a, 0);
-    assert_int_equal(gp_cluster_new(&c), GP_OK);
-    assert_int_equal(gp_cluster_add_node(c, &n0, NULL), GP_OK);
-    assert_int_equal(gp_cluster_add_node(c, &n1, NULL), GP_OK);
-    assert_int_equal(gp_cluster_add_node(c, &n2, NULL), GP_OK);
-    assert_int_equal(gp_cluster_seal(c), GP_OK);
     /* rooms 2, 8, 4: n1 whole, then n2 holds the rest exactly */
     assert_int_equal(gp_cluster_fit(c, GP_PLACE_PACK, &d, &a, &p), GP_OK);
     assert_int_equal(p.nslots, 2);

@@ -277,8 +277,10 @@ struct gp_shape {
 int gp_cluster_set_workload(struct gp_cluster *c, const struct gp_shape *shapes,
                             uint32_t n, struct gp_diag *diag);
 /* Count one more task of this demand's shape in the workload (the
- * distribution of shapes seen so far). O(log shapes). Errors: GP_EINVAL
- * (malformed demand), GP_ERANGE (a new shape past GP_MAX_SHAPES). */
+ * distribution of shapes seen so far). O(log shapes), O(shapes) for a
+ * shape not seen before. Errors: GP_EINVAL (malformed demand, or a gang of
+ * more GPUs than a node can have), GP_ERANGE (a new shape past
+ * GP_MAX_SHAPES), GP_ENOMEM. */
 int gp_cluster_observe(struct gp_cluster *c, const struct gp_demand *d);
 /* Distinct shapes in the workload. */
 uint32_t gp_cluster_nshapes(const struct gp_cluster *c);

@@ -766,7 +766,8 @@ static int fit_one_node(const struct gp_cluster *c, enum gp_place_model model,
     if (model == GP_PLACE_COUNT && !d->gpus) {
         if (d->gpu_milli)
             return fit_pool_share(c, d, out);
-        if (c->nstate[GP_NODE_UP] == 0)
+        if (c->nstate[GP_NODE_UP] == 0 ||
+            (d->type != GP_TYPE_ANY && d->type >= c->ntypes))
             return GP_ENOFIT;
         memset(out, 0, sizeof(*out));
         out->type = d->type;
@@ -892,14 +893,29 @@ int gp_cluster_can_ever_fit(const struct gp_cluster *c,
                    (model == GP_PLACE_COUNT || !capped || usable_up(c, t, d)))
             return GP_OK;
     }
+    if (d->gpus && any) {
+        uint32_t most = 0; /* a gang is of one type: the best type's count */
+
+        for (uint32_t t = 1; t < c->ntypes; t++)
+            if (c->types[t].up_gpus > c->types[most].up_gpus)
+                most = t;
+        return gp_diag_set(
+            diag, GP_ENOFIT, "job",
+            "needs %u GPUs of one type%s; the UP nodes of the "
+            "largest type (%s) have %llu (%llu exist)",
+            d->gpus, capped ? " with the CPUs and memory asked per GPU" : "",
+            gp_cluster_type_name(c, (uint8_t)most),
+            (unsigned long long)c->types[most].up_gpus,
+            (unsigned long long)c->types[most].gpus);
+    }
     if (d->gpus)
         return gp_diag_set(
             diag, GP_ENOFIT, "job",
-            "needs %u GPUs%s%s%s; the UP nodes have %llu (%llu exist)", d->gpus,
-            any ? "" : " of type ", tname,
+            "needs %u GPUs of type %s%s; the UP nodes have %llu (%llu exist)",
+            d->gpus, tname,
             capped ? " with the CPUs and memory asked per GPU" : "",
-            (unsigned long long)(any ? c->up_gpus : c->types[d->type].up_gpus),
-            (unsigned long long)(any ? c->gpus : c->types[d->type].gpus));
+            (unsigned long long)c->types[d->type].up_gpus,
+            (unsigned long long)c->types[d->type].gpus);
     return gp_diag_set(diag, GP_ENOFIT, "job",
                        "needs %u milli-GPUs%s%s, %u CPUs and %llu MiB on one "
                        "node; no UP node%s has them (the largest UP node%s "

@@ -478,6 +478,12 @@ static void can_ever_fit_counts_only_up_nodes(void **state)
                                   "have 8 (16 exist)");
     assert_int_equal(gp_cluster_can_ever_fit(c, GP_PLACE_COUNT, &d, NULL),
                      GP_ENOFIT);
+    d.type = GP_TYPE_ANY;
+    assert_int_equal(gp_cluster_can_ever_fit(c, GP_PLACE_TOPO, &d, &diag),
+                     GP_ENOFIT);
+    assert_string_equal(diag.msg, "needs 16 GPUs of one type; the UP nodes of "
+                                  "the largest type (V100) have 8 (16 exist)");
+    d.type = 0;
     assert_int_equal(gp_cluster_max_up_node_gpus(c, 0), 8);
     assert_int_equal(gp_cluster_set_node_state(c, 0, GP_NODE_DRAIN, NULL),
                      GP_OK);

@@ -155,6 +155,7 @@ static void best_fit_takes_the_tightest_device_that_is_enough(void **state)
 static void shares_and_gangs_respect_cpus_and_memory(void **state)
 {
     struct gp_cluster *c = nodes(2, 2, 8);
+    struct gp_diag diag = {{0}, {0}};
     struct gp_placement p, q;
     struct gp_demand d = share(300);
 
@@ -168,6 +169,15 @@ static void shares_and_gangs_respect_cpus_and_memory(void **state)
     assert_int_equal(q.slots[0].node, 1);
     assert_int_equal(place(c, GP_PLACE_PACK, GP_SHARE_BESTFIT, &d, &q),
                      GP_ENOFIT);
+    assert_int_equal(gp_cluster_can_ever_fit(c, GP_PLACE_PACK, &d, NULL),
+                     GP_OK);
+    d.cpus = 9;
+    assert_int_equal(gp_cluster_can_ever_fit(c, GP_PLACE_PACK, &d, &diag),
+                     GP_ENOFIT);
+    assert_string_equal(diag.msg,
+                        "needs 300 milli-GPUs, 9 CPUs and 0 MiB on one node; "
+                        "no UP node has them (the largest UP node has 2 GPUs)");
+    d.cpus = 6;
     gp_cluster_give(c, &p, &d);
     assert_int_equal(gp_cluster_node_cpus_free(c, 0), 8);
     assert_int_equal(gp_cluster_node_dev_used(c, 0, 0), 0);

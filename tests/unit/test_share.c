@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -489,6 +490,150 @@ static void placer_names_parse_and_print(void **state)
     assert_string_equal(gp_share_placer_name(GP_SHARE_FGD), "fgd");
 }
 
+/* Counters against a recount over the nodes, through the public getters. */
+static void check_counters(const struct gp_cluster *c)
+{
+    uint64_t gpus = 0, up = 0, free = 0, alloc = 0;
+
+    for (uint32_t i = 0; i < gp_cluster_nnodes(c); i++) {
+        enum gp_node_state s = gp_cluster_node_state(c, i);
+        uint32_t g = gp_cluster_node_gpus(c, i);
+
+        if (s == GP_NODE_REMOVED)
+            continue;
+        gpus += g;
+        if (s != GP_NODE_UP)
+            continue;
+        up += g;
+        free += gp_cluster_node_free(c, i);
+        for (uint32_t d = 0; d < g; d++)
+            alloc += gp_cluster_node_dev_used(c, i, d);
+    }
+    assert_int_equal(gp_cluster_gpus(c), gpus);
+    assert_int_equal(gp_cluster_up_gpus(c), up);
+    assert_int_equal(gp_cluster_free_gpus(c), free);
+    assert_int_equal(gp_cluster_alloc_milli(c), alloc);
+}
+
+/* Could a share of m milli with cpus CPUs go anywhere? (by brute force) */
+static bool share_fits_somewhere(const struct gp_cluster *c, uint32_t m,
+                                 uint32_t cpus)
+{
+    for (uint32_t i = 0; i < gp_cluster_nnodes(c); i++) {
+        if (gp_cluster_node_state(c, i) != GP_NODE_UP ||
+            gp_cluster_node_cpus_free(c, i) < cpus)
+            continue;
+        for (uint32_t d = 0; d < gp_cluster_node_gpus(c, i); d++)
+            if (1000 - gp_cluster_node_dev_used(c, i, d) >= m)
+                return true;
+    }
+    return false;
+}
+
+struct held {
+    struct gp_placement p;
+    struct gp_demand d;
+};
+
+/* Random shares, gangs, zero-GPU jobs, state changes, additions and
+ * removals: every fit must be takable, no share may be refused while a
+ * device could hold it, and every counter must match a recount. */
+static void random_operations_keep_every_counter_true(void **state)
+{
+    struct gp_cluster *c = nodes(6, 4, 32);
+    struct held *h = calloc(4096, sizeof(*h));
+    struct gp_arena a;
+    struct gp_rng rng;
+    uint32_t nh = 0, placed[3] = {0, 0, 0};
+
+    (void)state;
+    assert_non_null(h);
+    gp_arena_init(&a, 0);
+    gp_rng_init(&rng, 7);
+    for (int step = 0; step < 20000; step++) {
+        uint64_t r = gp_rng_next(&rng) % 100;
+        uint32_t nn = gp_cluster_nnodes(c);
+        uint32_t node = (uint32_t)(gp_rng_next(&rng) % nn);
+
+        if (r < 45 && nh < 4096) {
+            struct gp_demand d = {.type = GP_TYPE_ANY};
+            uint64_t kind = gp_rng_next(&rng) % 3;
+            enum gp_share_placer pl = (enum gp_share_placer)(step % 2);
+            struct gp_placement tmp;
+            int rc;
+
+            if (kind == 0) {
+                d.gpus = 1 + (uint32_t)(gp_rng_next(&rng) % 6);
+                d.cpus_per_gpu = (uint32_t)(gp_rng_next(&rng) % 3);
+            } else {
+                d.gpu_milli =
+                    kind == 1 ? 1 + (uint32_t)(gp_rng_next(&rng) % 999) : 0;
+                d.cpus = (uint32_t)(gp_rng_next(&rng) % 8);
+            }
+            if (step % 4 == 1)
+                assert_int_equal(gp_cluster_observe(c, &d), GP_OK);
+            gp_arena_reset(&a);
+            rc = gp_cluster_fit_with(c, GP_PLACE_TOPO, pl, &d, &a, &h[nh].p);
+            if (rc == GP_ENOFIT) {
+                if (kind == 1 && pl == GP_SHARE_BESTFIT)
+                    assert_false(share_fits_somewhere(c, d.gpu_milli, d.cpus));
+                continue;
+            }
+            assert_int_equal(rc, GP_OK);
+            assert_int_equal(gp_cluster_take(c, &h[nh].p, &d), GP_OK);
+            tmp = h[nh].p; /* its slots are in the arena */
+            assert_int_equal(gp_placement_copy(&h[nh].p, &tmp), GP_OK);
+            h[nh++].d = d;
+            placed[kind]++;
+        } else if (r < 80 && nh > 0) {
+            uint32_t k = (uint32_t)(gp_rng_next(&rng) % nh);
+
+            gp_cluster_give(c, &h[k].p, &h[k].d);
+            gp_placement_fini(&h[k].p);
+            h[k] = h[--nh];
+            if (h[k].p.nslots == 1)
+                h[k].p.slots = &h[k].p.inline_slot;
+        } else if (r < 94) {
+            enum gp_node_state s = (enum gp_node_state)(gp_rng_next(&rng) % 3);
+            int rc = gp_cluster_set_node_state(c, node, s, NULL);
+
+            assert_true(rc == GP_OK ||
+                        (rc == GP_ENOENT &&
+                         gp_cluster_node_state(c, node) == GP_NODE_REMOVED));
+        } else if (r < 97) {
+            struct gp_node_spec spec = {
+                .type = gp_rng_next(&rng) % 2 ? "T4" : "A10",
+                .gpus = 1 + (uint32_t)(gp_rng_next(&rng) % 8),
+                .cpus = 32,
+            };
+            assert_int_equal(gp_cluster_add_node(c, &spec, NULL), GP_OK);
+        } else {
+            int rc = gp_cluster_remove_node(c, node, NULL);
+
+            if (gp_cluster_node_pieces(c, node))
+                assert_int_equal(rc, GP_ESTATE);
+        }
+        check_counters(c);
+    }
+    while (nh > 0) {
+        nh--;
+        gp_cluster_give(c, &h[nh].p, &h[nh].d);
+        gp_placement_fini(&h[nh].p);
+    }
+    check_counters(c);
+    for (int k = 0; k < 3; k++) /* gangs, shares, zero-GPU jobs */
+        assert_true(placed[k] > 500);
+    assert_int_equal(gp_cluster_alloc_milli(c), 0);
+    for (uint32_t i = 0; i < gp_cluster_nnodes(c); i++) {
+        assert_int_equal(gp_cluster_node_pieces(c, i), 0);
+        if (gp_cluster_node_state(c, i) != GP_NODE_REMOVED)
+            assert_int_equal(gp_cluster_node_cpus_free(c, i), 32);
+    }
+    free(h);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +654,7 @@ int main(void)
             fgd_places_a_small_gang_on_one_node_and_a_big_one_by_pack),
         cmocka_unit_test(the_workload_is_learnt_from_what_arrives),
         cmocka_unit_test(placer_names_parse_and_print),
+        cmocka_unit_test(random_operations_keep_every_counter_true),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,8 +68,8 @@ struct gp_slot {
  * GPUs (or `milli` milli-GPUs) of type `type` from the pool, no node named.
  * Otherwise the slots sum to `gpus`. `slots` points at `inline_slot` when
  * nslots is 1. A fractional job has gpus 0 and milli 1..999 (one slot, or
- * none under `count`); a zero-GPU job has gpus = milli = 0, and type
- * GP_TYPE_ANY under `count` when it asked for no type. */
+ * none under `count`); a zero-GPU job has gpus = milli = 0 (under `count`,
+ * its type is the one it asked for, or type 0: always a valid index). */
 struct gp_placement {
     uint8_t type;
     uint32_t gpus;
@@ -85,9 +85,11 @@ struct gp_cluster; /* opaque */
 int gp_cluster_new(struct gp_cluster **out);
 void gp_cluster_free(struct gp_cluster *c);
 
-/* Declare a GPU type; relative speed (1.0 = reference) is optional (0 = 1).
- * Re-declaring a known type with a speed > 0 updates its speed; with speed 0
- * it leaves the speed as it was. */
+/* Declare a GPU type, before or after the seal; relative speed (1.0 =
+ * reference) is optional (0 = 1). Re-declaring a known type with a speed
+ * > 0 updates its speed; with speed 0 it leaves the speed as it was.
+ * Errors: GP_EINVAL (no name, speed outside 0..1e6), GP_ERANGE (more than
+ * GP_MAX_GPU_TYPES), GP_ENOMEM. */
 int gp_cluster_add_type(struct gp_cluster *c, const char *name, double speed,
                         uint8_t *type_out);
 /* Add a node (its type and switch are created on first use), before or
@@ -113,8 +115,9 @@ int gp_cluster_seal(struct gp_cluster *c);
 
 /* Remove a node on which nothing is allocated: no piece of any placement
  * (gp_cluster_node_pieces is 0). Its id becomes a tombstone (state
- * REMOVED, 0 GPUs) and its name is free for a new node. Works before and
- * after the seal. O(1). Errors: GP_ENOENT (no such node, or removed),
+ * REMOVED, 0 GPUs; gp_cluster_node_name still reads its name) and the name
+ * is free for a new node. Works before and after the seal. O(GPUs of the
+ * node). Errors: GP_ENOENT (no such node, or removed),
  * GP_ESTATE (something is allocated on it; the diag says how many
  * pieces: the caller must stop or move those jobs first). */
 int gp_cluster_remove_node(struct gp_cluster *c, uint32_t node,

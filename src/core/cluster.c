@@ -934,7 +934,7 @@ static int take_pool(struct gp_cluster *c, const struct gp_placement *p)
     int64_t devs;
 
     if (p->gpus == 0 && p->milli == 0)
-        return p->type < c->ntypes || p->type == GP_TYPE_ANY ? GP_OK : GP_EPLAN;
+        return p->type < c->ntypes ? GP_OK : GP_EPLAN;
     if (p->type >= c->ntypes || (p->gpus && p->milli) || p->milli >= MILLI)
         return GP_EPLAN;
     t = &c->types[p->type];

@@ -770,7 +770,7 @@ static int fit_one_node(const struct gp_cluster *c, enum gp_place_model model,
             (d->type != GP_TYPE_ANY && d->type >= c->ntypes))
             return GP_ENOFIT;
         memset(out, 0, sizeof(*out));
-        out->type = d->type;
+        out->type = d->type == GP_TYPE_ANY ? 0 : d->type;
         return GP_OK;
     }
     if (placer == GP_SHARE_FGD && c->nshapes) {

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -576,6 +577,41 @@ static void count_model_free_reads_zero_when_nodes_go_down(void **state)
     gp_cluster_free(c);
 }
 
+static void a_switch_grows_past_its_first_buckets_after_the_seal(void **state)
+{
+    struct gp_cluster *c = uniform(2, 8, 0); /* one switch, "sw0" */
+    struct gp_node_spec spec = {.type = "V100", .gpus = 8};
+    struct gp_node_spec other = {
+        .type = "V100", .gpus = 8, .switch_name = "sw1"};
+    struct gp_arena a;
+    struct gp_placement p;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    assert_int_equal(gp_cluster_add_node(c, &other, NULL), GP_OK);
+    for (int i = 0; i < 14; i++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "late%d", i);
+        spec.name = name;
+        spec.switch_name = "sw0";
+        assert_int_equal(gp_cluster_add_node(c, &spec, NULL), GP_OK);
+    }
+    assert_int_equal(gp_cluster_nswitches(c), 2);
+    /* sw0 has 16 nodes (128 GPUs) now: 120 stay inside it */
+    assert_int_equal(take(c, GP_PLACE_TOPO, 120, &a, &p), GP_OK);
+    assert_int_equal(p.nswitches, 1);
+    for (uint32_t i = 0; i < p.nslots; i++)
+        assert_int_equal(gp_cluster_node_switch(c, p.slots[i].node), 0);
+    /* removing sw1's only node leaves 8 free in sw0 */
+    assert_int_equal(gp_cluster_remove_node(c, 2, NULL), GP_OK);
+    assert_int_equal(take(c, GP_PLACE_TOPO, 9, &a, &p), GP_ENOFIT);
+    assert_int_equal(take(c, GP_PLACE_TOPO, 8, &a, &p), GP_OK);
+    assert_int_equal(gp_cluster_free_gpus(c), 0);
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
 /* ---- cost ---------------------------------------------------------------- */
 
 static void pack_takes_the_roomiest_nodes_when_cpus_cap_them(void **state)
@@ -670,6 +706,7 @@ int main(void)
         cmocka_unit_test(bad_node_ids_and_states_are_errors),
         cmocka_unit_test(a_node_may_start_down_and_join_later),
         cmocka_unit_test(count_model_free_reads_zero_when_nodes_go_down),
+        cmocka_unit_test(a_switch_grows_past_its_first_buckets_after_the_seal),
         cmocka_unit_test(pack_takes_the_roomiest_nodes_when_cpus_cap_them),
         cmocka_unit_test(a_gang_of_100000_gpus_is_placed_whole),
     };

@@ -51,6 +51,14 @@ enum gp_job_state {
 };
 const char *gp_job_state_name(enum gp_job_state s);
 
+/* Why a job was rejected at submission. */
+enum gp_reject_cause {
+    GP_REJECT_NONE,
+    GP_REJECT_GPU_TYPE,  /* the cluster has no GPU of the type it asks */
+    GP_REJECT_TOO_LARGE, /* more GPUs than the cluster can ever give it */
+    GP_REJECT_OTHER,     /* CPUs, memory, a share no node can hold */
+};
+
 /* Why a job was told to stop. */
 enum gp_stop_reason {
     GP_STOP_NONE,
@@ -102,6 +110,7 @@ struct gp_job {
     uint32_t why;            /* strtab id: why it last failed to start,
                                 or why it failed; 0 = none */
     uint8_t stop_reason;     /* enum gp_stop_reason, while STOPPING */
+    uint8_t reject;          /* enum gp_reject_cause, when REJECTED */
     uint8_t pred_source;     /* enum gp_predict_source */
     uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
     uint32_t t_prev, t_next; /* in its tenant's list of running jobs */

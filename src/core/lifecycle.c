@@ -87,11 +87,15 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
                                                 &j->demand, &why) != GP_OK) {
         char msg[400];
 
-        if (unknown_type)
+        if (unknown_type) {
             snprintf(msg, sizeof(msg), "the cluster has no GPU type '%s'",
                      spec->gpu_type);
-        else
+            j->reject = GP_REJECT_GPU_TYPE;
+        } else {
             snprintf(msg, sizeof(msg), "%s", why.msg);
+            j->reject =
+                j->demand.gpus > 0 ? GP_REJECT_TOO_LARGE : GP_REJECT_OTHER;
+        }
         j->state = GP_JOB_REJECTED;
         j->end_us = now_us;
         if (c->cfg.observer && c->cfg.observer->submitted)

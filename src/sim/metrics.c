@@ -676,12 +676,9 @@ static void on_rejected(void *priv, const struct gp_core *core,
         return;
     step(m, core, now_us);
     tenant_see(m, core, job->tenant);
-    /* the core's reasons (core.c, gp_cluster_can_ever_fit) name a missing
-     * type as "... has no GPU ..." and a gang too large as "... can never
-     * give that many ..."; anything else (a request of 0 GPUs) is other */
-    if (why && strstr(why, "has no GPU"))
+    if (job->reject == GP_REJECT_GPU_TYPE)
         m->rej_type++;
-    else if (why && strstr(why, "never give"))
+    else if (job->reject == GP_REJECT_TOO_LARGE)
         m->rej_large++;
     else
         m->rej_other++;

@@ -400,6 +400,39 @@ int gp_core_job_stopped(struct gp_core *core, uint64_t job,
  * world reports it stopped. GP_ESTATE for a job already ended. */
 int gp_core_cancel(struct gp_core *core, uint64_t job, int64_t now_us);
 
+/* ---- a live cluster -------------------------------------------------- */
+
+/* The world reports its nodes (docs/cluster.md, "Node states"). Capacity,
+ * the ledger and whether a job can fit count the nodes that are UP.
+ *
+ * A node joins (UP unless spec->state says otherwise); a new GPU type
+ * comes with it. Errors as gp_cluster_add_node. */
+int gp_core_add_node(struct gp_core *core, const struct gp_node_spec *spec,
+                     int64_t now_us, struct gp_diag *diag);
+/* A node goes UP, DRAIN (nothing new is placed on it; its jobs run on) or
+ * DOWN (its jobs are lost: each is requeued, not counted a preemption,
+ * keeping what its last checkpoint holds if it can checkpoint; the world
+ * gets a KILL with done set for each, to close its records). Under the
+ * `count` model, where jobs are on no node, the most recently placed jobs
+ * of the node's type are lost until what is held fits the UP GPUs.
+ * Errors as gp_cluster_set_node_state. */
+int gp_core_set_node_state(struct gp_core *core, uint32_t node,
+                           enum gp_node_state state, int64_t now_us,
+                           struct gp_diag *diag);
+/* A node leaves for good: only once nothing is allocated on it
+ * (GP_ESTATE otherwise). */
+int gp_core_remove_node(struct gp_core *core, uint32_t node, int64_t now_us,
+                        struct gp_diag *diag);
+/* A running job saved a checkpoint holding `saved_work_us` of work (at
+ * most its work by now): a lost node costs it only what came after. */
+int gp_core_job_checkpointed(struct gp_core *core, uint64_t job,
+                             int64_t saved_work_us, int64_t now_us);
+/* Why a pending job waits, when the core knows: its shape cannot fit the
+ * UP nodes (with what it needs and what they have), or its last start
+ * failed; NULL otherwise. Valid until the next call into the core. */
+const char *gp_core_pending_reason(const struct gp_core *core,
+                                   const struct gp_job *job);
+
 /* Fire the timers due by now (rank changes, grace periods that ran out),
  * which may add actions, without running a round. gp_core_round does this
  * too; a world calls it first when it wants to carry out those actions

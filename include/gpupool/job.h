@@ -62,8 +62,9 @@ enum gp_reject_cause {
 /* Why a job was told to stop. */
 enum gp_stop_reason {
     GP_STOP_NONE,
-    GP_STOP_PREEMPT, /* a policy preempted it: it will wait again */
-    GP_STOP_CANCEL,  /* cancelled: it ends once stopped */
+    GP_STOP_PREEMPT,   /* a policy preempted it: it will wait again */
+    GP_STOP_CANCEL,    /* cancelled: it ends once stopped */
+    GP_STOP_NODE_DOWN, /* its node went down: it is gone already */
 };
 const char *gp_stop_reason_name(enum gp_stop_reason r);
 
@@ -107,10 +108,15 @@ struct gp_job {
     uint32_t preemptions;
     uint32_t starts;         /* runs begun (resources taken), failed or not */
     uint32_t start_failures; /* starts the world could not carry out */
+    uint32_t node_failures;  /* runs lost with their node */
+    int64_t ckpt_work_us;    /* work its last checkpoint holds (reported by
+                                gp_core_job_checkpointed) */
     uint32_t why;            /* strtab id: why it last failed to start,
                                 or why it failed; 0 = none */
     uint8_t stop_reason;     /* enum gp_stop_reason, while STOPPING */
     uint8_t reject;          /* enum gp_reject_cause, when REJECTED */
+    uint8_t requeued_by;     /* enum gp_stop_reason of its last return to
+                                the queue: PREEMPT or NODE_DOWN */
     uint8_t pred_source;     /* enum gp_predict_source */
     uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
     uint32_t t_prev, t_next; /* in its tenant's list of running jobs */

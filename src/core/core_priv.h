@@ -45,6 +45,8 @@ struct shape {
     uint32_t apos;  /* in the active list */
     uint32_t tpos;  /* in its tenant's list */
     bool live;      /* has pending jobs (else retired, its slot free) */
+    uint32_t stuck; /* strtab id: why it cannot fit the UP nodes; 0 = it
+                       can (the walks skip a stuck shape) */
 };
 
 enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE };
@@ -220,6 +222,13 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
 void gp__leave_preempting(struct gp_core *c, struct gp_job *j);
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us);
+/* The same; `preempted` false for a job lost with its node (its
+ * preemptions do not count it). */
+int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
+                   bool give, int64_t now_us, bool preempted);
+/* A job that held resources is over: close its books for good. */
+void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
+                int64_t now_us);
 double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
                     const struct gp_placement *where);
 int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,
@@ -231,6 +240,9 @@ int gp__grace_over(struct gp_core *c, struct gp_job *j);
 bool gp__may_preempt(const struct gp_core *c, const struct gp_job *j);
 void gp__give_stopping(struct gp_core *c);
 void gp__take_stopping(struct gp_core *c);
+
+/* nodes.c: are some nodes DOWN or DRAIN (and may come back)? */
+bool gp__cluster_degraded(const struct gp_core *c);
 
 /* plan.c */
 int gp__plan_validate(struct gp_core *c, struct gp_diag *diag);

@@ -8,7 +8,8 @@ static const char *const state_names[] = {
     "completed", "failed",   "cancelled", "rejected",
 };
 
-static const char *const stop_names[] = {"none", "preempt", "cancel"};
+static const char *const stop_names[] = {"none", "preempt", "cancel",
+                                         "node_down"};
 
 const char *gp_job_state_name(enum gp_job_state s)
 {

@@ -76,7 +76,7 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
             return GP_ENOMEM;
         c->pit_skip_tenant = p;
     }
-    if (!(types = calloc(gp_cluster_ntypes(c->cluster), sizeof(*types))))
+    if (!(types = calloc(GP_MAX_GPU_TYPES, sizeof(*types))))
         return GP_ENOMEM;
     idx = c->ntenants++;
     t = &c->tenants[idx];
@@ -362,7 +362,7 @@ void gp__ledger_update(struct gp_core *c)
             c->tenants[c->tenants[k].info.parent].sub_demand +=
                 c->tenants[k].sub_demand;
     share_level(c, NONE, kids + start[nt], start[nt + 1] - start[nt],
-                (double)gp_cluster_gpus(c->cluster), m);
+                (double)gp_cluster_up_gpus(c->cluster), m);
     /* and shares downwards, each parent's once its own is known */
     for (uint32_t k = 0; k < nt; k++)
         if (c->tenants[k].has_children)

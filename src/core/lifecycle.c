@@ -83,8 +83,12 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     if (job_out)
         *job_out = gp_job_handle(j);
 
-    if (unknown_type || gp_cluster_can_ever_fit(c->cluster, c->cfg.model,
-                                                &j->demand, &why) != GP_OK) {
+    /* what cannot fit the cluster is rejected; while some nodes are not
+     * UP, a job that fits only with them waits, its shape marked stuck
+     * with the reason (see nodes.c) */
+    if (unknown_type || (gp_cluster_can_ever_fit(c->cluster, c->cfg.model,
+                                                 &j->demand, &why) != GP_OK &&
+                         !gp__cluster_degraded(c))) {
         char msg[400];
 
         if (unknown_type) {
@@ -245,6 +249,12 @@ void gp__leave_preempting(struct gp_core *c, struct gp_job *j)
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us)
 {
+    return gp__requeue_as(c, j, saved, give, now_us, true);
+}
+
+int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
+                   bool give, int64_t now_us, bool preempted)
+{
     int rc;
 
     close_run(c, j, now_us, give);
@@ -254,7 +264,9 @@ int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
         j->lost_work_us += j->work_done_us - saved;
         j->work_done_us = saved;
     }
-    j->preemptions++;
+    if (preempted)
+        j->preemptions++;
+    j->requeued_by = preempted ? GP_STOP_PREEMPT : GP_STOP_NODE_DOWN;
     j->state = GP_JOB_PENDING;
     if ((rc = gp__pending_push(c, j)) != GP_OK)
         return rc;
@@ -265,8 +277,8 @@ int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
 }
 
 /* A job that held resources is over: close its books for good. */
-static void finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
-                   int64_t now_us)
+void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
+                int64_t now_us)
 {
     if (j->state == GP_JOB_STOPPING)
         gp__leave_preempting(c, j);
@@ -343,11 +355,11 @@ int gp_core_job_start_failed(struct gp_core *c, uint64_t id, const char *why,
         c->cfg.observer->start_failed(c->cfg.observer_priv, c, j,
                                       gp_core_str(c, j->why), now_us);
     if (j->state == GP_JOB_STOPPING) { /* it was being cancelled */
-        finish(c, j, GP_JOB_CANCELLED, now_us);
+        gp__finish(c, j, GP_JOB_CANCELLED, now_us);
         return GP_OK;
     }
     if (j->start_failures >= limit) {
-        finish(c, j, GP_JOB_FAILED, now_us);
+        gp__finish(c, j, GP_JOB_FAILED, now_us);
         return GP_OK;
     }
     /* it never ran: nothing is lost, and it is no preemption */
@@ -371,7 +383,7 @@ int gp_core_job_stopped(struct gp_core *c, uint64_t id, int64_t saved_work_us,
     if (j->state != GP_JOB_STOPPING)
         return GP_ESTATE;
     if (j->stop_reason == GP_STOP_CANCEL) {
-        finish(c, j, GP_JOB_CANCELLED, now_us);
+        gp__finish(c, j, GP_JOB_CANCELLED, now_us);
         return GP_OK;
     }
     gp__leave_preempting(c, j);
@@ -395,7 +407,7 @@ int gp_core_job_ended(struct gp_core *c, uint64_t id, enum gp_job_state how,
         j->run_start_us = j->held_since_us;
     if (j->first_start_us == GP_TIME_NONE)
         j->first_start_us = j->run_start_us;
-    finish(c, j, how, now_us);
+    gp__finish(c, j, how, now_us);
     return GP_OK;
 }
 

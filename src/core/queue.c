@@ -168,6 +168,15 @@ static int shape_of(struct gp_core *c, const struct gp_demand *d,
     sh->d = *d;
     sh->tenant = tenant;
     sh->live = true;
+    if (gp__cluster_degraded(c)) {
+        /* some nodes are not UP: the shape may not fit those that are */
+        struct gp_diag why = {{0}, {0}};
+
+        if (gp_cluster_can_ever_fit(c->cluster, c->cfg.model, d, &why) !=
+                GP_OK &&
+            gp_strtab_intern(&c->strs, why.msg, (size_t)-1, &sh->stuck))
+            sh->stuck = 0; /* no memory for the reason: it is walked */
+    }
     b = shape_hashval(d, tenant) & (c->shape_hash_n - 1);
     sh->hnext = c->shape_hash[b];
     c->shape_hash[b] = s;
@@ -314,7 +323,7 @@ GP_HEAP_DEFINE(pit, struct pit_entry, pit_before, GP_HEAP_UNMOVED)
 
 static int pit_push_at(struct gp_core *c, uint32_t shape, uint32_t idx)
 {
-    if (idx >= c->shapes[shape].n)
+    if (idx >= c->shapes[shape].n || c->shapes[shape].stuck)
         return GP_OK;
     return pit_push(&c->pit, &c->npit, &c->cappit,
                     (struct pit_entry){shape, idx, c->shapes[shape].heap[idx]},

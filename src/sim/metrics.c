@@ -554,7 +554,7 @@ const char *gp__run_end_name(enum gp__run_end e)
 {
     static const char *const names[] = {
         "running",   "completed", "failed",       "time_limit",
-        "cancelled", "preempted", "start_failed",
+        "cancelled", "preempted", "start_failed", "node_down",
     };
 
     return (size_t)e < sizeof(names) / sizeof(names[0]) ? names[e] : "";
@@ -612,7 +612,10 @@ static void on_preempted(void *priv, const struct gp_core *core,
     step(m, core, now_us);
     book_lost_work(m, job);
     close_run(m, job, m->last_us);
-    run_close(m, job, GP__RUN_PREEMPTED, m->last_us);
+    run_close(m, job,
+              job->requeued_by == GP_STOP_NODE_DOWN ? GP__RUN_NODE_DOWN
+                                                    : GP__RUN_PREEMPTED,
+              m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     t->pend += job->demand.gpus;

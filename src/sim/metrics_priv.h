@@ -31,6 +31,7 @@ enum gp__run_end {
     GP__RUN_CANCELLED,
     GP__RUN_PREEMPTED,
     GP__RUN_START_FAILED, /* the world could not start it */
+    GP__RUN_NODE_DOWN,    /* lost with its node */
 };
 const char *gp__run_end_name(enum gp__run_end e);
 

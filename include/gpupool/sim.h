@@ -8,6 +8,7 @@
 #define GPUPOOL_SIM_H
 
 #include "gpupool/metrics.h"
+#include "gpupool/nodeevents.h"
 #include "gpupool/trace.h"
 
 /* A trace read into memory once, sorted by submit time (stable), with time
@@ -49,6 +50,12 @@ struct gp_sim_config {
     /* how long the world takes to carry out a start or a kill (0 = at
      * once, as every earlier result assumed) */
     int64_t actuation_delay_us;
+    /* nodes that fail and come back: events from a file (NULL = none),
+     * and failures drawn per node with mean mtbf_s between them (0 =
+     * none), each repaired after a draw of mean mttr_s (0 = 1 h); both
+     * seeded from `seed` */
+    const struct gp_node_events *node_events;
+    double mtbf_s, mttr_s;
     /* measured throughputs (NULL = each GPU type's relative speed) */
     const struct gp_speed_table *speed;
     int64_t min_run_us[GP_NPRIO];

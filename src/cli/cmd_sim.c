@@ -46,6 +46,8 @@ struct sim_args {
     double grace_s; /* < 0: the policy's default */
     double ckpt_cost_s;
     double delay_s;
+    const char *node_events;
+    double mtbf_h, mttr_h;
     double half_life_s;
     double min_run_s[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
@@ -119,6 +121,12 @@ static void sim_usage(FILE *out, bool demo)
                 "      --actuation-delay S seconds the world takes to carry "
                 "out a start or a\n"
                 "                          kill (default 0: at once)\n"
+                "      --node-events FILE  nodes going down, drained, up: CSV "
+                "time_s,node,state\n"
+                "      --mtbf H            nodes fail at random, H hours "
+                "apart on average (seeded)\n"
+                "      --mttr H            and are repaired after H hours on "
+                "average (default 1)\n"
                 "      --checkpointable W  all | none | trace (default trace)"
                 "\n"
                 "      --min-run [CLASS=]S no preemption before S seconds of "
@@ -347,6 +355,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_GRACE,
         O_CKPT_COST,
         O_DELAY,
+        O_NODE_EVENTS,
+        O_MTBF,
+        O_MTTR,
         O_HALF_LIFE,
         O_MIN_RUN,
         O_MAX_PREEMPT,
@@ -375,6 +386,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"grace", required_argument, NULL, O_GRACE},
         {"ckpt-cost", required_argument, NULL, O_CKPT_COST},
         {"actuation-delay", required_argument, NULL, O_DELAY},
+        {"node-events", required_argument, NULL, O_NODE_EVENTS},
+        {"mtbf", required_argument, NULL, O_MTBF},
+        {"mttr", required_argument, NULL, O_MTTR},
         {"half-life", required_argument, NULL, O_HALF_LIFE},
         {"min-run", required_argument, NULL, O_MIN_RUN},
         {"max-preemptions", required_argument, NULL, O_MAX_PREEMPT},
@@ -474,6 +488,17 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             break;
         case O_DELAY:
             if (parse_seconds("--actuation-delay", optarg, &a->delay_s))
+                return 2;
+            break;
+        case O_NODE_EVENTS:
+            a->node_events = optarg;
+            break;
+        case O_MTBF: /* hours, read as a count of seconds then scaled */
+            if (parse_seconds("--mtbf", optarg, &a->mtbf_h))
+                return 2;
+            break;
+        case O_MTTR:
+            if (parse_seconds("--mttr", optarg, &a->mttr_h))
                 return 2;
             break;
         case O_HALF_LIFE:
@@ -824,7 +849,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     struct gp_diag diag = {{0}, {0}};
     enum gp_place_model model = GP_PLACE_PACK;
     const char *cluster_spec = a->cluster;
-    char buf[600], cmdline[2048] = "", polbuf[512];
+    char buf[600], cmdline[2048] = "", polbuf[512], cluster_desc[1024];
+    struct gp_node_events nev = {0};
     double loads[16];
     size_t nloads = 0;
     uint64_t base_gpus = 0, warned_for = 0;
@@ -1004,6 +1030,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                                            : (int64_t)llround(a->grace_s * 1e6),
                 .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),
                 .actuation_delay_us = (int64_t)llround(a->delay_s * 1e6),
+                .mtbf_s = a->mtbf_h * 3600,
+                .mttr_s = a->mttr_h * 3600,
                 .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
                 .ckpt = a->ckpt,
                 .trace = a->trace ? a->trace : "bundled philly.csv.xz",
@@ -1033,6 +1061,30 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             }
             check_guarantees(cfg.tenants, cfg.ntenants,
                              gp_cluster_gpus(cluster), &warned_for);
+            gp_node_events_fini(&nev);
+            if (a->node_events &&
+                (rc = gp_node_events_load(&nev, a->node_events, cluster,
+                                          &diag)) != GP_OK) {
+                fprintf(stderr, "gpupool: --node-events: %s\n",
+                        gp_diag_format(&diag, rc, buf, sizeof(buf)));
+                gp_cluster_free(cluster);
+                status = 2;
+                goto out;
+            }
+            cfg.node_events = a->node_events ? &nev : NULL;
+            if (a->node_events || a->mtbf_h > 0) {
+                if (a->node_events)
+                    snprintf(cluster_desc, sizeof(cluster_desc),
+                             "%s; node events from %s", spec_now,
+                             a->node_events);
+                else
+                    snprintf(cluster_desc, sizeof(cluster_desc),
+                             "%s; nodes fail at random: MTBF %g h, MTTR "
+                             "%g h",
+                             spec_now, a->mtbf_h,
+                             a->mttr_h > 0 ? a->mttr_h : 1.0);
+                cfg.cluster_spec = cluster_desc;
+            }
             if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {
                 gp_cluster_free(cluster);
                 fprintf(stderr, "gpupool: out of memory\n");
@@ -1105,6 +1157,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
 out:
     for (size_t i = 0; i < nrun; i++)
         gp_metrics_free(runs[i]);
+    gp_node_events_fini(&nev);
     gp_trace_close(trace);
     gp_workload_fini(&wl);
     gp_tenant_list_fini(&tl);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/heap.h"
+#include "gpupool/nodeevents.h"
 #include "gpupool/sim.h"
 
 /* ---- workload ----------------------------------------------------------- */
@@ -332,6 +333,106 @@ static int take_event(struct world *w, struct gp_core *core,
     return GP_EINVAL;
 }
 
+/* ---- node failures and repairs ------------------------------------------ */
+
+/* The node events of a run: those of a file, in time order, and those
+ * drawn from the MTBF and MTTR, a heap of each node's next change. */
+struct nodes {
+    const struct gp_node_events *file;
+    size_t next;
+    struct gp_node_event *heap;
+    uint32_t n, cap;
+    struct gp_rng rng;
+    double mtbf_us, mttr_us;
+};
+
+static inline bool nev_before(const struct gp_node_event *a,
+                              const struct gp_node_event *b, void *ctx)
+{
+    (void)ctx;
+    if (a->at_us != b->at_us)
+        return a->at_us < b->at_us;
+    return a->node < b->node;
+}
+
+GP_HEAP_DEFINE(nodeq, struct gp_node_event, nev_before, GP_HEAP_UNMOVED)
+
+/* An exponential draw of mean `mean_us`, at least 1 us. */
+static int64_t draw(struct gp_rng *rng, double mean_us)
+{
+    double x = -mean_us * log(1.0 - gp_rng_unit(rng));
+
+    return x < 1 ? 1 : x > 1e18 ? (int64_t)1e18 : (int64_t)x;
+}
+
+static int nodes_init(struct nodes *nd, const struct gp_sim_config *cfg,
+                      const struct gp_cluster *c)
+{
+    memset(nd, 0, sizeof(*nd));
+    nd->file = cfg->node_events;
+    if (cfg->mtbf_s <= 0)
+        return GP_OK;
+    nd->mtbf_us = cfg->mtbf_s * 1e6;
+    nd->mttr_us = cfg->mttr_s > 0 ? cfg->mttr_s * 1e6 : 3600e6;
+    gp_rng_init(&nd->rng, cfg->seed ^ UINT64_C(0x6e6f646573)); /* "nodes" */
+    for (uint32_t k = 0; k < gp_cluster_nnodes(c); k++) {
+        struct gp_node_event e = {draw(&nd->rng, nd->mtbf_us), k, GP_NODE_DOWN,
+                                  0};
+        int rc;
+
+        if (gp_cluster_node_state(c, k) == GP_NODE_REMOVED)
+            continue;
+        if ((rc = nodeq_push(&nd->heap, &nd->n, &nd->cap, e, nd)))
+            return rc;
+    }
+    return GP_OK;
+}
+
+static int64_t nodes_next(const struct nodes *nd)
+{
+    int64_t t = GP_TIME_MAX;
+
+    if (nd->file && nd->next < nd->file->n)
+        t = nd->file->ev[nd->next].at_us;
+    if (nd->n > 0 && nd->heap[0].at_us < t)
+        t = nd->heap[0].at_us;
+    return t;
+}
+
+/* Apply every node event due at now: those of the file first. A drawn
+ * failure schedules its repair, a repair the next failure. */
+static int nodes_apply(struct nodes *nd, struct world *w, struct gp_core *core,
+                       int64_t now, uint64_t *events, struct gp_diag *diag)
+{
+    int rc;
+
+    while (nd->file && nd->next < nd->file->n &&
+           nd->file->ev[nd->next].at_us == now) {
+        const struct gp_node_event *e = &nd->file->ev[nd->next++];
+
+        (*events)++;
+        if ((rc = gp_core_set_node_state(core, e->node, e->state, now, diag)) !=
+                GP_OK ||
+            (rc = carry_out(w, core, now)) != GP_OK)
+            return rc;
+    }
+    while (nd->n > 0 && nd->heap[0].at_us == now) {
+        struct gp_node_event e = nodeq_pop(nd->heap, &nd->n, nd);
+        bool down = e.state == GP_NODE_DOWN;
+
+        (*events)++;
+        if ((rc = gp_core_set_node_state(core, e.node, e.state, now, diag)) !=
+                GP_OK ||
+            (rc = carry_out(w, core, now)) != GP_OK)
+            return rc;
+        e.at_us = now + draw(&nd->rng, down ? nd->mttr_us : nd->mtbf_us);
+        e.state = down ? GP_NODE_UP : GP_NODE_DOWN;
+        if ((rc = nodeq_push(&nd->heap, &nd->n, &nd->cap, e, nd)))
+            return rc;
+    }
+    return GP_OK;
+}
+
 /* ---- observers: the metrics, then an optional watcher ------------------- */
 
 struct chain {
@@ -439,6 +540,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                double (*clock_s)(void), struct gp_diag *diag)
 {
     struct world w = {0};
+    struct nodes nodes = {0};
     struct chain chain = {metrics, cfg->watch, cfg->watch_priv};
     struct gp_job_spec spec;
     struct gp_core *core = NULL;
@@ -494,11 +596,20 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
             }
             goto out;
         }
+    if ((rc = nodes_init(&nodes, cfg, gp_core_cluster(core))) != GP_OK)
+        goto out;
     for (;;) {
         int64_t t = GP_TIME_MAX, wake = gp_core_next_wakeup(core);
+        /* nodes change only while there is work: after the last job the
+         * run is over, whatever the nodes would still do */
+        bool work = next < wl->n || gp_core_npending(core) > 0 ||
+                    gp_core_busy_gpus(core) > 0;
+        int64_t tn = work ? nodes_next(&nodes) : GP_TIME_MAX;
 
         if (next < wl->n)
             t = wl->jobs[next].submit_us;
+        if (tn < t)
+            t = tn;
         if (w.n > 0 && w.heap[0].at_us < t)
             t = w.heap[0].at_us;
         if (wake != GP_TIME_NONE && wake < t)
@@ -526,6 +637,17 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                                                    : "its stop");
                 goto out;
             }
+        }
+        if (tn == now) {
+            uint64_t before = events;
+
+            if ((rc = nodes_apply(&nodes, &w, core, now, &events, diag))) {
+                gp_diag_set(diag, rc, "sim", "node event at t=%.3f s failed",
+                            gp_us_to_s(now));
+                goto out;
+            }
+            for (; before < events; before++)
+                gp_metrics_count_event(metrics);
         }
         while (next < wl->n && wl->jobs[next].submit_us == now) {
             events++;
@@ -562,6 +684,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     rc = gp_metrics_finish(metrics, core, now,
                            clock_s ? clock_s() - t_start : 0);
 out:
+    free(nodes.heap);
     free(w.heap);
     gp_core_free(core);
     return rc;

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -32,6 +34,11 @@ static void w_started(void *priv, const struct gp_core *core,
         w->late++;
     if (gp_core_busy_gpus(core) > w->gpus)
         w->over++;
+    /* nothing runs on a node that is not UP */
+    for (uint32_t s = 0; s < job->where.nslots; s++)
+        if (gp_cluster_node_state(gp_core_cluster(core),
+                                  job->where.slots[s].node) != GP_NODE_UP)
+            w->over++;
 }
 
 static const struct gp_observer_ops watch_ops = {.started = w_started};
@@ -56,8 +63,11 @@ static void workload(struct gp_workload *wl)
     gp_workload_seal(wl);
 }
 
-static const struct gp_summary *run(const char *policy, int64_t delay_us,
-                                    struct watch *w, struct gp_metrics **m)
+static const struct gp_summary *run_nodes(const char *policy, int64_t delay_us,
+                                          double mtbf_s,
+                                          const struct gp_node_events *ev,
+                                          struct watch *w,
+                                          struct gp_metrics **m)
 {
     struct gp_workload wl;
     struct gp_cluster *cluster;
@@ -69,6 +79,9 @@ static const struct gp_summary *run(const char *policy, int64_t delay_us,
         .ckpt_cost_us = S(10),
         .restart_cost_us = S(5),
         .actuation_delay_us = delay_us,
+        .mtbf_s = mtbf_s,
+        .mttr_s = 300,
+        .node_events = ev,
         .watch = &watch_ops,
         .watch_priv = w,
     };
@@ -88,6 +101,12 @@ static const struct gp_summary *run(const char *policy, int64_t delay_us,
     assert_int_equal(gp_sim_run(&wl, cluster, &cfg, *m, NULL, &diag), GP_OK);
     gp_workload_fini(&wl);
     return gp_metrics_summary(*m);
+}
+
+static const struct gp_summary *run(const char *policy, int64_t delay_us,
+                                    struct watch *w, struct gp_metrics **m)
+{
+    return run_nodes(policy, delay_us, 0, NULL, w, m);
 }
 
 static void every_job_ends_when_starts_and_kills_take_time(void **state)
@@ -117,10 +136,92 @@ static void every_job_ends_when_starts_and_kills_take_time(void **state)
     }
 }
 
+static void every_job_ends_while_nodes_fail_and_come_back(void **state)
+{
+    static const char *const policies[] = {"fifo", "las", "srtf"};
+
+    (void)state;
+    for (size_t p = 0; p < 3; p++) {
+        struct watch w0, wf;
+        struct gp_metrics *m0, *mf;
+        const struct gp_summary *s0 = run(policies[p], 0, &w0, &m0);
+        const struct gp_summary *sf =
+            run_nodes(policies[p], S(3), 400, NULL, &wf, &mf);
+
+        assert_int_equal(sf->completed, 12);
+        assert_int_equal(wf.over, 0);
+        assert_int_equal(wf.late, 0);
+        /* failures cost: the last job ends later */
+        assert_true(sf->makespan_s > s0->makespan_s);
+        gp_metrics_free(m0);
+        gp_metrics_free(mf);
+    }
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void node_events_come_from_a_file_and_bad_lines_are_named(void **state)
+{
+    static const struct {
+        const char *text, *where, *msg;
+    } bad[] = {
+        {"time_s,node\n1,node0\n", ":1", "header must name"},
+        {"time_s,node,state\n1,node9,down\n", ":2", "no node 'node9'"},
+        {"time_s,node,state\n-1,node0,down\n", ":2", "time_s"},
+        {"time_s,node,state\n# c\n\n1,node0,sideways\n", ":4", "state"},
+        {"time_s,node,state\n1,node0\n", ":2", "fields"},
+        {"", "", "no header"},
+    };
+    char path[] = "/tmp/gp_node_events_XXXXXX";
+    int fd = mkstemp(path);
+    struct gp_cluster *c;
+    struct gp_node_events ev;
+    struct gp_diag diag;
+    struct watch w;
+    struct gp_metrics *m;
+
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 2, 4, NULL, 0, NULL), GP_OK);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(&diag, 0, sizeof(diag));
+        write_file(path, bad[i].text);
+        assert_true(gp_node_events_load(&ev, path, c, &diag) < 0);
+        assert_non_null(strstr(diag.where, bad[i].where));
+        assert_non_null(strstr(diag.msg, bad[i].msg));
+    }
+    /* out of order in the file, in order after */
+    write_file(path, "node,state,time_s\nnode1,up,900\nnode1,down,200\n"
+                     "node0,drain,100\n");
+    assert_int_equal(gp_node_events_load(&ev, path, c, &diag), GP_OK);
+    assert_int_equal(ev.n, 3);
+    assert_int_equal(ev.ev[0].at_us, S(100));
+    assert_int_equal(ev.ev[0].state, GP_NODE_DRAIN);
+    assert_int_equal(ev.ev[2].state, GP_NODE_UP);
+    /* and the run takes them */
+    assert_int_equal(run_nodes("las", 0, 0, &ev, &w, &m)->completed, 12);
+    assert_int_equal(w.over, 0);
+    gp_metrics_free(m);
+    gp_node_events_fini(&ev);
+    gp_cluster_free(c);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_job_ends_when_starts_and_kills_take_time),
+        cmocka_unit_test(every_job_ends_while_nodes_fail_and_come_back),
+        cmocka_unit_test(node_events_come_from_a_file_and_bad_lines_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

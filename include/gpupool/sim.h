@@ -33,6 +33,8 @@ void gp_workload_seal(struct gp_workload *w);
 int gp_workload_load(struct gp_workload *w, struct gp_trace *t, FILE *skips,
                      struct gp_diag *diag);
 
+#define GP_SIM_GRACE_DEFAULT_US (120 * GP_US_PER_S)
+
 struct gp_sim_config {
     const struct gp_policy_ops *policy;
     const struct gp_kv *policy_opts;
@@ -45,7 +47,16 @@ struct gp_sim_config {
     /* multi-tenant pooling */
     const struct gp_tenant_spec *tenants;
     size_t ntenants;
-    int64_t grace_us;     /* GP_TIME_NONE = the policy's default */
+    /* the preemption model, the same for every policy: graceful (signal,
+     * checkpoint within the grace, stop; restart costs), or free (instant
+     * and lossless, as the Tiresias, Gavel and Helios simulators assume) */
+    enum gp_preemption_model {
+        GP_PREEMPTION_GRACEFUL,
+        GP_PREEMPTION_FREE
+    } preemption;
+    /* graceful: GP_TIME_NONE = the policy's default, or else
+     * GP_SIM_GRACE_DEFAULT_US; must be > 0. Ignored when free. */
+    int64_t grace_us;
     int64_t ckpt_cost_us; /* a signalled job needs this to checkpoint */
     /* how long the world takes to carry out a start or a kill (0 = at
      * once, as every earlier result assumed) */

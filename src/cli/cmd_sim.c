@@ -44,6 +44,7 @@ struct sim_args {
     int verbose;
     const char *tenants;
     double grace_s; /* < 0: the policy's default */
+    enum gp_preemption_model preemption;
     double ckpt_cost_s;
     double delay_s;
     const char *node_events;
@@ -87,76 +88,83 @@ static void sim_usage(FILE *out, bool demo)
                 "an HTML report\nto ./gpupool-report/. Every job can "
                 "checkpoint.\n");
     else
-        fprintf(out,
-                "usage: gpupool sim --trace FILE [options]\n\n"
-                "  -t, --trace FILE        the trace (.csv, .json, .trace; "
-                "plain, .gz, .xz, .tar.gz)\n"
-                "      --format NAME       its format (default: detected; "
-                "see 'gpupool formats')\n"
-                "      --trace-aux FILE    a second table (PAI task table)\n"
-                "  -c, --cluster SPEC      NxG, NxG:TYPE, a preset, a JSON or "
-                "node-list file\n"
-                "                          (default: the trace's preset; see "
-                "docs/cluster.md)\n"
-                "      --placement MODEL   count | pack | topo (default "
-                "pack)\n"
-                "  -p, --policy LIST       comma-separated policies (default "
-                "fifo)\n"
-                "      --opt [POLICY.]KEY=VALUE   a policy option "
-                "(repeatable)\n"
-                "      --restart-cost S    seconds a job pays to resume after "
-                "preemption (default 30)\n"
-                "      --round S           also run a round every S seconds "
-                "(default 0: on events)\n"
-                "      --seed N            random seed (default 1)\n"
-                "\nmulti-tenant pooling (see docs/pooling.md):\n"
-                "      --tenants FILE      tenants: guarantees, weights, caps "
-                "(JSON)\n"
-                "      --grace S           seconds a preempted job has to "
-                "checkpoint (default: the\n"
-                "                          policy's; 120 for pool, 0 = "
-                "instant and lossless)\n"
-                "      --ckpt-cost S       seconds a job needs to checkpoint "
-                "(default 30)\n"
-                "      --actuation-delay S seconds the world takes to carry "
-                "out a start or a\n"
-                "                          kill (default 0: at once)\n"
-                "      --node-events FILE  nodes going down, drained, up: CSV "
-                "time_s,node,state\n"
-                "      --mtbf H            nodes fail at random, H hours "
-                "apart on average (seeded)\n"
-                "      --mttr H            and are repaired after H hours on "
-                "average (default 1)\n"
-                "      --checkpointable W  all | none | trace (default trace)"
-                "\n"
-                "      --min-run [CLASS=]S no preemption before S seconds of "
-                "a run (CLASS low,\n"
-                "                          normal, high; e.g. "
-                "low=0,normal=600,high=3600)\n"
-                "      --max-preemptions [CLASS=]N   at most N preemptions "
-                "in a job's life\n"
-                "      --half-life S       decay of past usage (default "
-                "86400)\n"
-                "      --sweep-load LIST   run at each offered load (e.g. "
-                "0.6,0.8,1.0,1.2): the\n"
-                "                          cluster (NxG) is resized, tenants' "
-                "guarantees scaled\n\n"
-                "      --json              print JSON (an array for several "
-                "policies)\n"
-                "      --report DIR        write DIR/index.html with charts\n"
-                "      --jobs-csv FILE     write one row per job "
-                "(FILE.<policy>.csv for several)\n"
-                "      --runs-csv FILE     write one row per run interval of "
-                "a job: start, end,\n"
-                "                          GPUs, where, why it ended "
-                "(FILE.<policy>.csv for several)\n"
-                "      --skip-bad          skip malformed rows and report "
-                "them\n"
-                "      --no-wall           leave wall-clock figures out (for "
-                "byte-identical output)\n"
-                "      --no-progress       no progress line on a terminal\n"
-                "  -q, --quiet             no table (with --report or "
-                "--jobs-csv)\n");
+        fprintf(
+            out,
+            "usage: gpupool sim --trace FILE [options]\n\n"
+            "  -t, --trace FILE        the trace (.csv, .json, .trace; "
+            "plain, .gz, .xz, .tar.gz)\n"
+            "      --format NAME       its format (default: detected; "
+            "see 'gpupool formats')\n"
+            "      --trace-aux FILE    a second table (PAI task table)\n"
+            "  -c, --cluster SPEC      NxG, NxG:TYPE, a preset, a JSON or "
+            "node-list file\n"
+            "                          (default: the trace's preset; see "
+            "docs/cluster.md)\n"
+            "      --placement MODEL   count | pack | topo (default "
+            "pack)\n"
+            "  -p, --policy LIST       comma-separated policies (default "
+            "fifo)\n"
+            "      --opt [POLICY.]KEY=VALUE   a policy option "
+            "(repeatable)\n"
+            "      --restart-cost S    seconds a job pays to resume after "
+            "preemption (default 30)\n"
+            "      --round S           also run a round every S seconds "
+            "(default 0: on events)\n"
+            "      --seed N            random seed (default 1)\n"
+            "\nmulti-tenant pooling (see docs/pooling.md):\n"
+            "      --tenants FILE      tenants: guarantees, weights, caps "
+            "(JSON)\n"
+            "      --preemption M      graceful (default: signal, checkpoint "
+            "within the grace,\n"
+            "                          stop, pay the restart) or free "
+            "(instant, lossless:\n"
+            "                          parity with the published "
+            "simulators); one model\n"
+            "                          for every policy\n"
+            "      --grace S           seconds a preempted job has to "
+            "checkpoint (> 0; default:\n"
+            "                          the policy's, else 120)\n"
+            "      --ckpt-cost S       seconds a job needs to checkpoint "
+            "(default 30)\n"
+            "      --actuation-delay S seconds the world takes to carry "
+            "out a start or a\n"
+            "                          kill (default 0: at once)\n"
+            "      --node-events FILE  nodes going down, drained, up: CSV "
+            "time_s,node,state\n"
+            "      --mtbf H            nodes fail at random, H hours "
+            "apart on average (seeded)\n"
+            "      --mttr H            and are repaired after H hours on "
+            "average (default 1)\n"
+            "      --checkpointable W  all | none | trace (default trace)"
+            "\n"
+            "      --min-run [CLASS=]S no preemption before S seconds of "
+            "a run (CLASS low,\n"
+            "                          normal, high; e.g. "
+            "low=0,normal=600,high=3600)\n"
+            "      --max-preemptions [CLASS=]N   at most N preemptions "
+            "in a job's life\n"
+            "      --half-life S       decay of past usage (default "
+            "86400)\n"
+            "      --sweep-load LIST   run at each offered load (e.g. "
+            "0.6,0.8,1.0,1.2): the\n"
+            "                          cluster (NxG) is resized, tenants' "
+            "guarantees scaled\n\n"
+            "      --json              print JSON (an array for several "
+            "policies)\n"
+            "      --report DIR        write DIR/index.html with charts\n"
+            "      --jobs-csv FILE     write one row per job "
+            "(FILE.<policy>.csv for several)\n"
+            "      --runs-csv FILE     write one row per run interval of "
+            "a job: start, end,\n"
+            "                          GPUs, where, why it ended "
+            "(FILE.<policy>.csv for several)\n"
+            "      --skip-bad          skip malformed rows and report "
+            "them\n"
+            "      --no-wall           leave wall-clock figures out (for "
+            "byte-identical output)\n"
+            "      --no-progress       no progress line on a terminal\n"
+            "  -q, --quiet             no table (with --report or "
+            "--jobs-csv)\n");
 }
 
 static int parse_seconds(const char *opt, const char *s, double *out)
@@ -353,6 +361,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_NOPROG,
         O_TENANTS,
         O_GRACE,
+        O_PREEMPTION,
         O_CKPT_COST,
         O_DELAY,
         O_NODE_EVENTS,
@@ -384,6 +393,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"no-progress", no_argument, NULL, O_NOPROG},
         {"tenants", required_argument, NULL, O_TENANTS},
         {"grace", required_argument, NULL, O_GRACE},
+        {"preemption", required_argument, NULL, O_PREEMPTION},
         {"ckpt-cost", required_argument, NULL, O_CKPT_COST},
         {"actuation-delay", required_argument, NULL, O_DELAY},
         {"node-events", required_argument, NULL, O_NODE_EVENTS},
@@ -481,6 +491,24 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_GRACE:
             if (parse_seconds("--grace", optarg, &a->grace_s))
                 return 2;
+            if (a->grace_s == 0) {
+                fprintf(stderr, "gpupool: --grace: must be > 0 (the instant "
+                                "model is --preemption free)\n");
+                return 2;
+            }
+            break;
+        case O_PREEMPTION:
+            if (!strcmp(optarg, "graceful")) {
+                a->preemption = GP_PREEMPTION_GRACEFUL;
+            } else if (!strcmp(optarg, "free")) {
+                a->preemption = GP_PREEMPTION_FREE;
+            } else {
+                fprintf(stderr,
+                        "gpupool: --preemption: expected graceful or free, "
+                        "got '%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
         case O_CKPT_COST:
             if (parse_seconds("--ckpt-cost", optarg, &a->ckpt_cost_s))
@@ -1026,6 +1054,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 .tenants = tl.t,
                 .ntenants = tl.n,
                 .label = NULL,
+                .preemption = a->preemption,
                 .grace_us = a->grace_s < 0 ? GP_TIME_NONE
                                            : (int64_t)llround(a->grace_s * 1e6),
                 .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),

@@ -516,7 +516,9 @@ static void preemption_text(const struct gp_sim_config *cfg,
                  gp_us_to_s(grace_us), gp_us_to_s(cfg->ckpt_cost_us),
                  ckpt[cfg->ckpt], gp_us_to_s(cfg->restart_cost_us));
     else
-        snprintf(buf, len, "instant, work kept; restart %g s",
+        snprintf(buf, len,
+                 "free (instant, work kept; parity with the "
+                 "published simulators); restart %g s",
                  gp_us_to_s(cfg->restart_cost_us));
     if (cfg->actuation_delay_us > 0) {
         size_t n = strlen(buf);
@@ -569,6 +571,20 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     for (int k = 0; k < GP_NPRIO; k++) {
         cc.min_run_us[k] = cfg->min_run_us[k];
         cc.max_preemptions[k] = cfg->max_preemptions[k];
+    }
+    /* one preemption model for every policy: graceful unless the run asks
+     * for the free one */
+    if (cfg->preemption == GP_PREEMPTION_FREE) {
+        cc.grace_us = 0;
+    } else if (cfg->grace_us == GP_TIME_NONE) {
+        cc.grace_us = cfg->policy->default_grace_us > 0
+                          ? cfg->policy->default_grace_us
+                          : GP_SIM_GRACE_DEFAULT_US;
+    } else if (cfg->grace_us == 0) {
+        gp_cluster_free(cluster);
+        return gp_diag_set(diag, GP_EINVAL, "grace",
+                           "graceful preemption needs a grace period > 0 "
+                           "(the instant model is --preemption free)");
     }
     if ((rc = gp_core_new(&core, cluster, &cc, diag)) != GP_OK) {
         gp_cluster_free(cluster);

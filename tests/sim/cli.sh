@@ -98,7 +98,7 @@ expect 0 "settings" -- sim --trace "$trace" --cluster 1x4 \
     --policy fifo,las,sjf --seed 9 --no-wall
 has "$tmp/out" "trace       $trace (gpupool)" "settings"
 has "$tmp/out" "cluster     1x4, 4 GPUs" "settings"
-has "$tmp/out" "preemption  fifo, sjf: none (the policy never preempts); las: instant" \
+has "$tmp/out" "preemption  fifo, sjf: none (the policy never preempts); las: graceful: grace 120 s" \
     "settings"
 has "$tmp/out" "seed        9" "settings"
 version=$("$exe" version | cut -d' ' -f2)

@@ -475,7 +475,7 @@ static int64_t gang_start(const char *reserve_after)
         .model = GP_PLACE_PACK,
         .tenants = &t,
         .ntenants = 1,
-        .grace_us = 0,
+        .preemption = GP_PREEMPTION_FREE,
     };
     int64_t start = -1;
     size_t n = 0;

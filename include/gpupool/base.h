@@ -22,6 +22,27 @@ static inline double gp_us_to_s(int64_t us)
     return (double)us / 1e6;
 }
 
+/* a * b, or INT64_MAX / INT64_MIN where it would overflow: time x GPUs of
+ * a 100-year run on 100,000 GPUs does not fit int64 microseconds. */
+static inline int64_t gp_mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+/* a + b, saturating likewise. */
+static inline int64_t gp_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+
+    if (__builtin_add_overflow(a, b, &r))
+        return a < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 enum gp_log_level { GP_LOG_ERROR, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG };
 
 /* Everything from outside the core comes through here: the log sink and the

@@ -122,6 +122,9 @@ void *gp_arena_alloc(struct gp_arena *a, size_t size)
     size_t align = sizeof(max_align_t);
     void *p;
 
+    /* refuse before rounding: a huge size would wrap to a small one */
+    if (size > a->cap || a->used_total + size > a->cap)
+        return NULL;
     size = (size + align - 1) / align * align;
     if (size == 0)
         size = align;

@@ -178,12 +178,13 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
         if (useful < 0)
             useful = 0;
     }
-    j->gpu_us += held * (int64_t)j->where.gpus;
+    j->gpu_us = gp_add_sat(j->gpu_us, gp_mul_sat(held, j->where.gpus));
     j->held_us += held;
     j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
     if (j->duration_us > 0 && j->work_done_us > j->duration_us)
         j->work_done_us = j->duration_us;
-    j->attained_gpu_us += useful * (int64_t)j->where.gpus;
+    j->attained_gpu_us =
+        gp_add_sat(j->attained_gpu_us, gp_mul_sat(useful, j->where.gpus));
     c->busy -= j->where.gpus;
     gp__tenant_held(c, j->tenant, j->where.type, -(int64_t)j->where.gpus, -1);
     if (give)

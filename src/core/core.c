@@ -45,6 +45,10 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
             c->cfg.max_preemptions[k] = cfg->policy->default_max_preemptions[k];
     }
     c->env = cfg->env;
+    if (!(c->lc = calloc(1, sizeof(*c->lc)))) {
+        rc = gp_diag_set(diag, GP_ENOMEM, "core", "out of memory");
+        goto fail;
+    }
     c->view.core = c;
     c->plan.core = c;
     c->next_periodic_us = GP_TIME_NONE;
@@ -91,6 +95,7 @@ void gp_core_free(struct gp_core *c)
     gp_strtab_fini(&c->strs);
     gp_strtab_fini(&c->tenant_names);
     gp_cluster_free(c->cluster);
+    free(c->lc);
     free(c);
 }
 
@@ -156,7 +161,11 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
         c->round_id = 1;
     gp_arena_reset(&c->scratch);
     c->nactions = 0;
+    c->walk_err = GP_OK;
     rc = c->cfg.policy->schedule(c->ppriv, &c->view, &c->plan);
+    if (rc == GP_OK && c->walk_err != GP_OK)
+        rc = gp_diag_set(&diag, c->walk_err, "round",
+                         "no memory to walk the queues");
     gp__take_stopping(c); /* the books must show the true state from here on */
     if (rc == GP_OK)
         rc = gp__plan_validate(c, &diag);

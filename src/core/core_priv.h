@@ -15,6 +15,7 @@
 #ifndef GPUPOOL_CORE_PRIV_H
 #define GPUPOOL_CORE_PRIV_H
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,7 +108,12 @@ struct gp_core {
     uint32_t ntenants, captenants;
     uint32_t *tenant_by_name; /* tenant_names id -> tenant (or NONE) */
     uint32_t nby_name, cap_by_name;
-    bool ledger_stale;
+    /* the entitlements are a cache, brought up to date when read (also
+     * through a const core): the one piece of the core's state that
+     * reading changes, reached through a pointer rather than a cast */
+    struct ledger_cache {
+        bool stale;
+    } * lc;
     double decay_per_us; /* ln 2 / half-life */
     struct gp_predictor *predictor;
     uint64_t preempting_gpus;
@@ -126,6 +132,8 @@ struct gp_core {
     size_t nalive;
     uint64_t nsubmitted; /* the next job's seq */
     uint32_t *ext_index; /* external id -> slot, open addressing */
+    char **ext_mem;      /* slot -> its external id's memory (owned) */
+    uint32_t capext;
     uint32_t next_n, next_used, next_live;
 
     struct shape *shapes;
@@ -171,7 +179,17 @@ struct gp_core {
     uint32_t pit_cur_shape;
     uint32_t *rit;
     uint32_t nrit, caprit;
+    int walk_err; /* a walk ran out of memory: the round fails with it */
 };
+
+/* A call that cannot fail here, by an invariant of the core (say why at
+ * the call): checked in debug builds, evaluated in all. */
+#define GP__MUST(call)                                                         \
+    do {                                                                       \
+        int must_rc_ = (call);                                                 \
+        assert(must_rc_ == GP_OK);                                             \
+        (void)must_rc_;                                                        \
+    } while (0)
 
 static inline struct gp_job *J(const struct gp_core *c, uint32_t id)
 {
@@ -210,7 +228,7 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us);
 int gp__tenant_of(struct gp_core *c, const char *name, uint32_t *out);
 void gp__tenant_held(struct gp_core *c, uint32_t tenant, uint8_t type,
                      int64_t delta, int nrunning_delta);
-void gp__ledger_update(struct gp_core *c);
+void gp__ledger_update(const struct gp_core *c);
 void gp__ledger_round_end(struct gp_core *c);
 void gp__tenants_free(struct gp_core *c);
 

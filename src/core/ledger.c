@@ -20,7 +20,7 @@
 
 /* Bring a tenant's decayed usage up to now: with held GPUs h constant since
  * the last update, U(t) = U0 e^(-k dt) + h (1 - e^(-k dt)) / k. */
-static void tenant_touch(struct gp_core *c, struct tenant *t)
+static void tenant_touch(const struct gp_core *c, struct tenant *t)
 {
     int64_t dt = c->now_us - t->usage_t_us;
     double e;
@@ -43,7 +43,7 @@ void gp__tenant_held(struct gp_core *c, uint32_t tenant, uint8_t type,
     t->info.held = (uint64_t)((int64_t)t->info.held + delta);
     t->types[type].held = (uint64_t)((int64_t)t->types[type].held + delta);
     t->info.nrunning = (uint32_t)((int32_t)t->info.nrunning + nrunning_delta);
-    c->ledger_stale = true;
+    c->lc->stale = true;
 }
 
 /* The tenant named `name`, created on first use. Tenants are found by the
@@ -90,7 +90,7 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
     t->run_head = NONE;
     c->tenant_by_name[id] = idx;
     *out = idx;
-    c->ledger_stale = true;
+    c->lc->stale = true;
     return GP_OK;
 }
 
@@ -214,7 +214,7 @@ int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
     t->info.lend_limit = spec->lend_limit;
     if (parent != GP_TENANT_NONE)
         c->tenants[parent].has_children = true;
-    c->ledger_stale = true;
+    c->lc->stale = true;
     return GP_OK;
 }
 
@@ -276,7 +276,7 @@ static void water_fill(struct wf *m, size_t n, double capacity)
 
 /* Share `capacity` among the children of `parent` (NONE = the top level),
  * listed in `kids` in index order, and the parent's own jobs. */
-static void share_level(struct gp_core *c, uint32_t parent,
+static void share_level(const struct gp_core *c, uint32_t parent,
                         const uint32_t *kids, uint32_t nkids, double capacity,
                         struct wf *m)
 {
@@ -323,12 +323,12 @@ static void share_level(struct gp_core *c, uint32_t parent,
     }
 }
 
-void gp__ledger_update(struct gp_core *c)
+void gp__ledger_update(const struct gp_core *c)
 {
     uint32_t nt = c->ntenants, *start, *kids, *fill;
     struct wf *m;
 
-    if (!c->ledger_stale)
+    if (!c->lc->stale)
         return;
     /* children by parent, in index order: kids[start[p]..start[p+1]),
      * the top level at p = nt */
@@ -368,7 +368,7 @@ void gp__ledger_update(struct gp_core *c)
         if (c->tenants[k].has_children)
             share_level(c, k, kids + start[k], start[k + 1] - start[k],
                         c->tenants[k].sub_entitled, m);
-    c->ledger_stale = false;
+    c->lc->stale = false;
 out:
     free(start);
     free(fill);
@@ -401,12 +401,9 @@ void gp__tenants_free(struct gp_core *c)
     free(c->tenant_by_name);
 }
 
-const struct gp_tenant_info *gp_core_tenant_info(const struct gp_core *cc,
+const struct gp_tenant_info *gp_core_tenant_info(const struct gp_core *c,
                                                  uint32_t tenant)
 {
-    /* logically const: entitlements are a cache of the ledger */
-    struct gp_core *c = (struct gp_core *)(uintptr_t)cc;
-
     if (tenant >= c->ntenants)
         return NULL;
     gp__ledger_update(c); /* usage is as of the last change in the ledger */

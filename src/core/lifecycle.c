@@ -216,7 +216,7 @@ static int enter_stopping(struct gp_core *c, struct gp_job *j,
         c->tenants[beneficiary].info.incoming += j->where.gpus;
         c->tenants[beneficiary].types[j->where.type].incoming += j->where.gpus;
     }
-    c->ledger_stale = true;
+    c->lc->stale = true;
     return GP_OK;
 }
 
@@ -241,7 +241,7 @@ void gp__leave_preempting(struct gp_core *c, struct gp_job *j)
     j->reclaim_for = GP_TENANT_NONE;
     j->stop_reason = GP_STOP_NONE;
     c->running_epoch++;
-    c->ledger_stale = true;
+    c->lc->stale = true;
 }
 
 /* A running or stopping job leaves its resources and waits again, keeping
@@ -288,8 +288,10 @@ void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
     close_run(c, j, now_us, true);
     if (how == GP_JOB_COMPLETED && j->duration_us > 0)
         j->work_done_us = j->duration_us;
-    if (how == GP_JOB_COMPLETED && j->work_done_us > 0)
-        (void)gp_predictor_learn(c->predictor, j, j->work_done_us);
+    if (how == GP_JOB_COMPLETED && j->work_done_us > 0 &&
+        gp_predictor_learn(c->predictor, j, j->work_done_us) != GP_OK)
+        gp_logf(c->env, GP_LOG_WARN,
+                "job %s: no memory to learn its run time from", j->ext);
     j->state = how;
     j->end_us = now_us;
     c->dirty = true;

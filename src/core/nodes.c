@@ -167,7 +167,7 @@ static int recheck_shapes(struct gp_core *c)
 static int capacity_changed(struct gp_core *c)
 {
     c->dirty = true;
-    c->ledger_stale = true;
+    c->lc->stale = true;
     return recheck_shapes(c);
 }
 

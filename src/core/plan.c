@@ -136,12 +136,9 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
             gp__take_stopping(c);
             gp_cluster_give(c->cluster, &a->where, &d);
         } else if (c->cfg.grace_us == 0) {
-            /* cannot fail: every later action was undone first */
-            int rc;
-
             gp__take_stopping(c);
-            rc = gp_cluster_take(c->cluster, &a->where, &d);
-            (void)rc;
+            /* every later action was undone first: the GPUs are free */
+            GP__MUST(gp_cluster_take(c->cluster, &a->where, &d));
         }
         j->plan_op = 0;
         j->plan_mark = 0;

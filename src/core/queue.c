@@ -240,7 +240,7 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j)
     c->npending++;
     c->tenants[j->tenant].info.npending++;
     c->tenants[j->tenant].info.pending_gpus += j->demand.gpus;
-    c->ledger_stale = true;
+    c->lc->stale = true;
     return GP_OK;
 }
 
@@ -254,7 +254,7 @@ void gp__pending_remove(struct gp_core *c, struct gp_job *j)
     c->npending--;
     c->tenants[j->tenant].info.npending--;
     c->tenants[j->tenant].info.pending_gpus -= j->demand.gpus;
-    c->ledger_stale = true;
+    c->lc->stale = true;
 }
 
 int gp__running_push(struct gp_core *c, struct gp_job *j)
@@ -385,6 +385,7 @@ void gp_pending_iter_skip_tenant(struct gp_pending_iter *it)
 const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
 {
     struct gp_core *c = it->state;
+    int rc;
 
     while (c->npit > 0) {
         struct pit_entry e = pit_pop(c->pit, &c->npit, c);
@@ -392,9 +393,13 @@ const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
 
         if (c->pit_skip[e.shape] || (t != NONE && c->pit_skip_tenant[t]))
             continue;
-        /* a failed push only shortens the walk; the round stays valid */
-        (void)pit_push_at(c, e.shape, 2 * e.idx + 1);
-        (void)pit_push_at(c, e.shape, 2 * e.idx + 2);
+        /* a failed push would shorten the walk: the round fails with it
+         * (gp_core_round), no job is silently passed over */
+        if ((rc = pit_push_at(c, e.shape, 2 * e.idx + 1)) != GP_OK ||
+            (rc = pit_push_at(c, e.shape, 2 * e.idx + 2)) != GP_OK) {
+            c->walk_err = rc;
+            break;
+        }
         c->pit_cur_shape = e.shape;
         it->cur = J(c, e.q.id);
         return it->cur;
@@ -423,9 +428,12 @@ GP_HEAP_DEFINE(rit, uint32_t, rit_before, GP_HEAP_UNMOVED)
 
 static void rit_push_at(struct gp_core *c, uint32_t idx)
 {
-    /* a failed push only shortens the walk of victims */
-    if (idx < c->nrunning)
-        (void)rit_push(&c->rit, &c->nrit, &c->caprit, idx, c);
+    int rc;
+
+    /* a failed push would shorten the walk of victims: the round fails */
+    if (idx < c->nrunning &&
+        (rc = rit_push(&c->rit, &c->nrit, &c->caprit, idx, c)) != GP_OK)
+        c->walk_err = rc;
 }
 
 int gp_running_iter_init(struct gp_running_iter *it, const struct gp_view *v)

@@ -98,11 +98,20 @@ static void ext_remove(struct gp_core *c, const struct gp_job *j)
     }
 }
 
-/* The free list can hold every slot: grown with the store. */
+/* The free list can hold every slot, and every slot has a place for the
+ * memory of its external id: grown with the store. */
 static int reserve_free(struct gp_core *c)
 {
-    return gp__grow((void **)&c->free_slots, &c->capfree, sizeof(uint32_t),
-                    (uint32_t)c->njobs + 1);
+    uint32_t need = (uint32_t)c->njobs + 1, had = c->capext;
+    int rc;
+
+    if ((rc = gp__grow((void **)&c->free_slots, &c->capfree, sizeof(uint32_t),
+                       need)) ||
+        (rc = gp__grow((void **)&c->ext_mem, &c->capext, sizeof(char *), need)))
+        return rc;
+    if (c->capext > had)
+        memset(c->ext_mem + had, 0, (c->capext - had) * sizeof(char *));
+    return GP_OK;
 }
 
 int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out)
@@ -151,10 +160,13 @@ int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out)
     j->gen = gen;
     j->seq = c->nsubmitted;
     j->ext = copy ? copy : "";
+    c->ext_mem[slot] = copy;
     if (copy && (rc = ext_add(c, j)) != GP_OK) {
         free(copy);
+        c->ext_mem[slot] = NULL;
         j->ext = "";
-        j->gen = gen;
+        j->gen = gen + 1;
+        j->retired = true;
         c->free_slots[c->nfree++] = slot; /* room: reserved above */
         return rc;
     }
@@ -167,10 +179,10 @@ int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out)
 /* Give the slot back: the job is forgotten, its handle finds nothing. */
 void gp__job_release(struct gp_core *c, struct gp_job *j)
 {
-    if (*j->ext) {
+    if (*j->ext)
         ext_remove(c, j);
-        free((char *)(uintptr_t)j->ext);
-    }
+    free(c->ext_mem[j->id]);
+    c->ext_mem[j->id] = NULL;
     gp_placement_fini(&j->where);
     j->ext = "";
     j->gen++;
@@ -210,12 +222,10 @@ int gp_core_retire(struct gp_core *c, uint64_t handle)
 void gp__jobs_free(struct gp_core *c)
 {
     for (size_t i = 0; i < c->njobs; i++) {
-        struct gp_job *j = J(c, (uint32_t)i);
-
-        gp_placement_fini(&j->where);
-        if (j->ext && *j->ext)
-            free((char *)(uintptr_t)j->ext);
+        gp_placement_fini(&J(c, (uint32_t)i)->where);
+        free(c->ext_mem[i]);
     }
+    free(c->ext_mem);
     for (size_t i = 0; i < c->nchunks; i++)
         free(c->chunks[i]);
     free(c->chunks);

@@ -78,7 +78,8 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
         if (j->state != GP_JOB_RUNNING || j->starts != t.gen)
             continue; /* stale: the job left or restarted since */
         gp__running_rerank(c, j);
-        (void)gp__arm_rank_timer(c, j);
+        /* the pop above left room in the heap: arming cannot fail */
+        GP__MUST(gp__arm_rank_timer(c, j));
         c->dirty = true;
     }
 }

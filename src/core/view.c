@@ -46,7 +46,8 @@ void gp__take_stopping(struct gp_core *c)
     for (uint32_t k = c->npreempting; k-- > 0;) {
         struct gp_job *p = J(c, c->preempting[k]);
 
-        (void)gp_cluster_take(c->cluster, &p->where, &p->demand);
+        /* given by gp__give_stopping, nothing else took them since */
+        GP__MUST(gp_cluster_take(c->cluster, &p->where, &p->demand));
     }
     c->given_gpus = 0;
     memset(c->given_type_gpus, 0, sizeof(c->given_type_gpus));
@@ -142,7 +143,8 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
         if (x->state != GP_JOB_RUNNING ||
             (!graceful && gp_plan_has(&c->plan, x)))
             continue;
-        (void)gp_cluster_take(c->cluster, &x->where, &x->demand);
+        /* given just above; the fit only asked */
+        GP__MUST(gp_cluster_take(c->cluster, &x->where, &x->demand));
     }
     return rc;
 }

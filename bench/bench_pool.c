@@ -308,7 +308,7 @@ static int round_now(struct bench *b, double *ms)
 
 static int setup(struct bench *b, uint64_t seed, struct gp_diag *diag)
 {
-    static const struct gp_env env = {NULL, NULL, GP_LOG_ERROR, 1};
+    static const struct gp_env env = {.log_level = GP_LOG_ERROR, .seed = 1};
     struct gp_core_config cfg = {
         .policy = gp_policy_find("pool"),
         .model = GP_PLACE_PACK,

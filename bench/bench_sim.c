@@ -347,7 +347,8 @@ static int simulate(const struct bcase *c, const struct gp_workload *w,
                     bool timed, struct gp_metrics **out, uint64_t *gpus,
                     struct gp_tenant_list *vt, struct gp_diag *diag)
 {
-    struct gp_env env = {log_stderr, NULL, GP_LOG_WARN, seed};
+    struct gp_env env = {
+        .log = log_stderr, .log_level = GP_LOG_WARN, .seed = seed};
     struct gp_sim_config cfg = {
         .policy = gp_policy_find(c->policy),
         .model = GP_PLACE_PACK,

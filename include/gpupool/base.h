@@ -45,14 +45,30 @@ static inline int64_t gp_add_sat(int64_t a, int64_t b)
 
 enum gp_log_level { GP_LOG_ERROR, GP_LOG_WARN, GP_LOG_INFO, GP_LOG_DEBUG };
 
-/* Everything from outside the core comes through here: the log sink and the
- * random seed. No globals, no clocks. */
+/* Everything from outside the core comes through here: the log sink, the
+ * random seed and the allocator. No globals, no clocks. */
 struct gp_env {
     void (*log)(void *priv, enum gp_log_level level, const char *msg);
     void *log_priv;
     enum gp_log_level log_level;
     uint64_t seed;
+    /* optional: the allocator, with realloc's contract (ptr NULL: a new
+     * block; size 0: free ptr and return NULL). NULL = the C library's.
+     * Every allocation of the core, its string tables, arenas, predictor
+     * and policies goes through it; the cluster's own (nodes, indexes,
+     * placement copies) does not. Tests fail the n-th allocation with it;
+     * a daemon can account memory. */
+    void *(*realloc)(void *priv, void *ptr, size_t size);
+    void *alloc_priv;
 };
+
+/* Allocation through an environment (env may be NULL). gp_env_calloc
+ * zeroes and refuses n * size that overflows; gp_env_realloc with size 0
+ * frees. NULL when out of memory. */
+void *gp_env_alloc(const struct gp_env *env, size_t size);
+void *gp_env_calloc(const struct gp_env *env, size_t n, size_t size);
+void *gp_env_realloc(const struct gp_env *env, void *ptr, size_t size);
+void gp_env_free(const struct gp_env *env, void *ptr);
 
 void gp_logf(const struct gp_env *env, enum gp_log_level level, const char *fmt,
              ...) __attribute__((format(printf, 3, 4)));
@@ -71,9 +87,13 @@ double gp_rng_unit(struct gp_rng *rng);
 struct gp_arena {
     struct gp_arena_block *head;
     size_t used_total;
-    size_t cap; /* 0 = 1 GiB */
+    size_t cap;               /* 0 = 1 GiB */
+    const struct gp_env *env; /* its allocator (NULL = the C library) */
 };
 void gp_arena_init(struct gp_arena *a, size_t cap);
+/* The same, allocating through env. */
+void gp_arena_init_env(struct gp_arena *a, size_t cap,
+                       const struct gp_env *env);
 void gp_arena_fini(struct gp_arena *a);
 void gp_arena_reset(struct gp_arena *a);
 void *gp_arena_alloc(struct gp_arena *a, size_t size);
@@ -87,9 +107,12 @@ struct gp_strtab {
     uint32_t *slots; /* open addressing: id or 0 */
     uint32_t nslots; /* power of two */
     struct gp_arena mem;
-    char empty[1]; /* the string of id 0 */
+    const struct gp_env *env; /* its allocator (NULL = the C library) */
+    char empty[1];            /* the string of id 0 */
 };
 void gp_strtab_init(struct gp_strtab *t);
+/* The same, allocating through env. */
+void gp_strtab_init_env(struct gp_strtab *t, const struct gp_env *env);
 void gp_strtab_fini(struct gp_strtab *t);
 /* Intern s (len bytes, or strlen when len is (size_t)-1). */
 int gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len,

@@ -37,11 +37,13 @@ const char *gp_predict_source_name(enum gp_predict_source s);
 struct gp_predictor;
 
 /* cfg may be NULL for the defaults; a field left 0 takes its default (a
- * window under 3 lowers the default min_samples to the window).
+ * window under 3 lowers the default min_samples to the window). Memory
+ * comes through env's allocator (NULL = the C library's).
  * GP_EINVAL: window > 255, min_samples > window or default_us < 0.
  * GP_ENOMEM. */
 int gp_predictor_new(struct gp_predictor **out,
-                     const struct gp_predictor_config *cfg);
+                     const struct gp_predictor_config *cfg,
+                     const struct gp_env *env);
 void gp_predictor_free(struct gp_predictor *p);
 
 /* Predicted run time of the job in microseconds (> 0), and which key gave

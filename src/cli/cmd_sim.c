@@ -869,8 +869,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     struct gp_metrics *runs[MAX_POLICIES] = {0};
     size_t npol = 0, nrun = 0;
     struct gp_trace_opts topts = {a->format, a->trace_aux, a->skip_bad};
-    struct gp_env env = {log_stderr, NULL,
-                         a->verbose ? GP_LOG_DEBUG : GP_LOG_WARN, a->seed};
+    struct gp_env env = {.log = log_stderr,
+                         .log_level = a->verbose ? GP_LOG_DEBUG : GP_LOG_WARN,
+                         .seed = a->seed};
     struct gp_workload wl;
     struct gp_tenant_list tl;
     struct gp_trace *trace = NULL;

@@ -63,6 +63,41 @@ double gp_rng_unit(struct gp_rng *rng)
     return (double)(gp_rng_next(rng) >> 11) * 0x1.0p-53;
 }
 
+/* ---- allocation ---------------------------------------------------------- */
+
+void *gp_env_realloc(const struct gp_env *env, void *ptr, size_t size)
+{
+    if (env && env->realloc)
+        return env->realloc(env->alloc_priv, ptr, size);
+    if (size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, size);
+}
+
+void *gp_env_alloc(const struct gp_env *env, size_t size)
+{
+    return gp_env_realloc(env, NULL, size ? size : 1);
+}
+
+void *gp_env_calloc(const struct gp_env *env, size_t n, size_t size)
+{
+    void *p;
+
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    if ((p = gp_env_alloc(env, n * size)))
+        memset(p, 0, n * size);
+    return p;
+}
+
+void gp_env_free(const struct gp_env *env, void *ptr)
+{
+    if (ptr)
+        (void)gp_env_realloc(env, ptr, 0); /* frees: returns NULL */
+}
+
 /* ---- arena -------------------------------------------------------------- */
 
 struct gp_arena_block {
@@ -75,9 +110,15 @@ struct gp_arena_block {
 
 void gp_arena_init(struct gp_arena *a, size_t cap)
 {
+    gp_arena_init_env(a, cap, NULL);
+}
+
+void gp_arena_init_env(struct gp_arena *a, size_t cap, const struct gp_env *env)
+{
     a->head = NULL;
     a->used_total = 0;
     a->cap = cap ? cap : ((size_t)1 << 30);
+    a->env = env;
 }
 
 void gp_arena_fini(struct gp_arena *a)
@@ -86,7 +127,7 @@ void gp_arena_fini(struct gp_arena *a)
 
     for (; b; b = next) {
         next = b->next;
-        free(b);
+        gp_env_free(a->env, b);
     }
     a->head = NULL;
     a->used_total = 0;
@@ -107,7 +148,7 @@ void gp_arena_reset(struct gp_arena *a)
     for (b = a->head; b;) {
         struct gp_arena_block *next = b->next;
         if (b != keep)
-            free(b);
+            gp_env_free(a->env, b);
         b = next;
     }
     keep->next = NULL;
@@ -139,9 +180,9 @@ void *gp_arena_alloc(struct gp_arena *a, size_t size)
         if (b && b->used == 0 && b->size < bsize) {
             /* an empty head that is too small: replace it */
             a->head = b->next;
-            free(b);
+            gp_env_free(a->env, b);
         }
-        b = malloc(sizeof(*b) + bsize);
+        b = gp_env_alloc(a->env, sizeof(*b) + bsize);
         if (!b)
             return NULL;
         b->size = bsize;
@@ -170,14 +211,20 @@ static uint32_t hash_bytes(const char *s, size_t len)
 
 void gp_strtab_init(struct gp_strtab *t)
 {
+    gp_strtab_init_env(t, NULL);
+}
+
+void gp_strtab_init_env(struct gp_strtab *t, const struct gp_env *env)
+{
     memset(t, 0, sizeof(*t));
-    gp_arena_init(&t->mem, (size_t)8 << 30);
+    t->env = env;
+    gp_arena_init_env(&t->mem, (size_t)8 << 30, env);
 }
 
 void gp_strtab_fini(struct gp_strtab *t)
 {
-    free(t->strs);
-    free(t->slots);
+    gp_env_free(t->env, t->strs);
+    gp_env_free(t->env, t->slots);
     gp_arena_fini(&t->mem);
     memset(t, 0, sizeof(*t));
 }
@@ -185,7 +232,7 @@ void gp_strtab_fini(struct gp_strtab *t)
 static int grow_slots(struct gp_strtab *t)
 {
     uint32_t n = t->nslots ? t->nslots * 2 : 64;
-    uint32_t *slots = calloc(n, sizeof(*slots));
+    uint32_t *slots = gp_env_calloc(t->env, n, sizeof(*slots));
 
     if (!slots)
         return GP_ENOMEM;
@@ -197,7 +244,7 @@ static int grow_slots(struct gp_strtab *t)
             i = (i + 1) & (n - 1);
         slots[i] = id;
     }
-    free(t->slots);
+    gp_env_free(t->env, t->slots);
     t->slots = slots;
     t->nslots = n;
     return GP_OK;
@@ -236,7 +283,7 @@ int gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len,
     }
     if (t->nstrs == 0) { /* slot 0 is the empty "no string" */
         t->cap = 64;
-        if (!(t->strs = malloc(t->cap * sizeof(*t->strs))))
+        if (!(t->strs = gp_env_alloc(t->env, t->cap * sizeof(*t->strs))))
             return GP_ENOMEM;
         t->strs[0] = t->empty;
         t->nstrs = 1;
@@ -244,7 +291,8 @@ int gp_strtab_intern(struct gp_strtab *t, const char *s, size_t len,
     if ((t->nstrs + 1) * 2 > t->nslots && grow_slots(t) != GP_OK)
         return GP_ENOMEM;
     if (t->nstrs == t->cap) {
-        char **strs = realloc(t->strs, t->cap * 2 * sizeof(*strs));
+        char **strs =
+            gp_env_realloc(t->env, t->strs, t->cap * 2 * sizeof(*strs));
 
         if (!strs)
             return GP_ENOMEM;

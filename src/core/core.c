@@ -30,7 +30,7 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
                            "policy '%s' takes no options", cfg->policy->name);
     if ((rc = gp_cluster_seal(cluster)) != GP_OK)
         return gp_diag_set(diag, rc, "cluster", "the cluster has no nodes");
-    if (!(c = calloc(1, sizeof(*c))))
+    if (!(c = gp_env_calloc(cfg->env, 1, sizeof(*c))))
         return gp_diag_set(diag, GP_ENOMEM, "core", "out of memory");
     /* from here every failure leaves through fail: the cluster stays the
      * caller's, and the policy is finished only if it was started */
@@ -45,20 +45,21 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
             c->cfg.max_preemptions[k] = cfg->policy->default_max_preemptions[k];
     }
     c->env = cfg->env;
-    if (!(c->lc = calloc(1, sizeof(*c->lc)))) {
+    if (!(c->lc = gp_env_calloc(c->env, 1, sizeof(*c->lc)))) {
         rc = gp_diag_set(diag, GP_ENOMEM, "core", "out of memory");
         goto fail;
     }
     c->view.core = c;
     c->plan.core = c;
     c->next_periodic_us = GP_TIME_NONE;
-    gp_strtab_init(&c->strs);
-    gp_strtab_init(&c->tenant_names);
-    gp_arena_init(&c->scratch, 0);
+    gp_strtab_init_env(&c->strs, c->env);
+    gp_strtab_init_env(&c->tenant_names, c->env);
+    gp_arena_init_env(&c->scratch, 0, c->env);
     c->decay_per_us = log(2.0) / (double)(cfg->usage_half_life_us > 0
                                               ? cfg->usage_half_life_us
                                               : 24 * 3600 * GP_US_PER_S);
-    if ((rc = gp_predictor_new(&c->predictor, cfg->predictor)) != GP_OK) {
+    if ((rc = gp_predictor_new(&c->predictor, cfg->predictor, c->env)) !=
+        GP_OK) {
         gp_diag_set(diag, rc, "core", "out of memory");
         goto fail;
     }
@@ -85,18 +86,18 @@ void gp_core_free(struct gp_core *c)
     gp__jobs_free(c);
     gp__queues_free(c);
     gp__tenants_free(c);
-    free(c->timers);
-    free(c->actions);
-    free(c->outbox);
-    free(c->taken);
-    free(c->preempting);
+    gp_env_free(c->env, c->timers);
+    gp_env_free(c->env, c->actions);
+    gp_env_free(c->env, c->outbox);
+    gp_env_free(c->env, c->taken);
+    gp_env_free(c->env, c->preempting);
     gp_predictor_free(c->predictor);
     gp_arena_fini(&c->scratch);
     gp_strtab_fini(&c->strs);
     gp_strtab_fini(&c->tenant_names);
     gp_cluster_free(c->cluster);
-    free(c->lc);
-    free(c);
+    gp_env_free(c->env, c->lc);
+    gp_env_free(c->env, c);
 }
 
 int64_t gp_core_next_wakeup(const struct gp_core *c)
@@ -125,13 +126,19 @@ static int reserve(struct gp_core *c)
     uint32_t n = (uint32_t)c->nactions;
     int rc;
 
-    if ((rc = gp__grow((void **)&c->outbox, &c->capoutbox, sizeof(*c->outbox),
-                       c->noutbox + n)) ||
-        (rc = gp__grow((void **)&c->running, &c->caprunning, sizeof(uint32_t),
-                       c->nrunning + n)) ||
-        (rc = gp__grow((void **)&c->preempting, &c->cappreempting,
-                       sizeof(uint32_t), c->npreempting + n)))
+    if ((rc = gp__grow(c->env, (void **)&c->outbox, &c->capoutbox,
+                       sizeof(*c->outbox), c->noutbox + n)) ||
+        (rc = gp__grow(c->env, (void **)&c->running, &c->caprunning,
+                       sizeof(uint32_t), c->nrunning + n)) ||
+        (rc = gp__grow(c->env, (void **)&c->preempting, &c->cappreempting,
+                       sizeof(uint32_t), c->npreempting + n)) ||
+        (rc = gp__timer_reserve(c, n)))
         return rc;
+    /* free preemptions requeue their jobs at once */
+    for (size_t i = 0; i < c->nactions; i++)
+        if (c->actions[i].op == OP_PREEMPT && c->cfg.grace_us == 0 &&
+            (rc = gp__pending_reserve(c, J(c, c->actions[i].job))) != GP_OK)
+            return rc;
     return GP_OK;
 }
 

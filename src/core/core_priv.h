@@ -211,6 +211,9 @@ int gp__shape_of(struct gp_core *c, const struct gp_demand *d, uint32_t tenant,
                  uint32_t *out);
 void gp__set_rank(struct gp_core *c, struct gp_job *j);
 int gp__pending_push(struct gp_core *c, struct gp_job *j);
+/* Room for the job in its pending heap, so that gp__pending_push then
+ * cannot fail: for moves that must take effect whole. */
+int gp__pending_reserve(struct gp_core *c, const struct gp_job *j);
 void gp__pending_remove(struct gp_core *c, struct gp_job *j);
 int gp__running_push(struct gp_core *c, struct gp_job *j);
 void gp__running_remove(struct gp_core *c, struct gp_job *j);
@@ -221,6 +224,8 @@ void gp__queues_free(struct gp_core *c);
 /* timer.c */
 int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
                    uint8_t kind);
+/* Room for n more timers. */
+int gp__timer_reserve(struct gp_core *c, uint32_t n);
 int gp__arm_rank_timer(struct gp_core *c, struct gp_job *j);
 void gp__fire_timers(struct gp_core *c, int64_t now_us);
 
@@ -251,6 +256,8 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
                     const struct gp_placement *where);
 int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,
              int64_t deadline_us, bool done);
+/* Room for n more actions to the world. */
+int gp__outbox_reserve(struct gp_core *c, uint32_t n);
 /* The grace period of a stopping job ran out: kill it. */
 int gp__grace_over(struct gp_core *c, struct gp_job *j);
 

@@ -16,7 +16,7 @@
  *   void name_fix(T *h, uint32_t n, uint32_t i, void *ctx)  after a change
  *   void name_remove(T *h, uint32_t *n, uint32_t i, void *ctx)
  *   T name_pop(T *h, uint32_t *n, void *ctx)                n must be > 0
- *   int name_push(T **h, uint32_t *n, uint32_t *cap, T x, void *ctx)
+ *   int name_push(env, T **h, uint32_t *n, uint32_t *cap, T x, void *ctx)
  *
  * `before(const T *a, const T *b, void *ctx)` says a belongs above b; it
  * must be a strict total order for the heap's order to depend on nothing
@@ -31,11 +31,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "gpupool/err.h"
+#include "gpupool/base.h"
 
-/* Grow an array to hold at least `need` elements, doubling; GP_ENOMEM
- * past 2^31 elements or when allocation fails (the array is unchanged). */
-static inline int gp__grow(void **p, uint32_t *cap, size_t elem, uint32_t need)
+/* Grow an array to hold at least `need` elements, doubling, through env's
+ * allocator (NULL = the C library's); GP_ENOMEM past 2^31 elements or
+ * when allocation fails (the array is unchanged). */
+static inline int gp__grow(const struct gp_env *env, void **p, uint32_t *cap,
+                           size_t elem, uint32_t need)
 {
     uint32_t n;
     void *q;
@@ -48,7 +50,8 @@ static inline int gp__grow(void **p, uint32_t *cap, size_t elem, uint32_t need)
             return GP_ENOMEM;
         n *= 2;
     }
-    if ((size_t)n > SIZE_MAX / elem || !(q = realloc(*p, (size_t)n * elem)))
+    if ((size_t)n > SIZE_MAX / elem ||
+        !(q = gp_env_realloc(env, *p, (size_t)n * elem)))
         return GP_ENOMEM;
     *p = q;
     *cap = n;
@@ -115,9 +118,10 @@ static inline int gp__grow(void **p, uint32_t *cap, size_t elem, uint32_t need)
         return top;                                                            \
     }                                                                          \
     __attribute__((unused)) static int name##_push(                            \
-        T **h, uint32_t *n, uint32_t *cap, T x, void *ctx)                     \
+        const struct gp_env *env, T **h, uint32_t *n, uint32_t *cap, T x,      \
+        void *ctx)                                                             \
     {                                                                          \
-        int rc_ = gp__grow((void **)h, cap, sizeof(T), *n + 1);                \
+        int rc_ = gp__grow(env, (void **)h, cap, sizeof(T), *n + 1);           \
         if (rc_ != GP_OK)                                                      \
             return rc_;                                                        \
         (*h)[*n] = x;                                                          \

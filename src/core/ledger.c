@@ -58,7 +58,7 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
 
     if ((rc = gp_strtab_intern(&c->tenant_names, name, (size_t)-1, &id)))
         return rc;
-    if ((rc = gp__grow((void **)&c->tenant_by_name, &c->cap_by_name,
+    if ((rc = gp__grow(c->env, (void **)&c->tenant_by_name, &c->cap_by_name,
                        sizeof(uint32_t), id + 1)))
         return rc;
     while (c->nby_name <= id)
@@ -67,16 +67,16 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
         *out = c->tenant_by_name[id];
         return GP_OK;
     }
-    if ((rc = gp__grow((void **)&c->tenants, &c->captenants,
+    if ((rc = gp__grow(c->env, (void **)&c->tenants, &c->captenants,
                        sizeof(*c->tenants), c->ntenants + 1)))
         return rc;
     {
-        uint8_t *p = realloc(c->pit_skip_tenant, c->captenants);
+        uint8_t *p = gp_env_realloc(c->env, c->pit_skip_tenant, c->captenants);
         if (!p)
             return GP_ENOMEM;
         c->pit_skip_tenant = p;
     }
-    if (!(types = calloc(GP_MAX_GPU_TYPES, sizeof(*types))))
+    if (!(types = gp_env_calloc(c->env, GP_MAX_GPU_TYPES, sizeof(*types))))
         return GP_ENOMEM;
     idx = c->ntenants++;
     t = &c->tenants[idx];
@@ -332,10 +332,10 @@ void gp__ledger_update(const struct gp_core *c)
         return;
     /* children by parent, in index order: kids[start[p]..start[p+1]),
      * the top level at p = nt */
-    start = calloc((size_t)nt + 2, sizeof(*start));
-    fill = calloc((size_t)nt + 1, sizeof(*fill));
-    kids = calloc((size_t)nt + 1, sizeof(*kids));
-    m = malloc(((size_t)nt + 1) * sizeof(*m));
+    start = gp_env_calloc(c->env, (size_t)nt + 2, sizeof(*start));
+    fill = gp_env_calloc(c->env, (size_t)nt + 1, sizeof(*fill));
+    kids = gp_env_calloc(c->env, (size_t)nt + 1, sizeof(*kids));
+    m = gp_env_alloc(c->env, ((size_t)nt + 1) * sizeof(*m));
     if (!start || !fill || !kids || !m)
         goto out; /* the last entitlements stand; try again next time */
     for (uint32_t k = 0; k < nt; k++) {
@@ -370,10 +370,10 @@ void gp__ledger_update(const struct gp_core *c)
                         c->tenants[k].sub_entitled, m);
     c->lc->stale = false;
 out:
-    free(start);
-    free(fill);
-    free(kids);
-    free(m);
+    gp_env_free(c->env, start);
+    gp_env_free(c->env, fill);
+    gp_env_free(c->env, kids);
+    gp_env_free(c->env, m);
 }
 
 /* What was reclaimed is kept for one round after the last victim stopped;
@@ -394,11 +394,11 @@ void gp__ledger_round_end(struct gp_core *c)
 void gp__tenants_free(struct gp_core *c)
 {
     for (uint32_t t = 0; t < c->ntenants; t++) {
-        free(c->tenants[t].shapes);
-        free(c->tenants[t].types);
+        gp_env_free(c->env, c->tenants[t].shapes);
+        gp_env_free(c->env, c->tenants[t].types);
     }
-    free(c->tenants);
-    free(c->tenant_by_name);
+    gp_env_free(c->env, c->tenants);
+    gp_env_free(c->env, c->tenant_by_name);
 }
 
 const struct gp_tenant_info *gp_core_tenant_info(const struct gp_core *c,

@@ -124,13 +124,19 @@ nomem:
 
 /* ---- actions for the world ---------------------------------------------- */
 
+int gp__outbox_reserve(struct gp_core *c, uint32_t n)
+{
+    return gp__grow(c->env, (void **)&c->outbox, &c->capoutbox,
+                    sizeof(*c->outbox), c->noutbox + n);
+}
+
 int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,
              int64_t deadline_us, bool done)
 {
     int rc;
 
-    if ((rc = gp__grow((void **)&c->outbox, &c->capoutbox, sizeof(*c->outbox),
-                       c->noutbox + 1)) != GP_OK)
+    if ((rc = gp__grow(c->env, (void **)&c->outbox, &c->capoutbox,
+                       sizeof(*c->outbox), c->noutbox + 1)) != GP_OK)
         return rc;
     c->outbox[c->noutbox++] = (struct gp_action){
         .kind = kind,
@@ -200,7 +206,7 @@ static int enter_stopping(struct gp_core *c, struct gp_job *j,
 {
     int rc;
 
-    if ((rc = gp__grow((void **)&c->preempting, &c->cappreempting,
+    if ((rc = gp__grow(c->env, (void **)&c->preempting, &c->cappreempting,
                        sizeof(uint32_t), c->npreempting + 1)))
         return rc;
     j->heap_pos = c->npreempting;
@@ -256,8 +262,8 @@ int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
 int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
                    bool give, int64_t now_us, bool preempted)
 {
-    int rc;
-
+    /* callers reserve first (gp__pending_reserve): from here nothing
+     * fails */
     close_run(c, j, now_us, give);
     if (saved < 0)
         saved = 0;
@@ -269,8 +275,7 @@ int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
         j->preemptions++;
     j->requeued_by = preempted ? GP_STOP_PREEMPT : GP_STOP_NODE_DOWN;
     j->state = GP_JOB_PENDING;
-    if ((rc = gp__pending_push(c, j)) != GP_OK)
-        return rc;
+    GP__MUST(gp__pending_push(c, j));
     c->dirty = true;
     if (c->cfg.observer && c->cfg.observer->preempted)
         c->cfg.observer->preempted(c->cfg.observer_priv, c, j, now_us);
@@ -322,6 +327,8 @@ int gp_core_job_started(struct gp_core *c, uint64_t id, int64_t now_us)
     if (j->run_start_us != GP_TIME_NONE ||
         (j->state != GP_JOB_STARTING && j->state != GP_JOB_STOPPING))
         return GP_ESTATE;
+    if ((rc = gp__timer_reserve(c, 1)) != GP_OK)
+        return rc; /* nothing changed: the world may report again */
     j->run_start_us = now_us;
     if (j->first_start_us == GP_TIME_NONE)
         j->first_start_us = now_us;
@@ -329,9 +336,8 @@ int gp_core_job_started(struct gp_core *c, uint64_t id, int64_t now_us)
         return GP_OK; /* cancelled while starting: the kill is on its way */
     j->state = GP_JOB_RUNNING;
     c->running_epoch++;
-    gp__running_rerank(c, j); /* ranked as running from now on */
-    if ((rc = gp__arm_rank_timer(c, j)) != GP_OK)
-        return rc;
+    gp__running_rerank(c, j);           /* ranked as running from now on */
+    GP__MUST(gp__arm_rank_timer(c, j)); /* room reserved above */
     if (c->cfg.observer && c->cfg.observer->started)
         c->cfg.observer->started(c->cfg.observer_priv, c, j, now_us);
     return GP_OK;
@@ -351,8 +357,9 @@ int gp_core_job_start_failed(struct gp_core *c, uint64_t id, const char *why,
         (j->state != GP_JOB_STARTING && j->state != GP_JOB_STOPPING))
         return GP_ESTATE;
     if ((rc = gp_strtab_intern(&c->strs, why && *why ? why : "start failed",
-                               (size_t)-1, &j->why)) != GP_OK)
-        return rc;
+                               (size_t)-1, &j->why)) != GP_OK ||
+        (rc = gp__pending_reserve(c, j)) != GP_OK)
+        return rc; /* nothing changed: the world may report again */
     j->start_failures++;
     if (c->cfg.observer && c->cfg.observer->start_failed)
         c->cfg.observer->start_failed(c->cfg.observer_priv, c, j,
@@ -369,8 +376,7 @@ int gp_core_job_start_failed(struct gp_core *c, uint64_t id, const char *why,
     gp__running_remove(c, j);
     close_run(c, j, now_us, true);
     j->state = GP_JOB_PENDING;
-    if ((rc = gp__pending_push(c, j)) != GP_OK)
-        return rc;
+    GP__MUST(gp__pending_push(c, j)); /* room reserved above */
     c->dirty = true;
     return GP_OK;
 }
@@ -389,6 +395,8 @@ int gp_core_job_stopped(struct gp_core *c, uint64_t id, int64_t saved_work_us,
         gp__finish(c, j, GP_JOB_CANCELLED, now_us);
         return GP_OK;
     }
+    if ((rc = gp__pending_reserve(c, j)) != GP_OK)
+        return rc; /* nothing changed: the world may report again */
     gp__leave_preempting(c, j);
     return gp__requeue(c, j, saved_work_us, true, now_us);
 }
@@ -432,19 +440,24 @@ int gp_core_cancel(struct gp_core *c, uint64_t id, int64_t now_us)
     }
     if (!gp_job_holds(j))
         return GP_ESTATE;
+    if (j->state == GP_JOB_STOPPING && j->stop_reason == GP_STOP_CANCEL)
+        return GP_OK; /* already on its way out */
+    /* room first, so that the cancel takes effect whole or not at all */
+    if ((rc = gp__outbox_reserve(c, 1)) != GP_OK ||
+        (rc = gp__grow(c->env, (void **)&c->preempting, &c->cappreempting,
+                       sizeof(uint32_t), c->npreempting + 1)) != GP_OK)
+        return rc;
     if (j->state == GP_JOB_STOPPING) {
-        if (j->stop_reason == GP_STOP_CANCEL)
-            return GP_OK; /* already on its way out */
         /* a preemption under way becomes a cancel: no reclaim waits on
          * it any more than before, and it will not come back */
         j->stop_reason = GP_STOP_CANCEL;
     } else {
         gp__running_remove(c, j);
-        if ((rc = enter_stopping(c, j, GP_TENANT_NONE, GP_STOP_CANCEL)))
-            return rc;
+        GP__MUST(enter_stopping(c, j, GP_TENANT_NONE, GP_STOP_CANCEL));
     }
     c->dirty = true;
-    return gp__emit(c, GP_ACT_KILL, j, now_us, false);
+    GP__MUST(gp__emit(c, GP_ACT_KILL, j, now_us, false));
+    return GP_OK;
 }
 
 int gp__grace_over(struct gp_core *c, struct gp_job *j)
@@ -505,7 +518,10 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
     j->state = GP_JOB_STARTING;
     j->held_since_us = now;
     j->run_start_us = GP_TIME_NONE;
-    j->overhead_us = j->starts > 0 ? c->cfg.restart_cost_us : 0;
+    /* the restart is paid by a job that ran before (not one whose earlier
+     * starts only failed) */
+    j->overhead_us =
+        j->first_start_us != GP_TIME_NONE ? c->cfg.restart_cost_us : 0;
     j->speed = gp__speed_of(c, j, where);
     j->starts++;
     c->busy += where->gpus;

@@ -49,12 +49,15 @@ static int lose_job(struct gp_core *c, struct gp_job *j, int64_t now_us)
         j->state == GP_JOB_STOPPING && j->stop_reason == GP_STOP_CANCEL;
     uint8_t reason = j->stop_reason;
 
+    /* room first: a job is lost whole or not at all (the world reports
+     * the node down again, and the rest of its jobs go then) */
+    if ((rc = gp__outbox_reserve(c, 1)) != GP_OK ||
+        (!cancelling && (rc = gp__pending_reserve(c, j)) != GP_OK))
+        return rc;
     /* the world closes its record of the run: nothing is left to stop */
     j->stop_reason = GP_STOP_NODE_DOWN;
-    rc = gp__emit(c, GP_ACT_KILL, j, now_us, true);
+    GP__MUST(gp__emit(c, GP_ACT_KILL, j, now_us, true));
     j->stop_reason = reason;
-    if (rc != GP_OK)
-        return rc;
     if (cancelling) {
         gp__finish(c, j, GP_JOB_CANCELLED, now_us);
         return GP_OK;
@@ -192,8 +195,9 @@ int gp_core_set_node_state(struct gp_core *c, uint32_t node,
     c->now_us = now_us;
     if ((rc = gp_cluster_set_node_state(c->cluster, node, state, diag)))
         return rc;
-    if (state == was)
+    if (state == was && state != GP_NODE_DOWN)
         return GP_OK;
+    /* DOWN again: jobs a failed report left on the node go now */
     if (state == GP_NODE_DOWN) {
         if (c->cfg.model == GP_PLACE_COUNT) {
             rc = shrink_count(c, now_us);

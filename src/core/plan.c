@@ -17,7 +17,7 @@ static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
     uint32_t cap = (uint32_t)c->capactions;
     int rc;
 
-    if ((rc = gp__grow((void **)&c->actions, &cap, sizeof(*c->actions),
+    if ((rc = gp__grow(c->env, (void **)&c->actions, &cap, sizeof(*c->actions),
                        (uint32_t)c->nactions + 1)))
         return rc;
     c->capactions = cap;

@@ -84,7 +84,7 @@ static bool demand_eq(const struct gp_demand *a, const struct gp_demand *b)
 static int rehash_shapes(struct gp_core *c)
 {
     uint32_t n = c->shape_hash_n ? c->shape_hash_n * 2 : 64;
-    uint32_t *h = malloc(n * sizeof(*h));
+    uint32_t *h = gp_env_alloc(c->env, n * sizeof(*h));
 
     if (!h)
         return GP_ENOMEM;
@@ -99,7 +99,7 @@ static int rehash_shapes(struct gp_core *c)
         c->shapes[s].hnext = h[b];
         h[b] = s;
     }
-    free(c->shape_hash);
+    gp_env_free(c->env, c->shape_hash);
     c->shape_hash = h;
     c->shape_hash_n = n;
     return GP_OK;
@@ -130,24 +130,24 @@ static int shape_of(struct gp_core *c, const struct gp_demand *d,
     if ((c->nshapes + 1) * 2 > c->shape_hash_n &&
         (rc = rehash_shapes(c)) != GP_OK)
         return rc;
-    if ((rc = gp__grow((void **)&c->shapes, &c->capshapes, sizeof(*c->shapes),
-                       c->nshapes + 1)) ||
-        (rc = gp__grow((void **)&c->active, &c->capactive, sizeof(uint32_t),
-                       c->nactive + 1)) ||
-        (rc = gp__grow((void **)&c->free_shapes, &c->capfree_shapes,
+    if ((rc = gp__grow(c->env, (void **)&c->shapes, &c->capshapes,
+                       sizeof(*c->shapes), c->nshapes + 1)) ||
+        (rc = gp__grow(c->env, (void **)&c->active, &c->capactive,
+                       sizeof(uint32_t), c->nactive + 1)) ||
+        (rc = gp__grow(c->env, (void **)&c->free_shapes, &c->capfree_shapes,
                        sizeof(uint32_t), c->nshapes + 1)))
         return rc;
     {
         /* the iterator's skip flags grow with the shapes */
-        uint8_t *p = realloc(c->pit_skip, c->capshapes);
+        uint8_t *p = gp_env_realloc(c->env, c->pit_skip, c->capshapes);
         if (!p)
             return GP_ENOMEM;
         c->pit_skip = p;
     }
     if (tenant != NONE) {
         struct tenant *t = &c->tenants[tenant];
-        if ((rc = gp__grow((void **)&t->shapes, &t->capshapes, sizeof(uint32_t),
-                           t->nshapes + 1)))
+        if ((rc = gp__grow(c->env, (void **)&t->shapes, &t->capshapes,
+                           sizeof(uint32_t), t->nshapes + 1)))
             return rc;
     }
     if (c->nfree_shapes > 0) {
@@ -224,6 +224,19 @@ void gp__set_rank(struct gp_core *c, struct gp_job *j)
     c->cfg.policy->rank(c->ppriv, j, c->now_us, j->rank);
 }
 
+int gp__pending_reserve(struct gp_core *c, const struct gp_job *j)
+{
+    uint32_t s;
+    int rc;
+
+    if ((rc = shape_of(c, &j->demand, j->tenant, &s)) != GP_OK)
+        return rc;
+    /* an empty live shape waits harmlessly for its job; the walks push
+     * nothing of it */
+    return gp__grow(c->env, (void **)&c->shapes[s].heap, &c->shapes[s].cap,
+                    sizeof(struct qentry), c->shapes[s].n + 1);
+}
+
 int gp__pending_push(struct gp_core *c, struct gp_job *j)
 {
     struct shape *s;
@@ -234,7 +247,7 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j)
     s = &c->shapes[j->qclass];
     gp__set_rank(c, j);
     if ((rc = pendq_push(
-             &s->heap, &s->n, &s->cap,
+             c->env, &s->heap, &s->n, &s->cap,
              (struct qentry){{j->rank[0], j->rank[1]}, j->seq, j->id}, c)))
         return rc;
     c->npending++;
@@ -263,7 +276,8 @@ int gp__running_push(struct gp_core *c, struct gp_job *j)
     int rc;
 
     gp__set_rank(c, j);
-    if ((rc = runq_push(&c->running, &c->nrunning, &c->caprunning, j->id, c)))
+    if ((rc = runq_push(c->env, &c->running, &c->nrunning, &c->caprunning,
+                        j->id, c)))
         return rc;
     j->t_prev = NONE;
     j->t_next = t->run_head;
@@ -297,16 +311,16 @@ void gp__running_rerank(struct gp_core *c, struct gp_job *j)
 void gp__queues_free(struct gp_core *c)
 {
     for (uint32_t s = 0; s < c->nshapes; s++)
-        free(c->shapes[s].heap);
-    free(c->shapes);
-    free(c->shape_hash);
-    free(c->active);
-    free(c->free_shapes);
-    free(c->running);
-    free(c->pit);
-    free(c->pit_skip);
-    free(c->rit);
-    free(c->pit_skip_tenant);
+        gp_env_free(c->env, c->shapes[s].heap);
+    gp_env_free(c->env, c->shapes);
+    gp_env_free(c->env, c->shape_hash);
+    gp_env_free(c->env, c->active);
+    gp_env_free(c->env, c->free_shapes);
+    gp_env_free(c->env, c->running);
+    gp_env_free(c->env, c->pit);
+    gp_env_free(c->env, c->pit_skip);
+    gp_env_free(c->env, c->rit);
+    gp_env_free(c->env, c->pit_skip_tenant);
 }
 
 /* Pending iterator: a min-heap of frontier positions (shape, heap index),
@@ -325,7 +339,7 @@ static int pit_push_at(struct gp_core *c, uint32_t shape, uint32_t idx)
 {
     if (idx >= c->shapes[shape].n || c->shapes[shape].stuck)
         return GP_OK;
-    return pit_push(&c->pit, &c->npit, &c->cappit,
+    return pit_push(c->env, &c->pit, &c->npit, &c->cappit,
                     (struct pit_entry){shape, idx, c->shapes[shape].heap[idx]},
                     c);
 }
@@ -432,7 +446,7 @@ static void rit_push_at(struct gp_core *c, uint32_t idx)
 
     /* a failed push would shorten the walk of victims: the round fails */
     if (idx < c->nrunning &&
-        (rc = rit_push(&c->rit, &c->nrit, &c->caprit, idx, c)) != GP_OK)
+        (rc = rit_push(c->env, &c->rit, &c->nrit, &c->caprit, idx, c)) != GP_OK)
         c->walk_err = rc;
 }
 

@@ -73,7 +73,7 @@ int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
         (rc = gp_strtab_intern(&t->strs, gpu_type, (size_t)-1, &type)))
         return rc;
     if (cls >= t->ncls) {
-        if ((rc = gp__grow((void **)&t->classes, &t->capcls,
+        if ((rc = gp__grow(NULL, (void **)&t->classes, &t->capcls,
                            sizeof(*t->classes), cls + 1)))
             return rc;
         memset(t->classes + t->ncls, 0,
@@ -87,7 +87,7 @@ int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
             return GP_OK;
         }
     }
-    if ((rc = gp__grow((void **)&k->f, &k->cap, sizeof(*k->f), k->n + 1)))
+    if ((rc = gp__grow(NULL, (void **)&k->f, &k->cap, sizeof(*k->f), k->n + 1)))
         return rc;
     if (k->n == 0)
         t->nclasses++;

@@ -30,7 +30,7 @@ static uint32_t ext_hash(const char *s)
 /* Rebuild the index at `n` buckets (a power of two) without tombstones. */
 static int ext_rehash(struct gp_core *c, uint32_t n)
 {
-    uint32_t *t = malloc((size_t)n * sizeof(*t));
+    uint32_t *t = gp_env_alloc(c->env, (size_t)n * sizeof(*t));
 
     if (!t)
         return GP_ENOMEM;
@@ -46,7 +46,7 @@ static int ext_rehash(struct gp_core *c, uint32_t n)
             ;
         t[b] = s;
     }
-    free(c->ext_index);
+    gp_env_free(c->env, c->ext_index);
     c->ext_index = t;
     c->next_n = n;
     c->next_used = c->next_live;
@@ -105,9 +105,10 @@ static int reserve_free(struct gp_core *c)
     uint32_t need = (uint32_t)c->njobs + 1, had = c->capext;
     int rc;
 
-    if ((rc = gp__grow((void **)&c->free_slots, &c->capfree, sizeof(uint32_t),
-                       need)) ||
-        (rc = gp__grow((void **)&c->ext_mem, &c->capext, sizeof(char *), need)))
+    if ((rc = gp__grow(c->env, (void **)&c->free_slots, &c->capfree,
+                       sizeof(uint32_t), need)) ||
+        (rc = gp__grow(c->env, (void **)&c->ext_mem, &c->capext, sizeof(char *),
+                       need)))
         return rc;
     if (c->capext > had)
         memset(c->ext_mem + had, 0, (c->capext - had) * sizeof(char *));
@@ -125,7 +126,7 @@ int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out)
         return rc;
     if (ext && *ext) {
         size_t len = strlen(ext);
-        if (!(copy = malloc(len + 1)))
+        if (!(copy = gp_env_alloc(c->env, len + 1)))
             return GP_ENOMEM;
         memcpy(copy, ext, len + 1);
     }
@@ -136,18 +137,20 @@ int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out)
         size_t chunk = c->njobs >> CHUNK_BITS;
 
         if (c->njobs >= UINT32_MAX - 2) {
-            free(copy);
+            gp_env_free(c->env, copy);
             return GP_ERANGE;
         }
         if (chunk == c->nchunks) {
-            struct gp_job **p = realloc(c->chunks, (chunk + 1) * sizeof(*p));
+            struct gp_job **p =
+                gp_env_realloc(c->env, c->chunks, (chunk + 1) * sizeof(*p));
             if (!p) {
-                free(copy);
+                gp_env_free(c->env, copy);
                 return GP_ENOMEM;
             }
             c->chunks = p;
-            if (!(c->chunks[chunk] = calloc(CHUNK, sizeof(struct gp_job)))) {
-                free(copy);
+            if (!(c->chunks[chunk] =
+                      gp_env_calloc(c->env, CHUNK, sizeof(struct gp_job)))) {
+                gp_env_free(c->env, copy);
                 return GP_ENOMEM;
             }
             c->nchunks++;
@@ -162,7 +165,7 @@ int gp__job_new(struct gp_core *c, const char *ext, struct gp_job **out)
     j->ext = copy ? copy : "";
     c->ext_mem[slot] = copy;
     if (copy && (rc = ext_add(c, j)) != GP_OK) {
-        free(copy);
+        gp_env_free(c->env, copy);
         c->ext_mem[slot] = NULL;
         j->ext = "";
         j->gen = gen + 1;
@@ -181,7 +184,7 @@ void gp__job_release(struct gp_core *c, struct gp_job *j)
 {
     if (*j->ext)
         ext_remove(c, j);
-    free(c->ext_mem[j->id]);
+    gp_env_free(c->env, c->ext_mem[j->id]);
     c->ext_mem[j->id] = NULL;
     gp_placement_fini(&j->where);
     j->ext = "";
@@ -223,14 +226,14 @@ void gp__jobs_free(struct gp_core *c)
 {
     for (size_t i = 0; i < c->njobs; i++) {
         gp_placement_fini(&J(c, (uint32_t)i)->where);
-        free(c->ext_mem[i]);
+        gp_env_free(c->env, c->ext_mem[i]);
     }
-    free(c->ext_mem);
+    gp_env_free(c->env, c->ext_mem);
     for (size_t i = 0; i < c->nchunks; i++)
-        free(c->chunks[i]);
-    free(c->chunks);
-    free(c->free_slots);
-    free(c->ext_index);
+        gp_env_free(c->env, c->chunks[i]);
+    gp_env_free(c->env, c->chunks);
+    gp_env_free(c->env, c->free_slots);
+    gp_env_free(c->env, c->ext_index);
 }
 
 const struct gp_job *gp_core_job(const struct gp_core *c, uint64_t handle)

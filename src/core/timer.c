@@ -33,8 +33,14 @@ int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
 {
     uint32_t job_gen = job == NONE ? 0 : J(c, job)->gen;
 
-    return timerq_push(&c->timers, &c->ntimers, &c->captimers,
+    return timerq_push(c->env, &c->timers, &c->ntimers, &c->captimers,
                        (struct timer){at, job, gen, job_gen, kind}, c);
+}
+
+int gp__timer_reserve(struct gp_core *c, uint32_t n)
+{
+    return gp__grow(c->env, (void **)&c->timers, &c->captimers,
+                    sizeof(*c->timers), c->ntimers + n);
 }
 
 int gp__arm_rank_timer(struct gp_core *c, struct gp_job *j)
@@ -68,11 +74,17 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
             /* the grace is over: kill it. A failed kill is logged; the job
              * keeps its resources until the world reports it gone. */
             if (j->state == GP_JOB_STOPPING && j->starts == t.gen &&
-                gp__grace_over(c, j) != GP_OK)
+                gp__grace_over(c, j) != GP_OK) {
+                /* no memory for the kill: the timer goes back (the pop
+                 * left room) and fires again at the next advance */
                 gp_logf(c->env, GP_LOG_ERROR,
-                        "job %u: no memory for the kill at the end of its "
-                        "grace",
-                        j->id);
+                        "job %s: no memory for the kill at the end of its "
+                        "grace; trying again",
+                        j->ext);
+                GP__MUST(timerq_push(c->env, &c->timers, &c->ntimers,
+                                     &c->captimers, t, c));
+                return;
+            }
             continue;
         }
         if (j->state != GP_JOB_RUNNING || j->starts != t.gen)

@@ -56,6 +56,7 @@ struct gp_predictor {
     uint32_t nslots;
     uint32_t nkeys;
     size_t ring_bytes; /* heap bytes held by rings, allocator slack included */
+    const struct gp_env *env; /* the allocator */
 };
 
 static const char *const source_names[] = {
@@ -184,7 +185,7 @@ static int reserve(struct gp_predictor *p, uint32_t more)
             return GP_ENOMEM; /* the cap on this growable buffer */
         n += n / 2;
     }
-    slots = calloc(n, sizeof(*slots));
+    slots = gp_env_calloc(p->env, n, sizeof(*slots));
     if (!slots)
         return GP_ENOMEM;
     for (uint32_t i = 0; i < p->nslots; i++) {
@@ -197,7 +198,7 @@ static int reserve(struct gp_predictor *p, uint32_t more)
         memcpy(k.f, e->f, sizeof(k.f));
         slots[probe(slots, n, &k)] = *e;
     }
-    free(p->slots);
+    gp_env_free(p->env, p->slots);
     p->slots = slots;
     p->nslots = n;
     return GP_OK;
@@ -245,7 +246,7 @@ static void ring_install(struct gp_predictor *p, struct entry *e,
 
     memcpy(fresh, samples(e), e->len * sizeof(*fresh));
     if (e->len > 1) {
-        free(e->u.ring);
+        gp_env_free(p->env, e->u.ring);
         p->ring_bytes -= chunk_bytes(ring_cap(e->len, window) * sizeof(*fresh));
     }
     p->ring_bytes +=
@@ -324,7 +325,8 @@ static int64_t median(const struct entry *e)
 /* ---- the API ------------------------------------------------------------- */
 
 int gp_predictor_new(struct gp_predictor **out,
-                     const struct gp_predictor_config *cfg)
+                     const struct gp_predictor_config *cfg,
+                     const struct gp_env *env)
 {
     struct gp_predictor *p;
     struct gp_predictor_config c = {0};
@@ -342,14 +344,15 @@ int gp_predictor_new(struct gp_predictor **out,
         c.default_us = DEFAULT_US;
     if (c.window > MAX_WINDOW || c.min_samples > c.window || c.default_us < 0)
         return GP_EINVAL;
-    p = calloc(1, sizeof(*p));
+    p = gp_env_calloc(env, 1, sizeof(*p));
     if (!p)
         return GP_ENOMEM;
+    p->env = env;
     p->cfg = c;
     p->nslots = MIN_SLOTS;
-    p->slots = calloc(p->nslots, sizeof(*p->slots));
+    p->slots = gp_env_calloc(p->env, p->nslots, sizeof(*p->slots));
     if (!p->slots) {
-        free(p);
+        gp_env_free(p->env, p);
         return GP_ENOMEM;
     }
     *out = p;
@@ -362,9 +365,9 @@ void gp_predictor_free(struct gp_predictor *p)
         return;
     for (uint32_t i = 0; i < p->nslots; i++)
         if (p->slots[i].kind && p->slots[i].len > 1)
-            free(p->slots[i].u.ring);
-    free(p->slots);
-    free(p);
+            gp_env_free(p->env, p->slots[i].u.ring);
+    gp_env_free(p->env, p->slots);
+    gp_env_free(p->env, p);
 }
 
 int64_t gp_predictor_predict(const struct gp_predictor *p,
@@ -424,7 +427,7 @@ int gp_predictor_learn(struct gp_predictor *p, const struct gp_job *job,
             continue;
         }
         cap = ring_growth(&p->slots[at[i]], p->cfg.window);
-        if (cap && !(fresh[i] = malloc(cap * sizeof(*fresh[i]))))
+        if (cap && !(fresh[i] = gp_env_alloc(p->env, cap * sizeof(*fresh[i]))))
             goto fail;
     }
     /* Nothing fails from here on. Held keys stay where they were found
@@ -451,7 +454,7 @@ int gp_predictor_learn(struct gp_predictor *p, const struct gp_job *job,
 
 fail:
     for (size_t i = 0; i < n; i++)
-        free(fresh[i]);
+        gp_env_free(p->env, fresh[i]);
     return GP_ENOMEM;
 }
 

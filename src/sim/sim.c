@@ -189,7 +189,7 @@ GP_HEAP_DEFINE(compq, struct completion, comp_before, GP_HEAP_UNMOVED)
 
 static int comp_push(struct world *w, struct completion e)
 {
-    return compq_push(&w->heap, &w->n, &w->cap, e, w);
+    return compq_push(NULL, &w->heap, &w->n, &w->cap, e, w);
 }
 
 /* A started job ends when its remaining work is done at its GPU type's
@@ -382,7 +382,7 @@ static int nodes_init(struct nodes *nd, const struct gp_sim_config *cfg,
 
         if (gp_cluster_node_state(c, k) == GP_NODE_REMOVED)
             continue;
-        if ((rc = nodeq_push(&nd->heap, &nd->n, &nd->cap, e, nd)))
+        if ((rc = nodeq_push(NULL, &nd->heap, &nd->n, &nd->cap, e, nd)))
             return rc;
     }
     return GP_OK;
@@ -427,7 +427,7 @@ static int nodes_apply(struct nodes *nd, struct world *w, struct gp_core *core,
             return rc;
         e.at_us = now + draw(&nd->rng, down ? nd->mttr_us : nd->mtbf_us);
         e.state = down ? GP_NODE_UP : GP_NODE_DOWN;
-        if ((rc = nodeq_push(&nd->heap, &nd->n, &nd->cap, e, nd)))
+        if ((rc = nodeq_push(NULL, &nd->heap, &nd->n, &nd->cap, e, nd)))
             return rc;
     }
     return GP_OK;

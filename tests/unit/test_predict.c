@@ -39,7 +39,7 @@ static struct gp_predictor *mkpred(uint32_t window, uint32_t min_samples,
         .default_us = default_us,
     };
 
-    assert_int_equal(gp_predictor_new(&p, &cfg), GP_OK);
+    assert_int_equal(gp_predictor_new(&p, &cfg, NULL), GP_OK);
     assert_non_null(p);
     return p;
 }
@@ -99,7 +99,7 @@ static void no_history_uses_the_time_limit_then_the_default(void **state)
     gp_predictor_free(p);
 
     /* NULL config: the default is an hour; source may be NULL */
-    assert_int_equal(gp_predictor_new(&p, NULL), GP_OK);
+    assert_int_equal(gp_predictor_new(&p, NULL, NULL), GP_OK);
     assert_int_equal(gp_predictor_predict(p, &j, NULL), S(3600));
     gp_predictor_free(p);
 }
@@ -273,14 +273,14 @@ static void config_out_of_range_is_rejected(void **state)
     struct gp_predictor_config cfg = {.window = 256};
 
     (void)state;
-    assert_int_equal(gp_predictor_new(&p, &cfg), GP_EINVAL);
+    assert_int_equal(gp_predictor_new(&p, &cfg, NULL), GP_EINVAL);
     cfg = (struct gp_predictor_config){.window = 4, .min_samples = 5};
-    assert_int_equal(gp_predictor_new(&p, &cfg), GP_EINVAL);
+    assert_int_equal(gp_predictor_new(&p, &cfg, NULL), GP_EINVAL);
     cfg = (struct gp_predictor_config){.default_us = -1};
-    assert_int_equal(gp_predictor_new(&p, &cfg), GP_EINVAL);
+    assert_int_equal(gp_predictor_new(&p, &cfg, NULL), GP_EINVAL);
     assert_null(p); /* out-parameters are written only on success */
     cfg = (struct gp_predictor_config){.window = 255, .min_samples = 255};
-    assert_int_equal(gp_predictor_new(&p, &cfg), GP_OK);
+    assert_int_equal(gp_predictor_new(&p, &cfg, NULL), GP_OK);
     gp_predictor_free(p);
     gp_predictor_free(NULL);
 }

@@ -1,0 +1,251 @@
+/* test_oom.c - every allocation of the core fails in turn, through the
+ * allocator in gp_env: each failure is a clean error from the call that
+ * met it, the core stays consistent (the world retries what failed and
+ * every job still ends, every GPU comes back), and nothing leaks (the
+ * ASan build checks that). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpupool/core.h"
+
+#define S(x) ((int64_t)(x)*GP_US_PER_S)
+#define NJOBS 12
+
+/* Fails the fail_at-th allocation (frees always succeed). */
+struct oom {
+    long n, fail_at;
+    bool failed;
+};
+
+static void *oom_realloc(void *priv, void *ptr, size_t size)
+{
+    struct oom *o = priv;
+
+    if (size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    if (++o->n == o->fail_at) {
+        o->failed = true;
+        return NULL;
+    }
+    return realloc(ptr, size);
+}
+
+/* A report the world could not make (the core ran out of memory): it
+ * tries again at the next tick, as a daemon would. */
+enum { R_STARTED, R_STOPPED, R_ENDED };
+struct report {
+    int kind;
+    uint64_t job;
+    int64_t saved;
+};
+
+struct world {
+    struct gp_core *core;
+    struct report retry[256];
+    size_t nretry;
+    uint64_t jobs[NJOBS];
+    bool accepted[NJOBS];
+};
+
+static int report(struct world *w, const struct report *r, int64_t now)
+{
+    int rc = GP_EINVAL;
+
+    switch (r->kind) {
+    case R_STARTED:
+        rc = gp_core_job_started(w->core, r->job, now);
+        break;
+    case R_STOPPED:
+        rc = gp_core_job_stopped(w->core, r->job, r->saved, now);
+        break;
+    case R_ENDED:
+        rc = gp_core_job_ended(w->core, r->job, GP_JOB_COMPLETED, now);
+        break;
+    }
+    if (rc == GP_ENOMEM) {
+        assert_true(w->nretry < 256);
+        w->retry[w->nretry++] = *r;
+        return GP_OK;
+    }
+    return rc;
+}
+
+/* Carry out the actions: starts confirmed, signalled jobs stop at once
+ * keeping their work, kills confirmed. */
+static void play(struct world *w, int64_t now)
+{
+    const struct gp_action *a;
+    size_t n;
+    int rc;
+
+    while ((n = gp_core_take_actions(w->core, &a)) > 0) {
+        /* a report may add actions: copy these first */
+        struct gp_action copy[64];
+
+        assert_true(n <= 64);
+        memcpy(copy, a, n * sizeof(*a));
+        for (size_t i = 0; i < n; i++) {
+            const struct gp_job *j = gp_core_job(w->core, copy[i].job);
+            struct report r = {R_STARTED, copy[i].job, 0};
+
+            if (copy[i].kind == GP_ACT_KILL && copy[i].done)
+                continue;
+            if (copy[i].kind != GP_ACT_START) {
+                r.kind = R_STOPPED;
+                r.saved = j->checkpointable ? gp_job_work_at(j, now) : 0;
+            }
+            if ((rc = report(w, &r, now)) != GP_OK)
+                fail_msg("%s of job %s: %s", gp_action_kind_name(copy[i].kind),
+                         j ? j->ext : "?", gp_err_str(rc));
+        }
+    }
+}
+
+static void tick(struct world *w, int64_t now)
+{
+    size_t n = w->nretry;
+    struct report again[256];
+    int rc;
+
+    memcpy(again, w->retry, n * sizeof(*again));
+    w->nretry = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((rc = report(w, &again[i], now)) != GP_OK)
+            fail_msg("retried report %d of job %llu: %s", again[i].kind,
+                     (unsigned long long)again[i].job, gp_err_str(rc));
+    for (int i = 0; i < NJOBS; i++) {
+        const struct gp_job *j;
+
+        if (!w->accepted[i] || !(j = gp_core_job(w->core, w->jobs[i])))
+            continue;
+        if (j->state == GP_JOB_RUNNING && gp_job_remaining_at(j, now) == 0) {
+            struct report r = {R_ENDED, w->jobs[i], 0};
+            assert_int_equal(report(w, &r, now), GP_OK);
+        }
+    }
+    gp_core_advance(w->core, now);
+    play(w, now);
+    rc = gp_core_round(w->core, now);
+    assert_true(rc >= 0 || rc == GP_ENOMEM);
+    play(w, now);
+}
+
+/* One run with the fail_at-th allocation failing; returns whether it did
+ * (0 = the run needed fewer allocations: every failure point is done). */
+static bool scenario(long fail_at)
+{
+    struct oom o = {0, fail_at, false};
+    struct gp_env env = {
+        .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
+    struct gp_cluster *cluster;
+    struct gp_core_config cfg = {.policy = gp_policy_find("las"),
+                                 .model = GP_PLACE_PACK,
+                                 .env = &env,
+                                 .grace_us = S(20),
+                                 .ckpt_cost_us = S(5),
+                                 .restart_cost_us = S(2)};
+    struct gp_tenant_spec parent = {.name = "org", .guarantee = 4};
+    struct gp_tenant_spec child = {
+        .name = "team", .parent = "org", .guarantee = 2};
+    struct world w;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = -1;
+        cfg.max_preemptions[k] = UINT32_MAX;
+    }
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 2, 4, NULL, 0, NULL),
+                     GP_OK);
+    rc = gp_core_new(&w.core, cluster, &cfg, NULL);
+    if (rc != GP_OK) {
+        assert_int_equal(rc, GP_ENOMEM);
+        gp_cluster_free(cluster); /* the caller's on failure */
+        return o.failed;
+    }
+    rc = gp_core_add_tenant(w.core, &parent, NULL);
+    assert_true(rc == GP_OK || rc == GP_ENOMEM);
+    if (rc == GP_OK) {
+        rc = gp_core_add_tenant(w.core, &child, NULL);
+        assert_true(rc == GP_OK || rc == GP_ENOMEM);
+    }
+    for (int i = 0; i < NJOBS; i++) {
+        char id[16];
+        struct gp_job_spec spec = {.id = id,
+                                   .tenant = i % 3 ? "team" : "org",
+                                   .user = i % 2 ? "ann" : "bob",
+                                   .gpus = 1u + (uint32_t)(i % 4),
+                                   .duration_us = S(30 + 17 * i),
+                                   .submit_us = S(5 * i),
+                                   .checkpointable = i % 2 == 0};
+
+        snprintf(id, sizeof(id), "j%d", i);
+        tick(&w, S(5 * i));
+        rc = gp_core_submit(w.core, &spec, S(5 * i), &w.jobs[i], NULL);
+        assert_true(rc == GP_OK || rc == GP_ENOMEM);
+        w.accepted[i] = rc == GP_OK;
+        if (rc == GP_ENOMEM) /* a job not taken leaves nothing behind */
+            assert_int_equal(gp_core_find_job(w.core, id, &w.jobs[i]),
+                             GP_ENOENT);
+        if (i == 5) {
+            rc =
+                gp_core_set_node_state(w.core, 1, GP_NODE_DOWN, S(5 * i), NULL);
+            assert_true(rc == GP_OK || rc == GP_ENOMEM);
+            play(&w, S(5 * i));
+        }
+        if (i == 8) {
+            rc = gp_core_set_node_state(w.core, 1, GP_NODE_UP, S(5 * i), NULL);
+            assert_true(rc == GP_OK || rc == GP_ENOMEM);
+        }
+    }
+    for (int64_t t = S(60); t < S(4000); t += S(1))
+        tick(&w, t);
+    /* every job taken ended, every GPU is back */
+    for (int i = 0; i < NJOBS; i++) {
+        const struct gp_job *j;
+
+        if (!w.accepted[i])
+            continue;
+        j = gp_core_job(w.core, w.jobs[i]);
+        assert_non_null(j);
+        if (!gp_job_is_done(j))
+            fail_msg("fail_at %ld: job %d is %s at the end", fail_at, i,
+                     gp_job_state_name(j->state));
+        rc = gp_core_retire(w.core, w.jobs[i]);
+        assert_true(rc == GP_OK);
+    }
+    assert_int_equal(gp_core_busy_gpus(w.core), 0);
+    assert_int_equal(gp_core_npending(w.core), 0);
+    gp_core_free(w.core);
+    return o.failed;
+}
+
+static void every_allocation_can_fail_cleanly(void **state)
+{
+    long n;
+
+    (void)state;
+    for (n = 1; scenario(n); n++)
+        ;
+    /* the loop covered every allocation of a full run */
+    assert_true(n > 50);
+    print_message("failed each of %ld allocations in turn\n", n - 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_allocation_can_fail_cleanly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

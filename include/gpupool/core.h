@@ -10,7 +10,8 @@
  * action as it is added (GPUs free, gang whole, job in the right state) and
  * again as a whole, then applies it to its books and hands the world the
  * actions to carry out (gp_core_take_actions), or rolls it
- * back and reports GP_EPLAN. Policies never mutate state.
+ * back and reports the error (GP_EPLAN for an invalid plan, the policy's
+ * own, or GP_ENOMEM). Policies never mutate state.
  *
  * Pending jobs live in heaps by the policy's rank, one heap per "shape"
  * (GPUs, type, CPUs and memory per GPU): when a shape does not fit, no job of
@@ -61,7 +62,8 @@ struct gp_policy_ops {
     void (*fini)(void *priv);
     /* The job's rank (lower runs first), called when it becomes pending and
      * when it starts. It must keep the job's order within the pending (or
-     * the running) set while the job stays there; ties go to lower job id. */
+     * the running) set while the job stays there; ties go to the earlier
+     * submission (gp_job.seq). */
     void (*rank)(void *priv, const struct gp_job *job, int64_t now_us,
                  int64_t rank_out[2]);
     /* optional: when the rank of a running job next changes (GP_TIME_NONE =
@@ -87,6 +89,8 @@ int64_t gp_view_now(const struct gp_view *v);
 const struct gp_cluster *gp_view_cluster(const struct gp_view *v);
 enum gp_place_model gp_view_model(const struct gp_view *v);
 size_t gp_view_npending(const struct gp_view *v);
+/* Jobs holding resources and not stopping: running, and starting (not
+ * yet confirmed by the world; never a victim, see gp_view_may_preempt). */
 size_t gp_view_nrunning(const struct gp_view *v);
 uint64_t gp_view_free_gpus(const struct gp_view *v); /* after the plan so far */
 /* Free GPUs of one type after the plan so far (0 for an unknown type). */
@@ -129,8 +133,9 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
 /* Is the plan's preemption graceful (a grace period is configured)? */
 bool gp_view_graceful(const struct gp_view *v);
 
-/* Running jobs in no particular order, for policies that rank victims by
- * their own measure: i < gp_view_nrunning(). Preempting jobs excluded. */
+/* Running (and starting) jobs in no particular order, for policies that
+ * rank victims by their own measure: i < gp_view_nrunning(). Stopping
+ * jobs excluded. */
 const struct gp_job *gp_view_running_at(const struct gp_view *v, size_t i);
 
 /* A tenant's running jobs (preempting ones excluded), in no particular
@@ -440,11 +445,14 @@ const char *gp_core_pending_reason(const struct gp_core *core,
  * the end of its grace is gone before the policy looks). */
 void gp_core_advance(struct gp_core *core, int64_t now_us);
 
-/* The earliest time the core wants to be woken (periodic round, a rank
- * change); GP_TIME_NONE when it has no wish. */
+/* The earliest time the core wants to be woken: a periodic round, a rank
+ * change, the end of a grace period (a kill), a policy's own wake-up
+ * (gp_plan_wake_at); possibly a timer that turns out stale (its job moved
+ * on), which costs an empty call. GP_TIME_NONE when it has no wish. */
 int64_t gp_core_next_wakeup(const struct gp_core *core);
 /* Run a round at now if anything changed or a wake-up is due. Returns the
- * number of actions applied (>= 0) or an error. */
+ * number of plan actions applied (>= 0), or an error with nothing applied:
+ * GP_EPLAN (the plan was invalid), the policy's own error, or GP_ENOMEM. */
 int gp_core_round(struct gp_core *core, int64_t now_us);
 
 const struct gp_cluster *gp_core_cluster(const struct gp_core *core);

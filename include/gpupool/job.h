@@ -38,7 +38,9 @@ struct gp_job_spec {
  * STARTING and STOPPING hold the job's resources until the world confirms
  * (gp_core_job_started, gp_core_job_start_failed, gp_core_job_stopped,
  * gp_core_job_ended): in a real cluster a start can fail and a stop takes
- * time. A job that can never fit is REJECTED at submission. */
+ * time. A job that can never fit is REJECTED at submission. This is the
+ * main path; docs/lifecycle.md has every transition (free preemption,
+ * cancels in each state, exits while starting or stopping, lost nodes). */
 enum gp_job_state {
     GP_JOB_PENDING,
     GP_JOB_STARTING,

@@ -134,11 +134,27 @@ static int reserve(struct gp_core *c)
                        sizeof(uint32_t), c->npreempting + n)) ||
         (rc = gp__timer_reserve(c, n)))
         return rc;
-    /* free preemptions requeue their jobs at once */
-    for (size_t i = 0; i < c->nactions; i++)
-        if (c->actions[i].op == OP_PREEMPT && c->cfg.grace_us == 0 &&
-            (rc = gp__pending_reserve(c, J(c, c->actions[i].job))) != GP_OK)
+    /* free preemptions requeue their jobs at once, several maybe into one
+     * shape: room for all of them in each shape they join */
+    if (c->cfg.grace_us == 0)
+        for (size_t i = 0; i < c->nactions; i++)
+            if (c->actions[i].op == OP_PREEMPT &&
+                (rc = gp__pending_reserve_n(c, J(c, c->actions[i].job), n)))
+                return rc;
+    /* the jobs to start keep their own copy of the placement (a pending
+     * job holds none): taken now, given back if one copy fails */
+    for (size_t i = 0; i < c->nactions; i++) {
+        struct action *a = &c->actions[i];
+
+        if (a->op != OP_START)
+            continue;
+        if ((rc = gp_placement_copy(&J(c, a->job)->where, &a->where))) {
+            while (i-- > 0)
+                if (c->actions[i].op == OP_START)
+                    gp_placement_fini(&J(c, c->actions[i].job)->where);
             return rc;
+        }
+    }
     return GP_OK;
 }
 
@@ -196,7 +212,7 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     for (size_t i = 0; i < c->nactions; i++) {
         struct action *a = &c->actions[i];
         if (a->op == OP_START &&
-            (rc = gp__apply_start(c, J(c, a->job), &a->where, now_us)) != GP_OK)
+            (rc = gp__apply_start(c, J(c, a->job), now_us)) != GP_OK)
             return rc;
         J(c, a->job)->plan_op = 0;
     }

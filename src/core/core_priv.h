@@ -214,6 +214,9 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j);
 /* Room for the job in its pending heap, so that gp__pending_push then
  * cannot fail: for moves that must take effect whole. */
 int gp__pending_reserve(struct gp_core *c, const struct gp_job *j);
+/* Room for n jobs of this one's shape (several may join it at once). */
+int gp__pending_reserve_n(struct gp_core *c, const struct gp_job *j,
+                          uint32_t n);
 void gp__pending_remove(struct gp_core *c, struct gp_job *j);
 int gp__running_push(struct gp_core *c, struct gp_job *j);
 void gp__running_remove(struct gp_core *c, struct gp_job *j);
@@ -240,8 +243,7 @@ void gp__tenants_free(struct gp_core *c);
 /* lifecycle.c */
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
                       int64_t now);
-int gp__apply_start(struct gp_core *c, struct gp_job *j,
-                    const struct gp_placement *where, int64_t now);
+int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now);
 void gp__leave_preempting(struct gp_core *c, struct gp_job *j);
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us);

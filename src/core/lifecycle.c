@@ -23,6 +23,21 @@ static uint32_t ceil_div(uint64_t a, uint32_t b)
     return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
 }
 
+/* Too many GPUs, or the CPUs and memory asked with them? The gang alone
+ * (or the share alone) decides. */
+static uint8_t reject_cause(const struct gp_core *c, const struct gp_demand *d)
+{
+    struct gp_demand bare = *d;
+
+    bare.cpus_per_gpu = 0;
+    bare.mem_mib_per_gpu = 0;
+    bare.cpus = 0;
+    bare.mem_mib = 0;
+    if (gp_cluster_can_ever_fit(c->cluster, c->cfg.model, &bare, NULL) != GP_OK)
+        return GP_REJECT_TOO_LARGE;
+    return GP_REJECT_OTHER;
+}
+
 int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
                    int64_t now_us, uint64_t *job_out, struct gp_diag *diag)
 {
@@ -97,8 +112,7 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
             j->reject = GP_REJECT_GPU_TYPE;
         } else {
             snprintf(msg, sizeof(msg), "%s", why.msg);
-            j->reject =
-                j->demand.gpus > 0 ? GP_REJECT_TOO_LARGE : GP_REJECT_OTHER;
+            j->reject = reject_cause(c, &j->demand);
         }
         j->state = GP_JOB_REJECTED;
         j->end_us = now_us;
@@ -486,35 +500,32 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
                       int64_t now)
 {
-    int rc;
-
+    /* the round reserved room for everything below (see reserve() in
+     * core.c): a valid plan takes effect whole */
     gp__running_remove(c, j);
     if (c->cfg.grace_us > 0) {
         /* signal; the job keeps its resources until it stops, or is
          * killed when the grace ends */
-        if ((rc = enter_stopping(c, j, beneficiary, GP_STOP_PREEMPT)) ||
-            (rc = gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
-                                 TIMER_KILL)))
-            return rc;
-        return gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false);
+        GP__MUST(enter_stopping(c, j, beneficiary, GP_STOP_PREEMPT));
+        GP__MUST(gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
+                                TIMER_KILL));
+        GP__MUST(gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false));
+        return GP_OK;
     }
     /* the free model: at once, and nothing is lost; the plan already gave
      * the resources to the jobs it starts */
     j->stop_reason = GP_STOP_PREEMPT;
-    if ((rc = gp__emit(c, GP_ACT_KILL, j, now, true)) != GP_OK)
-        return rc;
+    GP__MUST(gp__emit(c, GP_ACT_KILL, j, now, true));
     j->stop_reason = GP_STOP_NONE;
     return gp__requeue(c, j, INT64_MAX, false, now);
 }
 
-int gp__apply_start(struct gp_core *c, struct gp_job *j,
-                    const struct gp_placement *where, int64_t now)
+/* The placement is already the job's (copied when the round reserved). */
+int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now)
 {
-    int rc;
+    const struct gp_placement *where = &j->where;
 
     gp__pending_remove(c, j);
-    if ((rc = gp_placement_copy(&j->where, where)) != GP_OK)
-        return rc;
     j->state = GP_JOB_STARTING;
     j->held_since_us = now;
     j->run_start_us = GP_TIME_NONE;
@@ -532,7 +543,7 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j,
         ti->owed = ti->owed > where->gpus ? ti->owed - where->gpus : 0;
         tt->owed = tt->owed > where->gpus ? tt->owed - where->gpus : 0;
     }
-    if ((rc = gp__running_push(c, j)) != GP_OK)
-        return rc;
-    return gp__emit(c, GP_ACT_START, j, GP_TIME_NONE, false);
+    GP__MUST(gp__running_push(c, j));
+    GP__MUST(gp__emit(c, GP_ACT_START, j, GP_TIME_NONE, false));
+    return GP_OK;
 }

@@ -226,6 +226,11 @@ void gp__set_rank(struct gp_core *c, struct gp_job *j)
 
 int gp__pending_reserve(struct gp_core *c, const struct gp_job *j)
 {
+    return gp__pending_reserve_n(c, j, 1);
+}
+
+int gp__pending_reserve_n(struct gp_core *c, const struct gp_job *j, uint32_t n)
+{
     uint32_t s;
     int rc;
 
@@ -234,7 +239,7 @@ int gp__pending_reserve(struct gp_core *c, const struct gp_job *j)
     /* an empty live shape waits harmlessly for its job; the walks push
      * nothing of it */
     return gp__grow(c->env, (void **)&c->shapes[s].heap, &c->shapes[s].cap,
-                    sizeof(struct qentry), c->shapes[s].n + 1);
+                    sizeof(struct qentry), c->shapes[s].n + n);
 }
 
 int gp__pending_push(struct gp_core *c, struct gp_job *j)

@@ -10,8 +10,9 @@
  *    store holds as many slots as jobs were ever alive at once: a core that
  *    has seen 10 million jobs with 10,000 alive holds 10,000 slots.
  *  - External ids are copied per job (not interned: they are as many as
- *    the jobs) and indexed by an open-addressing table of slots. Two live
- *    jobs may share an id (traces repeat them); the index finds the newer.
+ *    the jobs) and indexed by an open-addressing table of slots. Live jobs
+ *    may share an id (traces repeat them): each has its own entry, and a
+ *    lookup finds the newest live one.
  */
 #include "core/core_priv.h"
 
@@ -53,32 +54,31 @@ static int ext_rehash(struct gp_core *c, uint32_t n)
     return GP_OK;
 }
 
-/* Index the job's external id; a live job of the same id is shadowed. */
+/* Index the job's external id. Every live job has its own entry, so
+ * jobs sharing an id (traces repeat them) are all found: lookups take the
+ * newest of them. */
 static int ext_add(struct gp_core *c, struct gp_job *j)
 {
-    uint32_t b, tomb = EXT_EMPTY;
+    uint32_t b;
     int rc;
 
-    if ((c->next_used + 1) * 2 > c->next_n &&
-        (rc = ext_rehash(c, c->next_live * 4 > 64 ? c->next_live * 4 : 64)))
-        return rc;
-    for (b = ext_hash(j->ext) & (c->next_n - 1); c->ext_index[b] != EXT_EMPTY;
-         b = (b + 1) & (c->next_n - 1)) {
-        uint32_t s = c->ext_index[b];
+    if ((c->next_used + 1) * 2 > c->next_n) {
+        uint32_t n = 64; /* a power of two, at least 4 x the live ids */
 
-        if (s == EXT_TOMB) {
-            if (tomb == EXT_EMPTY)
-                tomb = b;
-        } else if (strcmp(J(c, s)->ext, j->ext) == 0) {
-            c->ext_index[b] = j->id;
-            return GP_OK;
+        while (n < c->next_live * 4) {
+            if (n > UINT32_MAX / 4)
+                return GP_ENOMEM;
+            n *= 2;
         }
+        if ((rc = ext_rehash(c, n)) != GP_OK)
+            return rc;
     }
-    if (tomb != EXT_EMPTY) {
-        b = tomb;
-    } else {
+    for (b = ext_hash(j->ext) & (c->next_n - 1);
+         c->ext_index[b] != EXT_EMPTY && c->ext_index[b] != EXT_TOMB;
+         b = (b + 1) & (c->next_n - 1))
+        ;
+    if (c->ext_index[b] == EXT_EMPTY)
         c->next_used++;
-    }
     c->ext_index[b] = j->id;
     c->next_live++;
     return GP_OK;
@@ -246,18 +246,22 @@ const struct gp_job *gp_core_job(const struct gp_core *c, uint64_t handle)
 int gp_core_find_job(const struct gp_core *c, const char *ext_id,
                      uint64_t *handle)
 {
+    const struct gp_job *best = NULL;
+
     if (!ext_id || !*ext_id || !c->next_n)
         return GP_ENOENT;
     for (uint32_t b = ext_hash(ext_id) & (c->next_n - 1);
          c->ext_index[b] != EXT_EMPTY; b = (b + 1) & (c->next_n - 1)) {
         uint32_t s = c->ext_index[b];
 
-        if (s != EXT_TOMB && strcmp(J(c, s)->ext, ext_id) == 0) {
-            *handle = gp_job_handle(J(c, s));
-            return GP_OK;
-        }
+        if (s != EXT_TOMB && strcmp(J(c, s)->ext, ext_id) == 0 &&
+            (!best || J(c, s)->seq > best->seq))
+            best = J(c, s);
     }
-    return GP_ENOENT;
+    if (!best)
+        return GP_ENOENT;
+    *handle = gp_job_handle(best);
+    return GP_OK;
 }
 
 size_t gp_core_njobs(const struct gp_core *c)

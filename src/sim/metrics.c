@@ -517,9 +517,9 @@ static void run_open(struct gp_metrics *m, const struct gp_core *core,
     m->open_rec[job->id] = (uint32_t)++m->nruns;
 }
 
-/* Why a job's run ended, from the state it ended in. A failure at the
- * time limit is told by the run time used: the simulator fails a job
- * only there. */
+/* Why a job's run ended, from the state it ended in. A failure is told
+ * apart by what the job used: its time limit, or starts that all failed;
+ * anything else is a failure reported by the world. */
 static enum gp__run_end end_of(const struct gp_job *job)
 {
     switch (job->state) {

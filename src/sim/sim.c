@@ -192,8 +192,9 @@ static int comp_push(struct world *w, struct completion e)
     return compq_push(NULL, &w->heap, &w->n, &w->cap, e, w);
 }
 
-/* A started job ends when its remaining work is done at its GPU type's
- * speed, after the restart overhead - or at its time limit, if sooner. */
+/* A started job ends when its remaining work is done at its placement's
+ * speed (job->speed: the speed table's rate, else the GPU type's), after
+ * the restart overhead - or at its time limit, if sooner. */
 static int schedule_end(struct world *w, const struct gp_job *job,
                         int64_t now_us)
 {

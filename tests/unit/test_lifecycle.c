@@ -314,6 +314,68 @@ static void retiring_keeps_the_store_to_the_jobs_alive(void **state)
     gp_core_free(core);
 }
 
+/* Traces repeat ids: every live job of an id is found, the newest first,
+ * whichever retires first. */
+static void jobs_sharing_an_id_are_found_newest_first(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("fifo", 1, 4, &r);
+    uint64_t a = submit(core, "x", 1, 10, 0);
+    uint64_t b = submit(core, "x", 1, 10, 0);
+    uint64_t c = submit(core, "x", 1, 10, 0), found;
+
+    (void)state;
+    round_at(core, 0);
+    assert_int_equal(gp_core_find_job(core, "x", &found), GP_OK);
+    assert_true(found == c);
+    assert_int_equal(gp_core_job_ended(core, c, GP_JOB_COMPLETED, S(10)),
+                     GP_OK);
+    assert_int_equal(gp_core_retire(core, c), GP_OK);
+    assert_int_equal(gp_core_find_job(core, "x", &found), GP_OK);
+    assert_true(found == b);
+    assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(10)),
+                     GP_OK);
+    assert_int_equal(gp_core_retire(core, a), GP_OK);
+    assert_int_equal(gp_core_find_job(core, "x", &found), GP_OK);
+    assert_true(found == b);
+    assert_int_equal(gp_core_job_ended(core, b, GP_JOB_COMPLETED, S(10)),
+                     GP_OK);
+    assert_int_equal(gp_core_retire(core, b), GP_OK);
+    assert_int_equal(gp_core_find_job(core, "x", &found), GP_ENOENT);
+    gp_core_free(core);
+}
+
+/* A rejected job says why: too many GPUs, a type the cluster lacks, or
+ * the CPUs and memory asked with its GPUs. */
+static void a_rejection_names_its_cause(void **state)
+{
+    struct gp_cluster *cl;
+    struct gp_core *core;
+    struct gp_node_spec node = {.name = "n0", .gpus = 4, .cpus = 16};
+    struct gp_core_config cfg = {.policy = gp_policy_find("fifo"),
+                                 .model = GP_PLACE_PACK};
+    struct gp_job_spec big = {.id = "big", .gpus = 8, .duration_us = 1};
+    struct gp_job_spec cpus = {
+        .id = "cpus", .gpus = 2, .cpus = 64, .duration_us = 1};
+    struct gp_job_spec typed = {
+        .id = "t", .gpus = 1, .gpu_type = "A100", .duration_us = 1};
+    uint64_t h;
+
+    (void)state;
+    harness_rec = NULL;
+    assert_int_equal(gp_cluster_new(&cl), GP_OK);
+    assert_int_equal(gp_cluster_add_node(cl, &node, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, cl, &cfg, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &big, 0, &h, NULL), GP_OK);
+    assert_int_equal(gp_core_job(core, h)->reject, GP_REJECT_TOO_LARGE);
+    assert_int_equal(gp_core_submit(core, &cpus, 0, &h, NULL), GP_OK);
+    assert_int_equal(gp_core_job(core, h)->state, GP_JOB_REJECTED);
+    assert_int_equal(gp_core_job(core, h)->reject, GP_REJECT_OTHER);
+    assert_int_equal(gp_core_submit(core, &typed, 0, &h, NULL), GP_OK);
+    assert_int_equal(gp_core_job(core, h)->reject, GP_REJECT_GPU_TYPE);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +390,8 @@ int main(void)
             a_retired_jobs_handle_finds_nothing_and_its_slot_is_reused),
         cmocka_unit_test(a_retired_jobs_timers_do_not_touch_the_next_job),
         cmocka_unit_test(retiring_keeps_the_store_to_the_jobs_alive),
+        cmocka_unit_test(jobs_sharing_an_id_are_found_newest_first),
+        cmocka_unit_test(a_rejection_names_its_cause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -166,6 +166,8 @@ static int carry_out(struct gp_core *core, struct rec *r, int64_t now_us)
                 if ((rc = rec_preempt(r, job, now_us)) != GP_OK)
                     return rc;
                 break;
+            case GP_ACT_RESIZE:
+                break;
             case GP_ACT_KILL:
                 if (a[i].done) {
                     rc = rec_preempt(r, job, now_us);

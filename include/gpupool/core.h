@@ -73,6 +73,14 @@ struct gp_policy_ops {
     /* Decide. Reads the view, writes the plan. */
     int (*schedule)(void *priv, const struct gp_view *view,
                     struct gp_plan *plan);
+    /* optional events of the policy's own, each followed by a round: a
+     * timer it set (gp_plan_timer) fired, with the cookie it gave (a lease
+     * ends, a period); a job ended (completed, failed, cancelled); a node
+     * changed state. They update the policy's private state only. */
+    void (*on_timer)(void *priv, uint64_t cookie, int64_t now_us);
+    void (*on_job_end)(void *priv, const struct gp_job *job, int64_t now_us);
+    void (*on_node)(void *priv, uint32_t node, enum gp_node_state state,
+                    int64_t now_us);
 };
 
 /* The registry: every built-in policy, NULL-terminated. */
@@ -175,6 +183,10 @@ uint64_t gp_view_running_epoch(const struct gp_view *v);
 /* GPUs held by jobs that were signalled and have not stopped yet. */
 uint64_t gp_view_preempting_gpus(const struct gp_view *v);
 
+/* Where would this running job fit with `gpus` GPUs of its type, its own
+ * GPUs counted free, given the plan so far (for gp_plan_resize)? */
+int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
+                       uint32_t gpus, struct gp_placement *where);
 /* Where would this job fit now, given the plan so far? GP_ENOFIT if nowhere.
  * `gpus` overrides the job's size when non-zero (elastic jobs). */
 int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
@@ -198,6 +210,22 @@ int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
  * anything a policy waits for that no event announces (a protection that
  * expires, a lease, a period). GP_EINVAL for a time not in the future. */
 int gp_plan_wake_at(struct gp_plan *p, int64_t at_us);
+/* A timer of the policy's own: at at_us (> now) its on_timer hook gets
+ * the cookie, then a round runs. GP_EINVAL for a time not in the future. */
+int gp_plan_timer(struct gp_plan *p, int64_t at_us, uint64_t cookie);
+/* Never admit a pending job: it is REJECTED (GP_REJECT_POLICY) with `why`
+ * as its reason, and observers are told. GP_EPLAN if it is not pending or
+ * already in the plan. */
+int gp_plan_reject(struct gp_plan *p, const struct gp_job *job,
+                   const char *why);
+/* Grow or shrink a running elastic job in place, to where->gpus within
+ * its min_gpus..max_gpus, on its GPU type (find the placement with
+ * gp_view_fit_resize). It pays gp_core_config.resize_cost_us before it
+ * works again; the world gets GP_ACT_RESIZE. GP_EPLAN if the job is not
+ * running (confirmed), the count is out of range or unchanged, or the
+ * GPUs are not free. */
+int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
+                   const struct gp_placement *where);
 /* Has this plan already touched the job? */
 bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job);
 /* Savepoints: undo every action after a mark (e.g. a failed victim search). */
@@ -262,6 +290,11 @@ struct gp_tenant_info {
                           by it (kept for it until the end of the round
                           after its last victim stopped) */
     bool typed; /* its guarantee is split by GPU type (by_type[].guarantee) */
+    /* the ledger following the plan, during a round: GPUs the plan so far
+     * starts (or grows) for it, and stops (or shrinks) of it; 0 outside
+     * a round. held + plan_starting - plan_stopping is what it will hold
+     * once the plan applies (stopping GPUs leave when the jobs stop). */
+    uint64_t plan_starting, plan_stopping;
     const struct gp_tenant_type *by_type; /* per GPU type index, for every
                                              type of the cluster */
 };
@@ -293,6 +326,8 @@ enum gp_action_kind {
     GP_ACT_START,  /* start the job on job->where */
     GP_ACT_SIGNAL, /* ask it to checkpoint and stop by deadline_us */
     GP_ACT_KILL,   /* stop it now, saving nothing more */
+    GP_ACT_RESIZE, /* an elastic job now runs on job->where (grown or
+                      shrunk in place; nothing to report back) */
 };
 const char *gp_action_kind_name(enum gp_action_kind k);
 
@@ -321,6 +356,11 @@ struct gp_observer_ops {
                   const struct gp_job *job, int64_t now_us);
     void (*rejected)(void *priv, const struct gp_core *core,
                      const struct gp_job *job, const char *why, int64_t now_us);
+    /* an elastic job changed its GPU count in place (job->where is the
+     * new placement) */
+    void (*resized)(void *priv, const struct gp_core *core,
+                    const struct gp_job *job, uint32_t old_gpus,
+                    int64_t now_us);
     /* a start the world could not carry out; the job waits again (or has
      * failed, past its retries: `ended` follows) */
     void (*start_failed)(void *priv, const struct gp_core *core,
@@ -339,6 +379,8 @@ struct gp_core_config {
     enum gp_place_model model;
     int64_t restart_cost_us; /* paid by a job each time it resumes */
     int64_t round_period_us; /* 0 = rounds on events only */
+    /* what an elastic job pays in time each time it is resized */
+    int64_t resize_cost_us;
     /* starts a job may fail before it fails for good (0 = 3) */
     uint32_t max_start_failures;
     const struct gp_observer_ops *observer;

@@ -59,6 +59,7 @@ enum gp_reject_cause {
     GP_REJECT_GPU_TYPE,  /* the cluster has no GPU of the type it asks */
     GP_REJECT_TOO_LARGE, /* more GPUs than the cluster can ever give it */
     GP_REJECT_OTHER,     /* CPUs, memory, a share no node can hold */
+    GP_REJECT_POLICY,    /* the policy would never admit it (gp_job.why) */
 };
 
 /* Why a job was told to stop. */
@@ -111,6 +112,7 @@ struct gp_job {
     uint32_t starts;         /* runs begun (resources taken), failed or not */
     uint32_t start_failures; /* starts the world could not carry out */
     uint32_t node_failures;  /* runs lost with their node */
+    uint32_t resizes;        /* GPU count changes while it ran */
     int64_t ckpt_work_us;    /* work its last checkpoint holds (reported by
                                 gp_core_job_checkpointed) */
     uint32_t why;            /* strtab id: why it last failed to start,

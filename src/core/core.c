@@ -119,6 +119,8 @@ void gp_core_advance(struct gp_core *c, int64_t now_us)
     gp__fire_timers(c, now_us);
 }
 
+static void unreserve(struct gp_core *c, size_t n);
+
 /* Make room for everything applying the plan adds to the core's arrays,
  * so that a plan, once valid, takes effect whole. */
 static int reserve(struct gp_core *c)
@@ -141,21 +143,44 @@ static int reserve(struct gp_core *c)
             if (c->actions[i].op == OP_PREEMPT &&
                 (rc = gp__pending_reserve_n(c, J(c, c->actions[i].job), n)))
                 return rc;
-    /* the jobs to start keep their own copy of the placement (a pending
-     * job holds none): taken now, given back if one copy fails */
+    /* the jobs to start (and to resize) keep their own copy of the
+     * placement: taken now, given back if one copy fails */
     for (size_t i = 0; i < c->nactions; i++) {
         struct action *a = &c->actions[i];
+        struct gp_job *j = J(c, a->job);
 
-        if (a->op != OP_START)
+        if (a->op == OP_RESIZE) {
+            a->old = j->where; /* the old one is the action's until then */
+            if (a->old.nslots == 1)
+                a->old.slots = &a->old.inline_slot;
+            memset(&j->where, 0, sizeof(j->where));
+        } else if (a->op != OP_START) {
             continue;
-        if ((rc = gp_placement_copy(&J(c, a->job)->where, &a->where))) {
-            while (i-- > 0)
-                if (c->actions[i].op == OP_START)
-                    gp_placement_fini(&J(c, c->actions[i].job)->where);
+        }
+        if ((rc = gp_placement_copy(&j->where, &a->where)) != GP_OK) {
+            unreserve(c, i + 1);
             return rc;
         }
     }
     return GP_OK;
+}
+
+/* Undo the placement copies of the first n actions. */
+static void unreserve(struct gp_core *c, size_t n)
+{
+    for (size_t i = n; i-- > 0;) {
+        struct action *a = &c->actions[i];
+        struct gp_job *j = J(c, a->job);
+
+        if (a->op != OP_START && a->op != OP_RESIZE)
+            continue;
+        gp_placement_fini(&j->where);
+        if (a->op == OP_RESIZE) {
+            j->where = a->old;
+            if (j->where.nslots == 1)
+                j->where.slots = &j->where.inline_slot;
+        }
+    }
 }
 
 int gp_core_round(struct gp_core *c, int64_t now_us)
@@ -185,6 +210,8 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     gp_arena_reset(&c->scratch);
     c->nactions = 0;
     c->walk_err = GP_OK;
+    for (uint32_t t = 0; t < c->ntenants; t++)
+        c->tenants[t].info.plan_starting = c->tenants[t].info.plan_stopping = 0;
     rc = c->cfg.policy->schedule(c->ppriv, &c->view, &c->plan);
     if (rc == GP_OK && c->walk_err != GP_OK)
         rc = gp_diag_set(&diag, c->walk_err, "round",
@@ -201,7 +228,9 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
                 diag.msg);
         return rc;
     }
-    /* preemptions first, so the books show the GPUs free before reuse */
+    /* preemptions first, so the books show the GPUs free before reuse;
+     * then resizes, rejections, and starts. Nothing below fails: reserve()
+     * made room for all of it. */
     for (size_t i = 0; i < c->nactions; i++) {
         struct action *a = &c->actions[i];
         if (a->op == OP_PREEMPT &&
@@ -211,13 +240,21 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     }
     for (size_t i = 0; i < c->nactions; i++) {
         struct action *a = &c->actions[i];
+        if (a->op == OP_RESIZE)
+            gp__apply_resize(c, J(c, a->job), &a->old, now_us);
+        else if (a->op == OP_REJECT)
+            gp__apply_reject(c, J(c, a->job), a->why, now_us);
+    }
+    for (size_t i = 0; i < c->nactions; i++) {
+        struct action *a = &c->actions[i];
         if (a->op == OP_START &&
             (rc = gp__apply_start(c, J(c, a->job), now_us)) != GP_OK)
             return rc;
-        J(c, a->job)->plan_op = 0;
     }
     for (size_t i = 0; i < c->nactions; i++)
         J(c, c->actions[i].job)->plan_op = 0;
+    for (uint32_t t = 0; t < c->ntenants; t++) /* the plan is the books now */
+        c->tenants[t].info.plan_starting = c->tenants[t].info.plan_stopping = 0;
     n = c->nactions;
     c->nactions = 0;
     gp__ledger_round_end(c);
@@ -283,7 +320,7 @@ int64_t gp_core_restart_cost_us(const struct gp_core *c)
 
 const char *gp_action_kind_name(enum gp_action_kind k)
 {
-    static const char *const names[] = {"start", "signal", "kill"};
+    static const char *const names[] = {"start", "signal", "kill", "resize"};
 
     return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }

@@ -27,7 +27,7 @@
 #define CHUNK (1u << CHUNK_BITS)
 #define NONE UINT32_MAX
 
-enum { OP_START = 1, OP_PREEMPT = 2 };
+enum { OP_START = 1, OP_PREEMPT = 2, OP_REJECT = 3, OP_RESIZE = 4 };
 
 /* A pending job in its shape's heap, with its rank (which does not change
  * while the job waits). */
@@ -50,7 +50,7 @@ struct shape {
                        can (the walks skip a stuck shape) */
 };
 
-enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE };
+enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE, TIMER_POLICY };
 
 struct timer {
     int64_t at_us;
@@ -59,6 +59,7 @@ struct timer {
                          moves */
     uint32_t job_gen; /* the slot's generation: stale once retired */
     uint8_t kind;
+    uint64_t cookie; /* TIMER_POLICY: the policy's own mark */
 };
 
 struct tenant {
@@ -78,8 +79,10 @@ struct tenant {
 struct action {
     uint8_t op;
     uint32_t job;
-    uint32_t beneficiary; /* tenant a preemption reclaims for, or NONE */
-    struct gp_placement where;
+    uint32_t beneficiary;      /* tenant a preemption reclaims for, or NONE */
+    uint32_t why;              /* OP_REJECT: strtab id of the reason */
+    struct gp_placement where; /* START, RESIZE: where it runs (next) */
+    struct gp_placement old;   /* RESIZE: where it ran */
 };
 
 struct pit_entry {
@@ -244,6 +247,12 @@ void gp__tenants_free(struct gp_core *c);
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
                       int64_t now);
 int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now);
+void gp__apply_reject(struct gp_core *c, struct gp_job *j, uint32_t why,
+                      int64_t now);
+/* The job's placement is already the new one's copy (see reserve()); `old`
+ * is the one it leaves. */
+void gp__apply_resize(struct gp_core *c, struct gp_job *j,
+                      struct gp_placement *old, int64_t now);
 void gp__leave_preempting(struct gp_core *c, struct gp_job *j);
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us);

@@ -307,6 +307,8 @@ void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
     close_run(c, j, now_us, true);
     if (how == GP_JOB_COMPLETED && j->duration_us > 0)
         j->work_done_us = j->duration_us;
+    if (c->cfg.policy->on_job_end)
+        c->cfg.policy->on_job_end(c->ppriv, j, now_us);
     if (how == GP_JOB_COMPLETED && j->work_done_us > 0 &&
         gp_predictor_learn(c->predictor, j, j->work_done_us) != GP_OK)
         gp_logf(c->env, GP_LOG_WARN,
@@ -546,4 +548,56 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now)
     GP__MUST(gp__running_push(c, j));
     GP__MUST(gp__emit(c, GP_ACT_START, j, GP_TIME_NONE, false));
     return GP_OK;
+}
+
+void gp__apply_reject(struct gp_core *c, struct gp_job *j, uint32_t why,
+                      int64_t now)
+{
+    gp__pending_remove(c, j);
+    j->state = GP_JOB_REJECTED;
+    j->reject = GP_REJECT_POLICY;
+    j->why = why;
+    j->end_us = now;
+    c->dirty = true;
+    if (c->cfg.observer && c->cfg.observer->rejected)
+        c->cfg.observer->rejected(c->cfg.observer_priv, c, j,
+                                  gp_strtab_get(&c->strs, why), now);
+}
+
+/* An elastic job changes its GPU count in place: the run so far is closed
+ * on the old placement (GPU-time, work at the old speed), a new segment
+ * begins now on the new one, paying the resize cost before it works. */
+void gp__apply_resize(struct gp_core *c, struct gp_job *j,
+                      struct gp_placement *old, int64_t now)
+{
+    int64_t held = now - j->held_since_us, useful = 0;
+    int64_t delta = (int64_t)j->where.gpus - (int64_t)old->gpus;
+
+    if (held < 0)
+        held = 0;
+    useful = now - j->run_start_us - j->overhead_us;
+    if (useful < 0)
+        useful = 0;
+    j->gpu_us = gp_add_sat(j->gpu_us, gp_mul_sat(held, old->gpus));
+    j->held_us += held;
+    j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
+    if (j->duration_us > 0 && j->work_done_us > j->duration_us)
+        j->work_done_us = j->duration_us;
+    j->attained_gpu_us =
+        gp_add_sat(j->attained_gpu_us, gp_mul_sat(useful, old->gpus));
+    c->busy = (uint64_t)((int64_t)c->busy + delta);
+    gp__tenant_held(c, j->tenant, j->where.type, delta, 0);
+    j->held_since_us = now;
+    j->run_start_us = now;
+    j->overhead_us = c->cfg.resize_cost_us;
+    j->speed = gp__speed_of(c, j, &j->where);
+    j->starts++; /* a new segment: what was timed for the old goes stale */
+    j->resizes++;
+    c->running_epoch++;
+    gp__running_rerank(c, j);
+    GP__MUST(gp__arm_rank_timer(c, j)); /* room reserved by the round */
+    GP__MUST(gp__emit(c, GP_ACT_RESIZE, j, GP_TIME_NONE, false));
+    if (c->cfg.observer && c->cfg.observer->resized)
+        c->cfg.observer->resized(c->cfg.observer_priv, c, j, old->gpus, now);
+    gp_placement_fini(old);
 }

@@ -197,6 +197,8 @@ int gp_core_set_node_state(struct gp_core *c, uint32_t node,
         return rc;
     if (state == was && state != GP_NODE_DOWN)
         return GP_OK;
+    if (state != was && c->cfg.policy->on_node)
+        c->cfg.policy->on_node(c->ppriv, node, state, now_us);
     /* DOWN again: jobs a failed report left on the node go now */
     if (state == GP_NODE_DOWN) {
         if (c->cfg.model == GP_PLACE_COUNT) {

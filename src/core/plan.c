@@ -10,6 +10,31 @@
  */
 #include "core/core_priv.h"
 
+/* The ledger follows the plan: what it starts for a tenant and what it
+ * stops of it, so far (sign -1 when an action is undone). */
+static void plan_books(struct gp_core *c, const struct action *a,
+                       const struct gp_job *j, int sign)
+{
+    struct gp_tenant_info *t = &c->tenants[j->tenant].info;
+    int64_t d = 0;
+
+    switch (a->op) {
+    case OP_START:
+        t->plan_starting += (uint64_t)(sign * (int64_t)a->where.gpus);
+        return;
+    case OP_PREEMPT:
+        t->plan_stopping += (uint64_t)(sign * (int64_t)j->where.gpus);
+        return;
+    case OP_RESIZE:
+        d = (int64_t)a->where.gpus - (int64_t)j->where.gpus;
+        if (d > 0)
+            t->plan_starting += (uint64_t)(sign * d);
+        else
+            t->plan_stopping += (uint64_t)(sign * -d);
+        return;
+    }
+}
+
 static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
                       const struct gp_placement *where)
 {
@@ -25,11 +50,33 @@ static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
     a->op = op;
     a->job = j->id;
     a->beneficiary = GP_TENANT_NONE;
+    a->why = 0;
     a->where = *where;
     if (where->nslots == 1)
         a->where.slots = &a->where.inline_slot;
+    memset(&a->old, 0, sizeof(a->old));
     j->plan_mark = c->round_id;
     j->plan_op = op;
+    plan_books(c, a, j, 1);
+    return GP_OK;
+}
+
+/* The slots may live in the caller's memory: the plan keeps its own copy
+ * (in the round's scratch memory). */
+static int keep_copy(struct gp_core *c, const struct gp_placement *where,
+                     struct gp_placement *copy)
+{
+    *copy = *where;
+    if (where->nslots > 1) {
+        copy->slots =
+            gp_arena_alloc(&c->scratch, where->nslots * sizeof(*copy->slots));
+        if (!copy->slots)
+            return GP_ENOMEM;
+        memcpy(copy->slots, where->slots, where->nslots * sizeof(*copy->slots));
+    } else if (where->nslots == 1) {
+        copy->inline_slot = where->slots[0];
+        copy->slots = &copy->inline_slot;
+    }
     return GP_OK;
 }
 
@@ -57,18 +104,8 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
         return GP_EPLAN;
     if ((c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0))
         return GP_EPLAN;
-    /* the slots may live in the caller's memory: keep our own copy */
-    copy = *where;
-    if (where->nslots > 1) {
-        copy.slots =
-            gp_arena_alloc(&c->scratch, where->nslots * sizeof(*copy.slots));
-        if (!copy.slots)
-            return GP_ENOMEM;
-        memcpy(copy.slots, where->slots, where->nslots * sizeof(*copy.slots));
-    } else if (where->nslots == 1) {
-        copy.inline_slot = where->slots[0];
-        copy.slots = &copy.inline_slot;
-    }
+    if ((rc = keep_copy(c, where, &copy)) != GP_OK)
+        return rc;
     d = j->demand;
     d.gpus = where->gpus;
     gp__take_stopping(c);
@@ -132,10 +169,16 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
         d.gpus = a->where.gpus;
         if (a->where.nslots == 1)
             a->where.slots = &a->where.inline_slot;
+        plan_books(c, a, j, -1);
         if (a->op == OP_START) {
             gp__take_stopping(c);
             gp_cluster_give(c->cluster, &a->where, &d);
-        } else if (c->cfg.grace_us == 0) {
+        } else if (a->op == OP_RESIZE) {
+            gp__take_stopping(c);
+            gp_cluster_give(c->cluster, &a->where, &d);
+            /* every later action was undone first: the old GPUs are free */
+            GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+        } else if (a->op == OP_PREEMPT && c->cfg.grace_us == 0) {
             gp__take_stopping(c);
             /* every later action was undone first: the GPUs are free */
             GP__MUST(gp_cluster_take(c->cluster, &a->where, &d));
@@ -143,6 +186,64 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
         j->plan_op = 0;
         j->plan_mark = 0;
     }
+}
+
+int gp_plan_reject(struct gp_plan *p, const struct gp_job *job, const char *why)
+{
+    struct gp_core *c = p->core;
+    struct gp_placement none = {0};
+    struct gp_job *j;
+    uint32_t id;
+    int rc;
+
+    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+        return GP_EPLAN;
+    j = J(c, job->id);
+    if (j->state != GP_JOB_PENDING || gp_plan_has(p, j))
+        return GP_EPLAN;
+    if ((rc = gp_strtab_intern(&c->strs,
+                               why && *why ? why : "rejected by the policy",
+                               (size_t)-1, &id)) != GP_OK ||
+        (rc = add_action(c, OP_REJECT, j, &none)) != GP_OK)
+        return rc;
+    c->actions[c->nactions - 1].why = id;
+    return GP_OK;
+}
+
+int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
+                   const struct gp_placement *where)
+{
+    struct gp_core *c = p->core;
+    struct gp_job *j;
+    struct gp_demand d;
+    struct gp_placement copy;
+    int rc;
+
+    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+        return GP_EPLAN;
+    j = J(c, job->id);
+    if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j) ||
+        where->gpus < j->min_gpus || where->gpus > j->max_gpus ||
+        where->gpus == j->where.gpus || where->type != j->where.type ||
+        (c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0))
+        return GP_EPLAN;
+    if ((rc = keep_copy(c, where, &copy)) != GP_OK)
+        return rc;
+    d = j->demand;
+    d.gpus = where->gpus;
+    gp__take_stopping(c);
+    /* leave the old GPUs, take the new (they may overlap) */
+    gp_cluster_give(c->cluster, &j->where, &j->demand);
+    if ((rc = gp_cluster_take(c->cluster, &copy, &d)) != GP_OK) {
+        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+        return rc;
+    }
+    if ((rc = add_action(c, OP_RESIZE, j, &copy)) != GP_OK) {
+        gp_cluster_give(c->cluster, &copy, &d);
+        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+        return rc;
+    }
+    return GP_OK;
 }
 
 int gp_plan_wake_at(struct gp_plan *p, int64_t at_us)
@@ -178,9 +279,15 @@ int gp__plan_validate(struct gp_core *c, struct gp_diag *diag)
             if (a->where.nslots && sum != a->where.gpus)
                 return gp_diag_set(diag, GP_EPLAN, "plan",
                                    "breaks the gang of job %u", j->id);
+        } else if (a->op == OP_REJECT) {
+            if (j->state != GP_JOB_PENDING)
+                return gp_diag_set(diag, GP_EPLAN, "plan",
+                                   "rejects job %u which is not pending",
+                                   j->id);
         } else if (j->state != GP_JOB_RUNNING) {
-            return gp_diag_set(diag, GP_EPLAN, "plan",
-                               "preempts job %u which is not running", j->id);
+            return gp_diag_set(
+                diag, GP_EPLAN, "plan", "%s job %u which is not running",
+                a->op == OP_RESIZE ? "resizes" : "preempts", j->id);
         }
     }
     return GP_OK;

@@ -23,7 +23,9 @@ static inline bool timer_before(const struct timer *a, const struct timer *b,
         return a->job_gen < b->job_gen;
     if (a->kind != b->kind)
         return a->kind < b->kind;
-    return a->gen < b->gen;
+    if (a->gen != b->gen)
+        return a->gen < b->gen;
+    return a->cookie < b->cookie;
 }
 
 GP_HEAP_DEFINE(timerq, struct timer, timer_before, GP_HEAP_UNMOVED)
@@ -34,7 +36,18 @@ int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
     uint32_t job_gen = job == NONE ? 0 : J(c, job)->gen;
 
     return timerq_push(c->env, &c->timers, &c->ntimers, &c->captimers,
-                       (struct timer){at, job, gen, job_gen, kind}, c);
+                       (struct timer){at, job, gen, job_gen, kind, 0}, c);
+}
+
+int gp_plan_timer(struct gp_plan *p, int64_t at_us, uint64_t cookie)
+{
+    struct gp_core *c = p->core;
+
+    if (at_us <= c->now_us)
+        return GP_EINVAL;
+    return timerq_push(c->env, &c->timers, &c->ntimers, &c->captimers,
+                       (struct timer){at_us, NONE, 0, 0, TIMER_POLICY, cookie},
+                       c);
 }
 
 int gp__timer_reserve(struct gp_core *c, uint32_t n)
@@ -65,6 +78,12 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
 
         if (t.kind == TIMER_WAKE) {
             c->dirty = true; /* a policy asked to decide again now */
+            continue;
+        }
+        if (t.kind == TIMER_POLICY) {
+            if (c->cfg.policy->on_timer)
+                c->cfg.policy->on_timer(c->ppriv, t.cookie, now_us);
+            c->dirty = true;
             continue;
         }
         j = J(c, t.job);

@@ -112,6 +112,25 @@ int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
                           &v->core->scratch, where);
 }
 
+int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
+                       uint32_t gpus, struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    struct gp_demand d = job->demand;
+    int rc;
+
+    if (job->state != GP_JOB_RUNNING || gp_plan_has(&c->plan, job) || !gpus)
+        return GP_EINVAL;
+    d.gpus = gpus;
+    d.type = job->where.type;
+    gp__take_stopping(c);
+    gp_cluster_give(c->cluster, &job->where, &job->demand);
+    rc = gp_cluster_fit(c->cluster, c->cfg.model, &d, &c->scratch, where);
+    /* given just above; the fit only asked */
+    GP__MUST(gp_cluster_take(c->cluster, &job->where, &job->demand));
+    return rc;
+}
+
 bool gp_view_graceful(const struct gp_view *v)
 {
     return v->core->cfg.grace_us > 0;

@@ -553,8 +553,8 @@ static void run_close(struct gp_metrics *m, const struct gp_job *job,
 const char *gp__run_end_name(enum gp__run_end e)
 {
     static const char *const names[] = {
-        "running",   "completed", "failed",       "time_limit",
-        "cancelled", "preempted", "start_failed", "node_down",
+        "running",   "completed",    "failed",    "time_limit", "cancelled",
+        "preempted", "start_failed", "node_down", "resized",
     };
 
     return (size_t)e < sizeof(names) / sizeof(names[0]) ? names[e] : "";
@@ -635,6 +635,24 @@ static void unconfirmed_run(struct gp_metrics *m, const struct gp_core *core,
     run_close(m, job, why, m->last_us);
 }
 
+/* A resize ends one run interval and begins the next, on the new GPUs. */
+static void on_resized(void *priv, const struct gp_core *core,
+                       const struct gp_job *job, uint32_t old_gpus,
+                       int64_t now_us)
+{
+    struct gp_metrics *m = priv;
+
+    (void)old_gpus;
+    if (m->finished)
+        return;
+    step(m, core, now_us);
+    close_run(m, job, m->last_us);
+    run_close(m, job, GP__RUN_RESIZED, m->last_us);
+    open_run(m, job);
+    run_open(m, core, job, m->last_us);
+    tenant_step(m, core, job->tenant);
+}
+
 static void on_start_failed(void *priv, const struct gp_core *core,
                             const struct gp_job *job, const char *why,
                             int64_t now_us)
@@ -710,6 +728,7 @@ const struct gp_observer_ops gp_metrics_observer = {
     .ended = on_ended,
     .rejected = on_rejected,
     .start_failed = on_start_failed,
+    .resized = on_resized,
     .round = on_round,
 };
 

@@ -282,6 +282,9 @@ static int carry_out(struct world *w, struct gp_core *core, int64_t now_us)
             case GP_ACT_SIGNAL:
                 rc = signalled(w, job, now_us);
                 break;
+            case GP_ACT_RESIZE: /* its end moves with its new speed */
+                rc = schedule_end(w, job, now_us);
+                break;
             case GP_ACT_KILL:
                 if (a->done)
                     continue; /* taken back already; its end goes stale */
@@ -482,6 +485,11 @@ static void ch_start_failed(void *priv, const struct gp_core *c,
 {
     CHAIN_HOOK(start_failed, c, j, why, now);
 }
+static void ch_resized(void *priv, const struct gp_core *c,
+                       const struct gp_job *j, uint32_t old_gpus, int64_t now)
+{
+    CHAIN_HOOK(resized, c, j, old_gpus, now);
+}
 static void ch_round(void *priv, const struct gp_core *c, int64_t now)
 {
     CHAIN_HOOK(round, c, now);
@@ -494,6 +502,7 @@ static const struct gp_observer_ops chain_ops = {
     .ended = ch_ended,
     .rejected = ch_rejected,
     .start_failed = ch_start_failed,
+    .resized = ch_resized,
     .round = ch_round,
 };
 

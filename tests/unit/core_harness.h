@@ -43,6 +43,8 @@ __attribute__((unused)) static void play(struct gp_core *core, int64_t now)
                     r->last_preempted = a[i].job;
                 }
                 break;
+            case GP_ACT_RESIZE:
+                break; /* in place: nothing to report */
             case GP_ACT_KILL:
                 if (r && (a[i].done || a[i].reason == GP_STOP_CANCEL)) {
                     r->preempts++;

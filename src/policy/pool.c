@@ -46,7 +46,8 @@ enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
  * depends on changed: the running set, the key (GPUs wanted, and for the
  * total what was reclaimable), or the time a protected victim frees. */
 struct memo {
-    uint32_t job, nrun;
+    uint64_t job; /* its seq: slots are reused once jobs retire */
+    uint32_t nrun;
     int64_t key, until;
 };
 
@@ -76,20 +77,20 @@ static int memo_grow(struct memo **m, uint32_t *have, size_t n)
     if (!(a = realloc(*m, (n + 16) * sizeof(*a))))
         return GP_ENOMEM;
     for (size_t k = *have; k < n + 16; k++)
-        a[k].job = UINT32_MAX;
+        a[k].job = UINT64_MAX;
     *m = a;
     *have = (uint32_t)(n + 16);
     return GP_OK;
 }
 
 /* Did this very reclaim fail, with nothing changed since? */
-static bool memo_holds(const struct memo *m, uint32_t job, uint32_t nrun,
+static bool memo_holds(const struct memo *m, uint64_t job, uint32_t nrun,
                        int64_t key, int64_t now)
 {
     return m->job == job && m->nrun == nrun && m->key == key && now < m->until;
 }
 
-static void memo_set(struct memo *m, uint32_t job, uint32_t nrun, int64_t key,
+static void memo_set(struct memo *m, uint64_t job, uint32_t nrun, int64_t key,
                      int64_t until)
 {
     m->job = job;
@@ -285,7 +286,7 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
             }
             if (now - j->submit_us >= p->reserve_after_us &&
                 (!oldest || j->submit_us < oldest->submit_us ||
-                 (j->submit_us == oldest->submit_us && j->id < oldest->id)))
+                 (j->submit_us == oldest->submit_us && j->seq < oldest->seq)))
                 oldest = j;
         }
     }
@@ -611,7 +612,7 @@ static int cmp_victim(const void *a, const void *b)
         return x->usage > y->usage ? -1 : 1;
     if (x->left != y->left)
         return x->left > y->left ? -1 : 1;
-    return x->job->id < y->job->id ? -1 : (x->job->id > y->job->id);
+    return x->job->seq < y->job->seq ? -1 : (x->job->seq > y->job->seq);
 }
 
 /* Victims in cmp_victim order, sorted as they are asked for: a reclaim
@@ -1074,7 +1075,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = want;
-        if (memo_holds(m, list[0]->id, nrun, key, now))
+        if (memo_holds(m, list[0]->seq, nrun, key, now))
             continue; /* nothing changed since it last failed */
         if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &next_at)) !=
             GP_OK)
@@ -1086,7 +1087,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             continue;
         if (rc != GP_ENOFIT)
             return rc;
-        memo_set(m, list[0]->id, nrun, key, next_at);
+        memo_set(m, list[0]->seq, nrun, key, next_at);
     }
     return GP_OK;
 }
@@ -1164,7 +1165,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = (want << 32) ^ avail;
-        if (memo_holds(&p->fail[ts[i].t], first->id, nrun, key, now))
+        if (memo_holds(&p->fail[ts[i].t], first->seq, nrun, key, now))
             continue; /* nothing changed since it last failed */
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
@@ -1197,7 +1198,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 return rc;
             collected = true;
         }
-        memo_set(&p->fail[ts[i].t], first->id, nrun, key, next_at);
+        memo_set(&p->fail[ts[i].t], first->seq, nrun, key, next_at);
     }
     return GP_OK;
 }

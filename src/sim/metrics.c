@@ -102,8 +102,10 @@ struct gp_metrics {
 
     /* the books, after finish */
     struct gp_summary sum;
-    struct gp__job_rec *jobs;
-    size_t njobs;
+    struct gp__job_rec *jobs; /* by submission order (gp_job.seq) */
+    size_t njobs, capjobs;
+    double *pred_err; /* relative prediction errors of completed jobs */
+    size_t npred, cappred, npred_under;
     char *ids; /* external ids, NUL-terminated, back to back */
     size_t ids_len, ids_cap;
     struct gp_strtab strs;
@@ -142,6 +144,7 @@ void gp_metrics_free(struct gp_metrics *m)
     free(m->open_rec);
     free(m->sum.tenants);
     free(m->jobs);
+    free(m->pred_err);
     free(m->ids);
     free(m->jcts);
     free(m->tseries);
@@ -503,7 +506,7 @@ static void run_open(struct gp_metrics *m, const struct gp_core *core,
      * confirmation: the intervals add up to the busy GPU-time */
     r->start_us = job->held_since_us < now_us ? job->held_since_us : now_us;
     r->end_us = GP_TIME_NONE;
-    r->job = job->id;
+    r->job = (uint32_t)job->seq;
     r->run = job->starts;
     r->gpus = job->where.gpus ? job->where.gpus : job->demand.gpus;
     if ((rc = gp_strtab_intern(
@@ -666,6 +669,23 @@ static void on_start_failed(void *priv, const struct gp_core *core,
     unconfirmed_run(m, core, job, GP__RUN_START_FAILED);
 }
 
+static int record_job(struct gp_metrics *m, const struct gp_core *core,
+                      const struct gp_job *j);
+
+/* A job is over: its record is kept now (the world may retire it from the
+ * core next), and what was kept per slot is cleared for the slot's next
+ * job. */
+static void job_over(struct gp_metrics *m, const struct gp_core *core,
+                     const struct gp_job *job)
+{
+    int rc;
+
+    if ((rc = record_job(m, core, job)) != GP_OK)
+        m->err = rc;
+    if (job->id < m->nlost)
+        m->lost_seen[job->id] = 0;
+}
+
 static void on_ended(void *priv, const struct gp_core *core,
                      const struct gp_job *job, int64_t now_us)
 {
@@ -680,6 +700,7 @@ static void on_ended(void *priv, const struct gp_core *core,
         unconfirmed_run(m, core, job, GP__RUN_CANCELLED);
     close_run(m, job, m->last_us);
     run_close(m, job, end_of(job), m->last_us);
+    job_over(m, core, job);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     if (!was_running) /* cancelled while it waited */
@@ -696,7 +717,15 @@ static void on_rejected(void *priv, const struct gp_core *core,
     if (m->finished)
         return;
     step(m, core, now_us);
-    tenant_see(m, core, job->tenant);
+    if (job->reject == GP_REJECT_POLICY) { /* it waited until the policy
+                                              turned it down */
+        struct tenant_acc *t = tenant_step(m, core, job->tenant);
+        if (t)
+            pend_sub(t, job->demand.gpus);
+    } else {
+        tenant_see(m, core, job->tenant);
+    }
+    job_over(m, core, job);
     if (job->reject == GP_REJECT_GPU_TYPE)
         m->rej_type++;
     else if (job->reject == GP_REJECT_TOO_LARGE)
@@ -817,68 +846,84 @@ static int cmp_double(const void *a, const void *b)
 
 /* Prediction accuracy: the predictor's guess at submission against the
  * run time the job turned out to have (its duration on a reference GPU,
- * which is what the predictor learns). */
-static int prediction_figures(struct gp_metrics *m, const struct gp_core *core)
+ * which is what the predictor learns), over the completed jobs as they
+ * ended (record_job). */
+static int prediction_figures(struct gp_metrics *m)
 {
     struct gp_summary *s = &m->sum;
-    size_t n = gp_core_njobs(core), k = 0, under = 0;
-    double *err;
+    size_t k = m->npred;
+    double *err = m->pred_err;
 
-    if (!n)
-        return GP_OK;
-    if (!(err = malloc(n * sizeof(*err))))
-        return GP_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        const struct gp_job *j = gp_core_job(core, (uint32_t)i);
-        int64_t diff;
-
-        if (j->state != GP_JOB_COMPLETED || j->duration_us <= 0 ||
-            j->predicted_us <= 0)
-            continue;
-        diff = j->predicted_us - j->duration_us;
-        under += diff < 0;
-        err[k++] = (double)(diff < 0 ? -diff : diff) / (double)j->duration_us;
-    }
     if (k) {
         qsort(err, k, sizeof(*err), cmp_double);
         s->predicted = k;
         s->pred_p50_rel_err = err[(50 * k + 99) / 100 - 1];
         s->pred_p90_rel_err = err[(90 * k + 99) / 100 - 1];
-        s->pred_underestimated = (double)under / (double)k;
+        s->pred_underestimated = (double)m->npred_under / (double)k;
     }
-    free(err);
     return GP_OK;
 }
 
-/* Copy what the CSV and the summary need of every job. */
+/* What the CSV and the summary need of a job, kept by submission order:
+ * when it ends (the simulator then retires it from the core) or, for the
+ * jobs still alive, when the run finishes. */
+static int record_job(struct gp_metrics *m, const struct gp_core *core,
+                      const struct gp_job *j)
+{
+    struct gp__job_rec *r;
+    int rc;
+
+    m->jobs = grown(m, m->jobs, &m->capjobs, sizeof(*m->jobs), j->seq, 4096);
+    if (j->seq >= m->capjobs)
+        return m->err ? m->err : GP_ENOMEM;
+    if (j->seq >= m->njobs)
+        m->njobs = j->seq + 1;
+    r = &m->jobs[j->seq];
+    r->submit_us = j->submit_us;
+    r->first_start_us = j->first_start_us;
+    r->end_us = j->end_us;
+    r->duration_us = j->duration_us;
+    r->gpu_us = j->gpu_us;
+    r->tenant = j->tenant; /* remapped to the sorted index later */
+    r->gpus = j->demand.gpus;
+    r->preemptions = j->preemptions;
+    r->starts = j->starts;
+    r->state = (uint8_t)j->state;
+    r->final = gp_job_is_done(j);
+    if ((rc = copy_ext_id(m, j->ext, &r->ext_off)) != GP_OK)
+        return rc;
+    if ((rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->user), (size_t)-1,
+                               &r->user)) != GP_OK ||
+        (rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->name), (size_t)-1,
+                               &r->name)) != GP_OK)
+        return rc;
+    if (j->state == GP_JOB_COMPLETED && j->duration_us > 0 &&
+        j->predicted_us > 0) {
+        int64_t diff = j->predicted_us - j->duration_us;
+
+        m->pred_err = grown(m, m->pred_err, &m->cappred, sizeof(*m->pred_err),
+                            m->npred, 4096);
+        if (m->npred >= m->cappred)
+            return m->err ? m->err : GP_ENOMEM;
+        m->npred_under += diff < 0;
+        m->pred_err[m->npred++] =
+            (double)(diff < 0 ? -diff : diff) / (double)j->duration_us;
+    }
+    return GP_OK;
+}
+
+/* The jobs still in the core at the end (pending, running, or ended and
+ * not retired) get their records; a retired job has its record already. */
 static int copy_jobs(struct gp_metrics *m, const struct gp_core *core)
 {
     size_t n = gp_core_njobs(core);
     int rc;
 
-    if (n && !(m->jobs = calloc(n, sizeof(*m->jobs))))
-        return GP_ENOMEM;
-    m->njobs = n;
     for (size_t i = 0; i < n; i++) {
         const struct gp_job *j = gp_core_job(core, (uint32_t)i);
-        struct gp__job_rec *r = &m->jobs[i];
 
-        r->submit_us = j->submit_us;
-        r->first_start_us = j->first_start_us;
-        r->end_us = j->end_us;
-        r->duration_us = j->duration_us;
-        r->gpu_us = j->gpu_us;
-        r->tenant = j->tenant; /* remapped to the sorted index later */
-        r->gpus = j->demand.gpus;
-        r->preemptions = j->preemptions;
-        r->starts = j->starts;
-        r->state = (uint8_t)j->state;
-        if ((rc = copy_ext_id(m, j->ext, &r->ext_off)) != GP_OK)
-            return rc;
-        if ((rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->user),
-                                   (size_t)-1, &r->user)) != GP_OK ||
-            (rc = gp_strtab_intern(&m->strs, gp_core_str(core, j->name),
-                                   (size_t)-1, &r->name)) != GP_OK)
+        if (j && !(j->seq < m->njobs && m->jobs[j->seq].final) &&
+            (rc = record_job(m, core, j)) != GP_OK)
             return rc;
     }
     return GP_OK;
@@ -1333,7 +1378,7 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     m->nopen = 0;
 
     if ((rc = copy_jobs(m, core)) != GP_OK ||
-        (rc = prediction_figures(m, core)) != GP_OK ||
+        (rc = prediction_figures(m)) != GP_OK ||
         (rc = build_tenants(m, core)) != GP_OK ||
         (rc = tenant_figures(m)) != GP_OK ||
         (rc = reclaim_figures(m)) != GP_OK ||

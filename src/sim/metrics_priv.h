@@ -19,6 +19,7 @@ struct gp__job_rec {
     uint32_t user, name; /* the metrics' own string ids */
     uint32_t gpus, preemptions, starts;
     uint8_t state; /* enum gp_job_state */
+    bool final;    /* kept when the job was over (not at the run's end) */
 };
 _Static_assert(sizeof(struct gp__job_rec) <= 80, "job record stays compact");
 

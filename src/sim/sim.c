@@ -157,6 +157,8 @@ enum ev_kind {
 
 struct completion {
     int64_t at_us;
+    uint64_t seq; /* the job's submission order: ties at one instant go
+                     by it, whatever slots the core reuses */
     uint64_t job; /* its handle */
     uint32_t run; /* the job's start count when it was scheduled */
     uint8_t kind; /* enum ev_kind */
@@ -178,8 +180,8 @@ static inline bool comp_before(const struct completion *a,
     (void)ctx;
     if (a->at_us != b->at_us)
         return a->at_us < b->at_us;
-    if (a->job != b->job)
-        return a->job < b->job;
+    if (a->seq != b->seq)
+        return a->seq < b->seq;
     if (a->run != b->run)
         return a->run < b->run;
     return a->kind < b->kind;
@@ -204,6 +206,7 @@ static int schedule_end(struct world *w, const struct gp_job *job,
                          ? left
                          : (int64_t)ceil((double)left / job->speed);
     struct completion e = {now_us + job->overhead_us + run_us,
+                           job->seq,
                            gp_job_handle(job),
                            job->starts,
                            EV_DONE,
@@ -247,8 +250,8 @@ static int started(struct world *w, struct gp_core *core, uint64_t id,
  * the grace ends); one that cannot stops at once and keeps nothing. */
 static int signalled(struct world *w, const struct gp_job *job, int64_t now_us)
 {
-    struct completion e = {now_us, gp_job_handle(job), job->starts, EV_STOP, 0,
-                           0};
+    struct completion e = {
+        now_us, job->seq, gp_job_handle(job), job->starts, EV_STOP, 0, 0};
 
     if (job->checkpointable) {
         if (w->ckpt_cost_us > w->grace_us)
@@ -271,8 +274,9 @@ static int carry_out(struct world *w, struct gp_core *core, int64_t now_us)
         for (size_t i = 0; i < n; i++) {
             const struct gp_action *a = &acts[i];
             const struct gp_job *job = gp_core_job(core, a->job);
-            struct completion e = {now_us + w->delay_us, a->job, job->starts,
-                                   EV_STARTED,           0,      0};
+            struct completion e = {
+                now_us + w->delay_us, job->seq, a->job, job->starts,
+                EV_STARTED,           0,        0};
 
             switch (a->kind) {
             case GP_ACT_START:
@@ -443,7 +447,34 @@ struct chain {
     struct gp_metrics *metrics;
     const struct gp_observer_ops *watch;
     void *watch_priv;
+    /* jobs that are over, to retire from the core once the call that
+     * ended them returns: the metrics keep their history */
+    uint64_t *over;
+    uint32_t nover, capover;
+    int err;
 };
+
+static void note_over(struct chain *ch, const struct gp_job *j)
+{
+    if (gp__grow(NULL, (void **)&ch->over, &ch->capover, sizeof(*ch->over),
+                 ch->nover + 1) != GP_OK) {
+        ch->err = GP_ENOMEM;
+        return;
+    }
+    ch->over[ch->nover++] = gp_job_handle(j);
+}
+
+/* Retire what is over: the core holds the jobs alive, not its history. */
+static int retire_over(struct chain *ch, struct gp_core *core)
+{
+    for (uint32_t i = 0; i < ch->nover; i++) {
+        int rc = gp_core_retire(core, ch->over[i]);
+        if (rc != GP_OK && rc != GP_ENOENT)
+            return rc;
+    }
+    ch->nover = 0;
+    return ch->err;
+}
 
 #define CHAIN_HOOK(name, ...)                                                  \
     do {                                                                       \
@@ -473,11 +504,13 @@ static void ch_ended(void *priv, const struct gp_core *c,
                      const struct gp_job *j, int64_t now)
 {
     CHAIN_HOOK(ended, c, j, now);
+    note_over(priv, j);
 }
 static void ch_rejected(void *priv, const struct gp_core *c,
                         const struct gp_job *j, const char *why, int64_t now)
 {
     CHAIN_HOOK(rejected, c, j, why, now);
+    note_over(priv, j);
 }
 static void ch_start_failed(void *priv, const struct gp_core *c,
                             const struct gp_job *j, const char *why,
@@ -553,7 +586,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
 {
     struct world w = {0};
     struct nodes nodes = {0};
-    struct chain chain = {metrics, cfg->watch, cfg->watch_priv};
+    struct chain chain = {metrics, cfg->watch, cfg->watch_priv, NULL, 0,
+                          0,       GP_OK};
     struct gp_job_spec spec;
     struct gp_core *core = NULL;
     struct gp_core_config cc = {
@@ -692,7 +726,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         gp_core_advance(core, now);
         if ((rc = carry_out(&w, core, now)) != GP_OK ||
             (rc = gp_core_round(core, now)) < 0 ||
-            (rc = carry_out(&w, core, now)) != GP_OK) {
+            (rc = carry_out(&w, core, now)) != GP_OK ||
+            (rc = retire_over(&chain, core)) != GP_OK) {
             gp_diag_set(diag, rc, "sim", "round at t=%.3f s failed",
                         gp_us_to_s(now));
             goto out;
@@ -710,6 +745,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     rc = gp_metrics_finish(metrics, core, now,
                            clock_s ? clock_s() - t_start : 0);
 out:
+    free(chain.over);
     free(nodes.heap);
     free(w.heap);
     gp_core_free(core);

@@ -43,10 +43,13 @@ enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
 #define MAX_RECLAIM_JOBS 256
 
 /* A failed reclaim is not retried for the same job until something it
- * depends on changed: the running set, the key (GPUs wanted, and for the
- * total what was reclaimable), or the time a protected victim frees. */
+ * depends on changed: the running set (its epoch, not its size: one job
+ * ending and another starting leave the count as it was but may bring a
+ * victim that can go), the key (GPUs wanted, and for the total what was
+ * reclaimable), or the time a protected victim frees. */
 struct memo {
-    uint32_t job, nrun;
+    uint32_t job;
+    uint64_t epoch;
     int64_t key, until;
 };
 
@@ -83,17 +86,18 @@ static int memo_grow(struct memo **m, uint32_t *have, size_t n)
 }
 
 /* Did this very reclaim fail, with nothing changed since? */
-static bool memo_holds(const struct memo *m, uint32_t job, uint32_t nrun,
+static bool memo_holds(const struct memo *m, uint32_t job, uint64_t epoch,
                        int64_t key, int64_t now)
 {
-    return m->job == job && m->nrun == nrun && m->key == key && now < m->until;
+    return m->job == job && m->epoch == epoch && m->key == key &&
+           now < m->until;
 }
 
-static void memo_set(struct memo *m, uint32_t job, uint32_t nrun, int64_t key,
+static void memo_set(struct memo *m, uint32_t job, uint64_t epoch, int64_t key,
                      int64_t until)
 {
     m->job = job;
-    m->nrun = nrun;
+    m->epoch = epoch;
     m->key = key;
     m->until = until;
 }
@@ -1028,7 +1032,8 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
                          struct totals *tot, size_t nts, size_t i,
                          const struct gp_job **list)
 {
-    uint32_t t = ts[i].t, nrun = (uint32_t)gp_view_nrunning(v);
+    uint32_t t = ts[i].t;
+    uint64_t epoch = gp_view_running_epoch(v);
     const struct gp_tenant_info *ti = gp_view_tenant(v, t);
     int64_t now = gp_view_now(v);
     size_t need = (size_t)gp_view_ntenants(v) * tot->ntypes;
@@ -1074,7 +1079,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = want;
-        if (memo_holds(m, list[0]->id, nrun, key, now))
+        if (memo_holds(m, list[0]->id, epoch, key, now))
             continue; /* nothing changed since it last failed */
         if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &next_at)) !=
             GP_OK)
@@ -1086,7 +1091,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             continue;
         if (rc != GP_ENOFIT)
             return rc;
-        memo_set(m, list[0]->id, nrun, key, next_at);
+        memo_set(m, list[0]->id, epoch, key, next_at);
     }
     return GP_OK;
 }
@@ -1100,7 +1105,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
 {
     struct candidates cand;
     bool collected = false;
-    uint32_t nrun = (uint32_t)gp_view_nrunning(v);
+    uint64_t epoch = gp_view_running_epoch(v);
     int64_t now = gp_view_now(v), next_at = INT64_MAX;
     const struct gp_job **list;
     int rc;
@@ -1164,7 +1169,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = (want << 32) ^ avail;
-        if (memo_holds(&p->fail[ts[i].t], first->id, nrun, key, now))
+        if (memo_holds(&p->fail[ts[i].t], first->id, epoch, key, now))
             continue; /* nothing changed since it last failed */
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
@@ -1197,7 +1202,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 return rc;
             collected = true;
         }
-        memo_set(&p->fail[ts[i].t], first->id, nrun, key, next_at);
+        memo_set(&p->fail[ts[i].t], first->id, epoch, key, next_at);
     }
     return GP_OK;
 }

@@ -10,6 +10,7 @@
 struct rec {
     uint32_t starts, preempts;
     uint32_t last_started, last_preempted;
+    int64_t last_preempted_us; /* when the last signal went out */
 };
 
 static int rec_start(void *priv, const struct gp_job *job, int64_t now_us)
@@ -24,9 +25,9 @@ static int rec_start(void *priv, const struct gp_job *job, int64_t now_us)
 static int rec_preempt(void *priv, const struct gp_job *job, int64_t now_us)
 {
     struct rec *r = priv;
-    (void)now_us;
     r->preempts++;
     r->last_preempted = job->id;
+    r->last_preempted_us = now_us;
     return GP_OK;
 }
 

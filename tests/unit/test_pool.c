@@ -15,6 +15,10 @@ struct setup {
     int64_t grace_us;
     int64_t min_run_us;
     uint32_t max_preempt;
+    /* low-priority jobs' minimum run time (the other classes have
+     * min_run_us), so a test can have protected and free victims */
+    int64_t low_min_run_us;
+    int64_t ckpt_cost_us;
 };
 
 /* A core for the policy on cluster c, with the tenants declared. */
@@ -29,6 +33,7 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
         .backend = &rec_backend,
         .backend_priv = r,
         .grace_us = s->grace_us,
+        .ckpt_cost_us = s->ckpt_cost_us,
     };
 
     memset(r, 0, sizeof(*r));
@@ -36,6 +41,7 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
         cfg.min_run_us[k] = s->min_run_us;
         cfg.max_preemptions[k] = s->max_preempt;
     }
+    cfg.min_run_us[GP_PRIO_LOW] = s->low_min_run_us;
     assert_non_null(cfg.policy);
     assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
     for (size_t i = 0; i < nt; i++)
@@ -98,7 +104,7 @@ static const struct gp_tenant_spec two[] = {
 static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
 
     (void)state;
@@ -113,7 +119,7 @@ static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
 static void lender_reclaims_within_grace_plus_one_round(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t a1, a2;
 
@@ -144,7 +150,7 @@ static void
 a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t a1;
     const struct gp_job *victim;
@@ -169,7 +175,7 @@ a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
 static void no_job_is_preempted_before_its_minimum_run_time(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), S(600), 0};
+    struct setup s = {S(30), S(600), 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
 
     (void)state;
@@ -186,7 +192,7 @@ static void no_job_is_preempted_before_its_minimum_run_time(void **state)
 static void no_job_is_preempted_beyond_its_cap(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 1};
+    struct setup s = {0, 0, 1, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 1},
                                  {.name = "b", .guarantee = 1}};
     struct gp_core *core = pool_core("pool", 2, t, 2, &s, &r);
@@ -215,7 +221,7 @@ static void no_job_is_preempted_beyond_its_cap(void **state)
 static void victims_go_lowest_priority_first_then_least_loss(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t high, normal_nockpt, normal_ckpt, low;
 
@@ -259,7 +265,7 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
         {.name = "d", .guarantee = 8},
     };
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 32, four, 4, &s, &r);
     uint32_t low[8], ckpt[8], nockpt[4], high[4];
 
@@ -304,7 +310,7 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
 static void a_high_job_takes_a_lower_job_of_its_own_tenant(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t low;
 
@@ -333,7 +339,7 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
         {.name = "b", .guarantee = 8},
     };
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 16, ab, 2, &s, &r);
     uint32_t gang, h1, h2;
 
@@ -362,7 +368,7 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
 static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t gang;
 
@@ -380,7 +386,7 @@ static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 static void static_quota_never_lends(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("static-quota", 8, two, 2, &s, &r);
 
     (void)state;
@@ -399,7 +405,7 @@ static void static_quota_never_lends(void **state)
 static void pool_noreclaim_lends_but_never_takes_back(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool-noreclaim", 8, two, 2, &s, &r);
 
     (void)state;
@@ -415,7 +421,7 @@ static void pool_noreclaim_lends_but_never_takes_back(void **state)
 static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4, .lend_limit = 2},
                                  {.name = "b", .guarantee = 4}};
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
@@ -430,7 +436,7 @@ static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
 static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
                                  {.name = "b", .guarantee = 4, .cap = 5}};
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
@@ -446,7 +452,7 @@ static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
 static void excess_is_shared_by_weight(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .weight = 3, .guarantee = 2},
                                  {.name = "b", .weight = 1, .guarantee = 2},
                                  {.name = "c", .guarantee = 0}};
@@ -468,7 +474,7 @@ static void excess_is_shared_by_weight(void **state)
 static void nested_tenants_share_their_parents_guarantee(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {
         {.name = "org", .guarantee = 6},
         {.name = "x", .parent = "org", .guarantee = 4},
@@ -492,7 +498,7 @@ static void nested_tenants_share_their_parents_guarantee(void **state)
 static void bad_tenants_are_refused_with_the_reason(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     struct gp_tenant_spec dup = {.name = "a"};
     struct gp_tenant_spec orphan = {.name = "c", .parent = "nope"};
@@ -563,7 +569,7 @@ static int64_t v100_start(bool split)
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 8},
                                  {.name = "u", .guarantee = 8}};
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core;
     uint32_t uj, aj;
     int64_t started = -1;
@@ -610,7 +616,7 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     struct gp_tenant_spec t[] = {{.name = "a", .by_type = parts, .nby_type = 2},
                                  {.name = "b", .guarantee = 8}};
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = typed_core("pool", t, 2, &s, &r);
     uint8_t v100 = type_of(core, "V100"), k80 = type_of(core, "K80");
     uint32_t preempted_v100 = 0, preempted_k80 = 0;
@@ -649,7 +655,7 @@ static void static_quota_keeps_a_tenant_to_its_types(void **state)
     static const struct gp_type_guarantee k80[] = {{"K80", 4}};
     struct gp_tenant_spec t[] = {{.name = "a", .by_type = k80, .nby_type = 1}};
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = typed_core("static-quota", t, 1, &s, &r);
     uint32_t j1, j2;
 
@@ -682,7 +688,7 @@ static void bad_guarantees_by_type_are_refused(void **state)
     static const int codes[] = {GP_ENOENT, GP_EINVAL, GP_EINVAL, GP_EINVAL,
                                 GP_EINVAL};
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = typed_core("pool", t, 1, &s, &r);
 
     (void)state;
@@ -706,7 +712,7 @@ static void a_gang_that_lands_nearer_the_share_is_reclaimed(void **state)
                                  {.name = "b", .guarantee = 5},
                                  {.name = "c", .guarantee = 6}};
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 16, t, 3, &s, &r);
     uint32_t gang;
 
@@ -737,7 +743,7 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
                                  {.name = "b", .guarantee = 4}};
     struct rec r;
-    struct setup s = {0, 0, 1}; /* one preemption per job */
+    struct setup s = {0, 0, 1, 0, 0}; /* one preemption per job */
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
     uint32_t a[4], capped = UINT32_MAX, fresh;
 
@@ -764,6 +770,81 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
     gp_core_free(core);
+}
+
+/* Issue 7: the failed-reclaim memo compared the number of running jobs, so
+ * one borrower ending and another starting hid a victim that may go. Here
+ * the one started is low priority (no minimum run time); the one that
+ * ends, like the rest, is protected. */
+static void
+a_failed_reclaim_is_retried_when_one_borrower_replaces_another(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t b[7], low;
+
+    (void)state;
+    for (int i = 0; i < 7; i++)
+        b[i] = job_of(core, "b", 1, 10000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 7);
+    /* a's gang of 2 sees 1 GPU free and b's borrowed job protected: the
+     * reclaim fails and is memoized; the free GPU is lent to b's low job */
+    job_of(core, "a", 2, 100, 10, 0, true);
+    low = job_of(core, "b", 1, 10000, 10, -1, true);
+    assert_int_equal(gp_core_round(core, S(10)), 1);
+    assert_int_equal(state_of(core, low), GP_JOB_RUNNING);
+    assert_int_equal(r.preempts, 0);
+    /* one of b's jobs ends: as many jobs run as when the reclaim failed,
+     * but the low job may go, and must, in this very round */
+    assert_int_equal(gp_core_job_ended(core, b[0], GP_JOB_COMPLETED, S(20)),
+                     GP_OK);
+    assert_int_equal(gp_core_round(core, S(20)), 1);
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted, low);
+    assert_int_equal(r.last_preempted_us, S(20));
+    gp_core_free(core);
+}
+
+/* Which of b's two borrowed normal jobs goes for a: `ckpt` can checkpoint
+ * and has run 500 s; `plain` cannot and has run 100 s. */
+static uint32_t victim_with_ckpt_cost(int64_t ckpt_cost_us, uint32_t *ckpt,
+                                      uint32_t *plain)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, ckpt_cost_us};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t victim;
+
+    for (int i = 0; i < 3; i++) {
+        job_of(core, "a", 1, 10000, 0, 0, true);
+        job_of(core, "b", 1, 10000, 0, 1, true); /* high: go last */
+    }
+    *ckpt = job_of(core, "b", 1, 10000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 7);
+    *plain = job_of(core, "b", 1, 10000, 400, 0, false);
+    assert_int_equal(gp_core_round(core, S(400)), 1);
+    job_of(core, "a", 1, 100, 500, 0, true);
+    assert_int_equal(gp_core_round(core, S(500)), 1);
+    victim = r.last_preempted;
+    gp_core_free(core);
+    return victim;
+}
+
+/* Issue 7: a checkpoint longer than the grace is cut off and saves nothing
+ * of the run, so a checkpoint-capable victim is not free to take. */
+static void
+a_checkpoint_longer_than_the_grace_loses_the_victims_run(void **state)
+{
+    uint32_t ckpt, plain, victim;
+
+    (void)state;
+    /* it fits the grace: the checkpoint-capable job loses nothing */
+    victim = victim_with_ckpt_cost(S(30), &ckpt, &plain);
+    assert_int_equal(victim, ckpt);
+    /* it does not: its 500 s would be lost, the other loses 100 s */
+    victim = victim_with_ckpt_cost(S(31), &ckpt, &plain);
+    assert_int_equal(victim, plain);
 }
 
 int main(void)
@@ -793,6 +874,10 @@ int main(void)
         cmocka_unit_test(bad_guarantees_by_type_are_refused),
         cmocka_unit_test(a_gang_that_lands_nearer_the_share_is_reclaimed),
         cmocka_unit_test(a_job_at_its_preemption_cap_is_not_lent_gpus),
+        cmocka_unit_test(
+            a_failed_reclaim_is_retried_when_one_borrower_replaces_another),
+        cmocka_unit_test(
+            a_checkpoint_longer_than_the_grace_loses_the_victims_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

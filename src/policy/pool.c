@@ -867,6 +867,10 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     struct gp_job as = *probe;
     int64_t freed = 0;
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
+    /* how far the tenant is below its entitlement, what is on its way
+     * counted: a victim's tenant must be left less short than that */
+    double short_by = gp_view_tenant(v, ts[i].t)->entitled -
+                      (double)(ts[i].held + ts[i].incoming);
     int rc = GP_OK;
 
     /* every victim chosen frees at least one GPU */
@@ -915,13 +919,22 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             /* only a high-priority job, and only lower-priority victims */
             if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
                 continue;
-        } else if ((double)(ts[xi].held - taken[xi] - (int64_t)x->demand.gpus) <
-                       floor(xt->entitled + 1e-9) ||
-                   (xt->typed && typed_room(v, tot, x->tenant, x->where.type) +
-                                         (int64_t)x->demand.gpus >
-                                     0)) {
-            continue; /* would push a borrower below its entitlement, or
-                         below its guarantee on that type */
+        } else {
+            double after =
+                (double)(ts[xi].held - taken[xi] - (int64_t)x->demand.gpus);
+
+            /* not below its entitlement rounded down, nor as far below
+             * it as the tenant reclaiming is now: with fractional
+             * entitlements (16 GPUs as 6.67 + 6.67 + 2.67) that would
+             * only pass the rounding on, and the tenant left short would
+             * take it back, round after round */
+            if (after < floor(xt->entitled + 1e-9) ||
+                xt->entitled - after >= short_by - 1e-9)
+                continue;
+            if (xt->typed && typed_room(v, tot, x->tenant, x->where.type) +
+                                     (int64_t)x->demand.gpus >
+                                 0)
+                continue; /* below its guarantee on that type */
         }
         picked[nc] = vx;
         chosen[nc++] = x;

@@ -806,6 +806,39 @@ a_failed_reclaim_is_retried_when_one_borrower_replaces_another(void **state)
     gp_core_free(core);
 }
 
+/* Which job of b's goes when a, holding `a_held` of 7 GPUs, wants one
+ * more; b holds the rest. Both are entitled to 3.5. */
+static uint32_t preempts_for_rounding(int a_held)
+{
+    static const struct gp_tenant_spec even[] = {{.name = "a"}, {.name = "b"}};
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0};
+    struct gp_core *core = pool_core("pool", 7, even, 2, &s, &r);
+    uint32_t n;
+
+    for (int i = 0; i < 7; i++)
+        job_of(core, i < a_held ? "a" : "b", 1, 10000, 0, 0, true);
+    assert_int_equal(gp_core_round(core, 0), 7);
+    for (int i = a_held; i < 4; i++)
+        job_of(core, "a", 1, 10000, 10, 0, true);
+    gp_core_round(core, S(10));
+    assert_true(fabs(gp_core_tenant_info(core, 0)->entitled - 3.5) < 1e-9);
+    n = r.preempts;
+    gp_core_free(core);
+    return n;
+}
+
+/* 3 of 7 GPUs against 4, both entitled to 3.5: taking one from b would
+ * leave b as short as a is now, and b would take it back. Issue 7 (the
+ * wake-ups at protection ends made this swap go round without end). */
+static void a_reclaim_that_only_moves_the_rounding_is_not_made(void **state)
+{
+    (void)state;
+    assert_int_equal(preempts_for_rounding(3), 0);
+    /* 2 against 5: a is 1.5 short; two go, leaving b 0.5 short */
+    assert_int_equal(preempts_for_rounding(2), 2);
+}
+
 /* Which of b's two borrowed normal jobs goes for a: `ckpt` can checkpoint
  * and has run 500 s; `plain` cannot and has run 100 s. */
 static uint32_t victim_with_ckpt_cost(int64_t ckpt_cost_us, uint32_t *ckpt,
@@ -878,6 +911,7 @@ int main(void)
             a_failed_reclaim_is_retried_when_one_borrower_replaces_another),
         cmocka_unit_test(
             a_checkpoint_longer_than_the_grace_loses_the_victims_run),
+        cmocka_unit_test(a_reclaim_that_only_moves_the_rounding_is_not_made),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

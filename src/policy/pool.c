@@ -67,6 +67,7 @@ struct pool {
      * tenant and type: index t * ntypes + type */
     struct memo *tfail;
     uint32_t ntfail;
+    int64_t asked_at; /* the last wake-up asked of the core */
 };
 
 /* Make room for n memos (new ones remember nothing). */
@@ -100,6 +101,18 @@ static void memo_set(struct memo *m, uint32_t job, uint64_t epoch, int64_t key,
     m->epoch = epoch;
     m->key = key;
     m->until = until;
+}
+
+/* Ask the core for a round at `at` (INT64_MAX: no wish): what the policy
+ * waits for there (a protection that ends) is announced by no event. A
+ * time asked for already and still ahead is pending in the core. */
+static int wake_at(struct pool *p, const struct gp_view *v,
+                   struct gp_plan *plan, int64_t at)
+{
+    if (at == INT64_MAX || at <= gp_view_now(v) || at == p->asked_at)
+        return GP_OK;
+    p->asked_at = at;
+    return gp_plan_wake_at(plan, at);
 }
 
 struct reservation {
@@ -146,6 +159,7 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
     if (!p)
         return GP_ENOMEM;
     p->mode = mode;
+    p->asked_at = INT64_MIN;
     p->reserve_after_us = 6 * 3600 * GP_US_PER_S;
     p->nearest = true;
     for (size_t i = 0; i < args->nopts; i++) {
@@ -722,10 +736,37 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
  * that `all` does not hold; for a tenant whose jobs the walk for `all` went
  * through, those are set aside on the way (at the back of the same array,
  * own_at[t] and own_n[t]), so its list costs no second walk. */
+/* When a victim now protected may go: `retry`, the first of them (a failed
+ * reclaim is retried then); `wake`, the first whose minimum run time holds
+ * it (the core is asked for a round then). The core never takes a job back
+ * in the instant it started (its gp_view_preemptible_at is its start +
+ * 1 us): a reclaim that waits on that alone would undo the round's starts a
+ * microsecond later, then the next round's (with no minimum run time,
+ * test_invariants went round so without end); it waits for an event. */
+struct until {
+    int64_t retry, wake;
+};
+
+static void until_note(struct until *u, const struct gp_job *j, int64_t at)
+{
+    if (at < u->retry)
+        u->retry = at;
+    if (at > j->run_start_us + 1 && at < u->wake)
+        u->wake = at;
+}
+
+static void until_merge(struct until *u, const struct until *w)
+{
+    if (w->retry < u->retry)
+        u->retry = w->retry;
+    if (w->wake < u->wake)
+        u->wake = w->wake;
+}
+
 struct candidates {
     struct victims all;
-    size_t *own_at, *own_n; /* own_at[t] == SIZE_MAX: not walked */
-    int64_t *own_next_at;   /* as *next_at, for the set-aside jobs */
+    size_t *own_at, *own_n;  /* own_at[t] == SIZE_MAX: not walked */
+    struct until *own_until; /* as *until, for the set-aside jobs */
 };
 
 /* What a tenant will hold once its stopping jobs are gone. */
@@ -734,28 +775,25 @@ static int64_t eff_held(const struct gp_tenant_info *ti)
     return (int64_t)ti->held - (int64_t)ti->outgoing;
 }
 
-/* A candidate that may go now is described in *x (*added); one protected by
- * its minimum run time moves *next_at to when it may go. */
+/* A candidate that may go now is described in *x (*added); for one
+ * protected, *until notes when it may go. */
 static void add_candidate(const struct gp_view *v, const struct gp_job *j,
                           const struct gp_tenant_info *ti, int64_t eff,
-                          struct victim *x, int64_t *next_at, bool *added)
+                          struct victim *x, struct until *until, bool *added)
 {
     *added = gp_view_may_preempt(v, j);
     if (*added) {
         victim_of(v, j, ti, eff, x);
     } else {
-        int64_t at = gp_view_preemptible_at(v, j);
-
-        if (at < *next_at)
-            *next_at = at;
+        until_note(until, j, gp_view_preemptible_at(v, j));
     }
 }
 
-/* Collect `all`. *next_at: when the first job now protected by its minimum
- * run time becomes preemptible; the set-aside jobs count in only when their
- * tenant asks for them (own_victims), as if walked then. */
+/* Collect `all`. *until: when the jobs now protected may go; the set-aside jobs
+ * count in only when their tenant asks for them (own_victims), as if walked
+ * then. */
 static int collect_victims(const struct gp_view *v, const struct totals *tot,
-                           struct candidates *c, int64_t *next_at)
+                           struct candidates *c, struct until *until)
 {
     size_t nt = gp_view_ntenants(v), k = 0, cap = 0, back;
     struct gp_arena *a = gp_view_scratch(v);
@@ -772,8 +810,8 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
     vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
     c->own_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_at));
     c->own_n = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_n));
-    c->own_next_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_next_at));
-    if (!vs || !c->own_at || !c->own_n || !c->own_next_at)
+    c->own_until = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_until));
+    if (!vs || !c->own_at || !c->own_n || !c->own_until)
         return GP_ENOMEM;
     back = cap;
     for (uint32_t t = 0; t < nt; t++) {
@@ -787,7 +825,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
         c->own_at[t] = SIZE_MAX;
         if ((double)eff <= floor_ent)
             continue;
-        c->own_next_at[t] = INT64_MAX;
+        c->own_until[t] = (struct until){INT64_MAX, INT64_MAX};
         /* each job fills at most one slot, front or back, and cap counts
          * them all: the two never meet */
         for (j = gp_view_tenant_running(v, t); j;
@@ -798,10 +836,10 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
                 continue; /* within its guarantee on that type: never a
                              victim, not even of its own tenant's jobs */
             if ((double)(eff - (int64_t)j->demand.gpus) >= floor_ent) {
-                add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+                add_candidate(v, j, ti, eff, &vs[k], until, &added);
                 k += added;
             } else if (gp_job_class(j) < GP_PRIO_HIGH) {
-                add_candidate(v, j, ti, eff, &vs[back - 1], &c->own_next_at[t],
+                add_candidate(v, j, ti, eff, &vs[back - 1], &c->own_until[t],
                               &added);
                 back -= added;
             }
@@ -815,7 +853,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
 
 /* Tenant t's own jobs below high priority that `all` does not hold. */
 static int own_victims(const struct gp_view *v, struct candidates *c,
-                       uint32_t t, struct victims *out, int64_t *next_at)
+                       uint32_t t, struct victims *out, struct until *until)
 {
     const struct gp_tenant_info *ti = gp_view_tenant(v, t);
     int64_t eff = eff_held(ti);
@@ -825,8 +863,7 @@ static int own_victims(const struct gp_view *v, struct candidates *c,
     bool added;
 
     if (c->own_at[t] != SIZE_MAX) {
-        if (c->own_next_at[t] < *next_at)
-            *next_at = c->own_next_at[t];
+        until_merge(until, &c->own_until[t]);
         victims_init(out, c->all.v + c->own_at[t], c->own_n[t]);
         return GP_OK;
     }
@@ -837,7 +874,7 @@ static int own_victims(const struct gp_view *v, struct candidates *c,
     for (j = gp_view_tenant_running(v, t); j;
          j = gp_view_tenant_running_next(v, j)) {
         if (gp_job_class(j) < GP_PRIO_HIGH) {
-            add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+            add_candidate(v, j, ti, eff, &vs[k], until, &added);
             k += added;
         }
     }
@@ -1002,7 +1039,7 @@ static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
 static int collect_typed_victims(const struct gp_view *v,
                                  const struct totals *tot, uint32_t for_t,
                                  uint8_t type, struct victim **out, size_t *n,
-                                 int64_t *next_at)
+                                 struct until *until)
 {
     size_t k = 0;
     struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
@@ -1022,9 +1059,7 @@ static int collect_typed_victims(const struct gp_view *v,
             if (j->where.type != type || (int64_t)j->demand.gpus > over)
                 continue;
             if (!gp_view_may_preempt(v, j)) {
-                int64_t at = gp_view_preemptible_at(v, j);
-                if (at < *next_at)
-                    *next_at = at;
+                until_note(until, j, gp_view_preemptible_at(v, j));
                 continue;
             }
             victim_of(v, j, ti, (int64_t)ti->held - (int64_t)ti->outgoing,
@@ -1058,7 +1093,8 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         struct memo *m = &p->tfail[(size_t)t * tot->ntypes + type];
         int64_t room = typed_room(v, tot, t, type) -
                        per_type(tot, tot->incoming_t, t)[type];
-        int64_t want = 0, have, next_at = INT64_MAX, key;
+        int64_t want = 0, have, key;
+        struct until until = {INT64_MAX, INT64_MAX};
         struct gp_pending_iter it;
         const struct gp_job *job, *probe;
         struct victim *vs;
@@ -1094,7 +1130,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         key = want;
         if (memo_holds(m, list[0]->id, epoch, key, now))
             continue; /* nothing changed since it last failed */
-        if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &next_at)) !=
+        if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &until)) !=
             GP_OK)
             return rc;
         victims_init(&q, vs, nv);
@@ -1104,7 +1140,10 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             continue;
         if (rc != GP_ENOFIT)
             return rc;
-        memo_set(m, list[0]->id, epoch, key, next_at);
+        /* a victim protected now may make it possible then */
+        if ((rc = wake_at(p, v, plan, until.wake)) != GP_OK)
+            return rc;
+        memo_set(m, list[0]->id, epoch, key, until.retry);
     }
     return GP_OK;
 }
@@ -1119,7 +1158,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
     struct candidates cand;
     bool collected = false;
     uint64_t epoch = gp_view_running_epoch(v);
-    int64_t now = gp_view_now(v), next_at = INT64_MAX;
+    int64_t now = gp_view_now(v);
+    struct until until = {INT64_MAX, INT64_MAX};
     const struct gp_job **list;
     int rc;
 
@@ -1187,7 +1227,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &cand, &next_at)) != GP_OK)
+            if ((rc = collect_victims(v, tot, &cand, &until)) != GP_OK)
                 return rc;
             collected = true;
         }
@@ -1196,7 +1236,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
              * jobs, for this job only */
             struct victims own;
 
-            if ((rc = own_victims(v, &cand, probe->tenant, &own, &next_at)) !=
+            if ((rc = own_victims(v, &cand, probe->tenant, &own, &until)) !=
                 GP_OK)
                 return rc;
             rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
@@ -1209,13 +1249,18 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             continue;
         if (rc != GP_ENOFIT)
             return rc;
+        /* a victim protected now may make it possible then (not so when
+         * too few GPUs are borrowed, protected or not: then only an event
+         * can help) */
+        if ((rc = wake_at(p, v, plan, until.wake)) != GP_OK)
+            return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &cand, &next_at)) != GP_OK)
+            if ((rc = collect_victims(v, tot, &cand, &until)) != GP_OK)
                 return rc;
             collected = true;
         }
-        memo_set(&p->fail[ts[i].t], first->id, epoch, key, next_at);
+        memo_set(&p->fail[ts[i].t], first->id, epoch, key, until.retry);
     }
     return GP_OK;
 }

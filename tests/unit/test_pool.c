@@ -772,6 +772,44 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     gp_core_free(core);
 }
 
+/* Run rounds only when the core asks for one, as a world with no other
+ * event would, until something is signalled or the core has no wish. */
+static void run_until_signal(struct gp_core *core, struct rec *r, int64_t end)
+{
+    int64_t at;
+
+    while (r->preempts == 0 &&
+           (at = gp_core_next_wakeup(core)) != GP_TIME_NONE && at <= end)
+        assert_true(gp_core_round(core, at) >= 0);
+}
+
+/* Issue 7: a reclaim blocked by a minimum run time waited for an unrelated
+ * event; nothing woke the core when the protection ended. */
+static void
+a_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t a1;
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    gp_core_round(core, 0);
+    a1 = job_of(core, "a", 1, 100, 100, 0, true);
+    assert_int_equal(gp_core_round(core, S(100)), 0); /* all protected */
+    /* no other event: the core must come back at the protection's end */
+    run_until_signal(core, &r, S(10000));
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted_us, S(600));
+    /* and a gets its GPU as soon as the victim stops */
+    stop_signalled(core, S(630));
+    assert_int_equal(gp_core_round(core, S(630)), 1);
+    assert_int_equal(gp_core_job(core, a1)->run_start_us, S(630));
+    gp_core_free(core);
+}
+
 /* Issue 7: the failed-reclaim memo compared the number of running jobs, so
  * one borrower ending and another starting hid a victim that may go. Here
  * the one started is low priority (no minimum run time); the one that
@@ -907,6 +945,8 @@ int main(void)
         cmocka_unit_test(bad_guarantees_by_type_are_refused),
         cmocka_unit_test(a_gang_that_lands_nearer_the_share_is_reclaimed),
         cmocka_unit_test(a_job_at_its_preemption_cap_is_not_lent_gpus),
+        cmocka_unit_test(
+            a_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends),
         cmocka_unit_test(
             a_failed_reclaim_is_retried_when_one_borrower_replaces_another),
         cmocka_unit_test(

@@ -14,8 +14,10 @@
  *      back from borrowers by graceful preemption - lowest priority first,
  *      then the least work lost, then the tenant furthest over its
  *      entitlement, then the most predicted time left; a victim's tenant
- *      never drops below its entitlement nor its part of a type, a gang
- *      goes whole, protected jobs (minimum run time, preemption cap) stay.
+ *      never drops below its entitlement (rounded down, and never as far
+ *      below it as the tenant reclaiming is) nor its part of a type, a
+ *      gang goes whole, protected jobs (minimum run time, preemption cap)
+ *      stay - and a reclaim they block asks for a round when they may go.
  *      A high-priority job may also preempt lower-priority jobs of its own
  *      tenant, which leaves every other tenant's share alone. A tenant's
  *      part of a type is reclaimed first, from whoever holds that type

@@ -96,6 +96,17 @@ static void stop_signalled(struct gp_core *core, int64_t now)
     }
 }
 
+/* Run rounds only when the core asks for one, as a world with no other
+ * event would, until something is signalled or the core has no wish. */
+static void run_until_signal(struct gp_core *core, struct rec *r, int64_t end)
+{
+    int64_t at;
+
+    while (r->preempts == 0 &&
+           (at = gp_core_next_wakeup(core)) != GP_TIME_NONE && at <= end)
+        assert_true(gp_core_round(core, at) >= 0);
+}
+
 static const struct gp_tenant_spec two[] = {
     {.name = "a", .guarantee = 4},
     {.name = "b", .guarantee = 4},
@@ -648,6 +659,30 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     gp_core_free(core);
 }
 
+/* The same for a reclaim within a guarantee by type: u holds, within its
+ * own guarantee of 8 GPUs of any type, the 8 V100 that a is guaranteed,
+ * protected for 600 s (only the reclaim by type can take them). */
+static void
+a_typed_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends(void **state)
+{
+    static const struct gp_type_guarantee v100[] = {{"V100", 8}};
+    struct gp_tenant_spec t[] = {{.name = "a", .by_type = v100, .nby_type = 1},
+                                 {.name = "u", .guarantee = 8}};
+    struct rec r;
+    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct gp_core *core = typed_core("pool", t, 2, &s, &r);
+
+    (void)state;
+    typed_job(core, "u", 8, "V100", 0);
+    gp_core_round(core, 0);
+    typed_job(core, "a", 8, "V100", 100);
+    assert_int_equal(gp_core_round(core, S(100)), 0);
+    run_until_signal(core, &r, S(10000));
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted_us, S(600));
+    gp_core_free(core);
+}
+
 /* static-quota: a tenant guaranteed 4 K80 runs on K80, and no more than
  * its 4 there, though V100 are idle. */
 static void static_quota_keeps_a_tenant_to_its_types(void **state)
@@ -770,17 +805,6 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
     gp_core_free(core);
-}
-
-/* Run rounds only when the core asks for one, as a world with no other
- * event would, until something is signalled or the core has no wish. */
-static void run_until_signal(struct gp_core *core, struct rec *r, int64_t end)
-{
-    int64_t at;
-
-    while (r->preempts == 0 &&
-           (at = gp_core_next_wakeup(core)) != GP_TIME_NONE && at <= end)
-        assert_true(gp_core_round(core, at) >= 0);
 }
 
 /* Issue 7: a reclaim blocked by a minimum run time waited for an unrelated
@@ -947,6 +971,8 @@ int main(void)
         cmocka_unit_test(a_job_at_its_preemption_cap_is_not_lent_gpus),
         cmocka_unit_test(
             a_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends),
+        cmocka_unit_test(
+            a_typed_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends),
         cmocka_unit_test(
             a_failed_reclaim_is_retried_when_one_borrower_replaces_another),
         cmocka_unit_test(

@@ -17,16 +17,20 @@ typedef bool (*gp__victim_fn)(void *ctx, const struct gp_view *v,
  * as `eligible` allows (the walk stops at the first job it refuses, since
  * the running set is walked in rank order); victims whose GPUs turn out not
  * to be needed keep running. GP_OK: the job is started in the plan.
- * GP_ENOFIT: not possible; the plan is as it was. */
+ * GP_ENOFIT: not possible; the plan is as it was. *blocked_until is
+ * lowered to when the first victim `eligible` allows but its protection
+ * (minimum run time) keeps now may go: the caller asks for a round then,
+ * since no event announces it. */
 int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
                             const struct gp_job *job, gp__victim_fn eligible,
-                            void *ctx);
+                            void *ctx, int64_t *blocked_until);
 
 /* Walk pending jobs in rank order and start every one that fits; one that
  * does not fit may take running jobs' GPUs when `eligible` is given (see
  * gp__start_by_preempting), else its whole shape is skipped. Without
- * `eligible` the walk ends when no GPU is free. The round of fifo-backfill,
- * sjf, srtf, las and qssf. */
+ * `eligible` the walk ends when no GPU is free. A job that only victims'
+ * protections keep out asks for a round when the first of them ends. The
+ * round of fifo-backfill, sjf, srtf, las and qssf. */
 int gp__greedy(const struct gp_view *v, struct gp_plan *p,
                gp__victim_fn eligible);
 

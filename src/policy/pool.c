@@ -14,8 +14,10 @@
  *      back from borrowers by graceful preemption - lowest priority first,
  *      then the least work lost, then the tenant furthest over its
  *      entitlement, then the most predicted time left; a victim's tenant
- *      never drops below its entitlement nor its part of a type, a gang
- *      goes whole, protected jobs (minimum run time, preemption cap) stay.
+ *      never drops below its entitlement (rounded down, and never as far
+ *      below it as the tenant reclaiming is) nor its part of a type, a
+ *      gang goes whole, protected jobs (minimum run time, preemption cap)
+ *      stay - and a reclaim they block asks for a round when they may go.
  *      A high-priority job may also preempt lower-priority jobs of its own
  *      tenant, which leaves every other tenant's share alone. A tenant's
  *      part of a type is reclaimed first, from whoever holds that type
@@ -43,11 +45,13 @@ enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
 #define MAX_RECLAIM_JOBS 256
 
 /* A failed reclaim is not retried for the same job until something it
- * depends on changed: the running set, the key (GPUs wanted, and for the
- * total what was reclaimable), or the time a protected victim frees. */
+ * depends on changed: the running set (its epoch, not its size: one job
+ * ending and another starting leave the count as it was but may bring a
+ * victim that can go), the key (GPUs wanted, and for the total what was
+ * reclaimable), or the time a protected victim frees. */
 struct memo {
     uint64_t job; /* its seq: slots are reused once jobs retire */
-    uint32_t nrun;
+    uint64_t epoch;
     int64_t key, until;
 };
 
@@ -65,6 +69,7 @@ struct pool {
      * tenant and type: index t * ntypes + type */
     struct memo *tfail;
     uint32_t ntfail;
+    int64_t asked_at; /* the last wake-up asked of the core */
 };
 
 /* Make room for n memos (new ones remember nothing). */
@@ -84,19 +89,32 @@ static int memo_grow(struct memo **m, uint32_t *have, size_t n)
 }
 
 /* Did this very reclaim fail, with nothing changed since? */
-static bool memo_holds(const struct memo *m, uint64_t job, uint32_t nrun,
+static bool memo_holds(const struct memo *m, uint64_t job, uint64_t epoch,
                        int64_t key, int64_t now)
 {
-    return m->job == job && m->nrun == nrun && m->key == key && now < m->until;
+    return m->job == job && m->epoch == epoch && m->key == key &&
+           now < m->until;
 }
 
-static void memo_set(struct memo *m, uint64_t job, uint32_t nrun, int64_t key,
+static void memo_set(struct memo *m, uint64_t job, uint64_t epoch, int64_t key,
                      int64_t until)
 {
     m->job = job;
-    m->nrun = nrun;
+    m->epoch = epoch;
     m->key = key;
     m->until = until;
+}
+
+/* Ask the core for a round at `at` (INT64_MAX: no wish): what the policy
+ * waits for there (a protection that ends) is announced by no event. A
+ * time asked for already and still ahead is pending in the core. */
+static int wake_at(struct pool *p, const struct gp_view *v,
+                   struct gp_plan *plan, int64_t at)
+{
+    if (at == INT64_MAX || at <= gp_view_now(v) || at == p->asked_at)
+        return GP_OK;
+    p->asked_at = at;
+    return gp_plan_wake_at(plan, at);
 }
 
 struct reservation {
@@ -143,6 +161,7 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
     if (!p)
         return GP_ENOMEM;
     p->mode = mode;
+    p->asked_at = INT64_MIN;
     p->reserve_after_us = 6 * 3600 * GP_US_PER_S;
     p->nearest = true;
     for (size_t i = 0; i < args->nopts; i++) {
@@ -719,10 +738,37 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
  * that `all` does not hold; for a tenant whose jobs the walk for `all` went
  * through, those are set aside on the way (at the back of the same array,
  * own_at[t] and own_n[t]), so its list costs no second walk. */
+/* When a victim now protected may go: `retry`, the first of them (a failed
+ * reclaim is retried then); `wake`, the first whose minimum run time holds
+ * it (the core is asked for a round then). The core never takes a job back
+ * in the instant it started (its gp_view_preemptible_at is its start +
+ * 1 us): a reclaim that waits on that alone would undo the round's starts a
+ * microsecond later, then the next round's (with no minimum run time,
+ * test_invariants went round so without end); it waits for an event. */
+struct until {
+    int64_t retry, wake;
+};
+
+static void until_note(struct until *u, const struct gp_job *j, int64_t at)
+{
+    if (at < u->retry)
+        u->retry = at;
+    if (at > j->run_start_us + 1 && at < u->wake)
+        u->wake = at;
+}
+
+static void until_merge(struct until *u, const struct until *w)
+{
+    if (w->retry < u->retry)
+        u->retry = w->retry;
+    if (w->wake < u->wake)
+        u->wake = w->wake;
+}
+
 struct candidates {
     struct victims all;
-    size_t *own_at, *own_n; /* own_at[t] == SIZE_MAX: not walked */
-    int64_t *own_next_at;   /* as *next_at, for the set-aside jobs */
+    size_t *own_at, *own_n;  /* own_at[t] == SIZE_MAX: not walked */
+    struct until *own_until; /* as *until, for the set-aside jobs */
 };
 
 /* What a tenant will hold once its stopping jobs are gone. */
@@ -731,28 +777,25 @@ static int64_t eff_held(const struct gp_tenant_info *ti)
     return (int64_t)ti->held - (int64_t)ti->outgoing;
 }
 
-/* A candidate that may go now is described in *x (*added); one protected by
- * its minimum run time moves *next_at to when it may go. */
+/* A candidate that may go now is described in *x (*added); for one
+ * protected, *until notes when it may go. */
 static void add_candidate(const struct gp_view *v, const struct gp_job *j,
                           const struct gp_tenant_info *ti, int64_t eff,
-                          struct victim *x, int64_t *next_at, bool *added)
+                          struct victim *x, struct until *until, bool *added)
 {
     *added = gp_view_may_preempt(v, j);
     if (*added) {
         victim_of(v, j, ti, eff, x);
     } else {
-        int64_t at = gp_view_preemptible_at(v, j);
-
-        if (at < *next_at)
-            *next_at = at;
+        until_note(until, j, gp_view_preemptible_at(v, j));
     }
 }
 
-/* Collect `all`. *next_at: when the first job now protected by its minimum
- * run time becomes preemptible; the set-aside jobs count in only when their
- * tenant asks for them (own_victims), as if walked then. */
+/* Collect `all`. *until: when the jobs now protected may go; the set-aside jobs
+ * count in only when their tenant asks for them (own_victims), as if walked
+ * then. */
 static int collect_victims(const struct gp_view *v, const struct totals *tot,
-                           struct candidates *c, int64_t *next_at)
+                           struct candidates *c, struct until *until)
 {
     size_t nt = gp_view_ntenants(v), k = 0, cap = 0, back;
     struct gp_arena *a = gp_view_scratch(v);
@@ -769,8 +812,8 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
     vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
     c->own_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_at));
     c->own_n = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_n));
-    c->own_next_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_next_at));
-    if (!vs || !c->own_at || !c->own_n || !c->own_next_at)
+    c->own_until = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_until));
+    if (!vs || !c->own_at || !c->own_n || !c->own_until)
         return GP_ENOMEM;
     back = cap;
     for (uint32_t t = 0; t < nt; t++) {
@@ -784,7 +827,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
         c->own_at[t] = SIZE_MAX;
         if ((double)eff <= floor_ent)
             continue;
-        c->own_next_at[t] = INT64_MAX;
+        c->own_until[t] = (struct until){INT64_MAX, INT64_MAX};
         /* each job fills at most one slot, front or back, and cap counts
          * them all: the two never meet */
         for (j = gp_view_tenant_running(v, t); j;
@@ -795,10 +838,10 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
                 continue; /* within its guarantee on that type: never a
                              victim, not even of its own tenant's jobs */
             if ((double)(eff - (int64_t)j->demand.gpus) >= floor_ent) {
-                add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+                add_candidate(v, j, ti, eff, &vs[k], until, &added);
                 k += added;
             } else if (gp_job_class(j) < GP_PRIO_HIGH) {
-                add_candidate(v, j, ti, eff, &vs[back - 1], &c->own_next_at[t],
+                add_candidate(v, j, ti, eff, &vs[back - 1], &c->own_until[t],
                               &added);
                 back -= added;
             }
@@ -812,7 +855,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
 
 /* Tenant t's own jobs below high priority that `all` does not hold. */
 static int own_victims(const struct gp_view *v, struct candidates *c,
-                       uint32_t t, struct victims *out, int64_t *next_at)
+                       uint32_t t, struct victims *out, struct until *until)
 {
     const struct gp_tenant_info *ti = gp_view_tenant(v, t);
     int64_t eff = eff_held(ti);
@@ -822,8 +865,7 @@ static int own_victims(const struct gp_view *v, struct candidates *c,
     bool added;
 
     if (c->own_at[t] != SIZE_MAX) {
-        if (c->own_next_at[t] < *next_at)
-            *next_at = c->own_next_at[t];
+        until_merge(until, &c->own_until[t]);
         victims_init(out, c->all.v + c->own_at[t], c->own_n[t]);
         return GP_OK;
     }
@@ -834,7 +876,7 @@ static int own_victims(const struct gp_view *v, struct candidates *c,
     for (j = gp_view_tenant_running(v, t); j;
          j = gp_view_tenant_running_next(v, j)) {
         if (gp_job_class(j) < GP_PRIO_HIGH) {
-            add_candidate(v, j, ti, eff, &vs[k], next_at, &added);
+            add_candidate(v, j, ti, eff, &vs[k], until, &added);
             k += added;
         }
     }
@@ -864,6 +906,10 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     struct gp_job as = *probe;
     int64_t freed = 0;
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
+    /* how far the tenant is below its entitlement, what is on its way
+     * counted: a victim's tenant must be left less short than that */
+    double short_by = gp_view_tenant(v, ts[i].t)->entitled -
+                      (double)(ts[i].held + ts[i].incoming);
     int rc = GP_OK;
 
     /* every victim chosen frees at least one GPU */
@@ -912,13 +958,22 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             /* only a high-priority job, and only lower-priority victims */
             if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
                 continue;
-        } else if ((double)(ts[xi].held - taken[xi] - (int64_t)x->demand.gpus) <
-                       floor(xt->entitled + 1e-9) ||
-                   (xt->typed && typed_room(v, tot, x->tenant, x->where.type) +
-                                         (int64_t)x->demand.gpus >
-                                     0)) {
-            continue; /* would push a borrower below its entitlement, or
-                         below its guarantee on that type */
+        } else {
+            double after =
+                (double)(ts[xi].held - taken[xi] - (int64_t)x->demand.gpus);
+
+            /* not below its entitlement rounded down, nor as far below
+             * it as the tenant reclaiming is now: with fractional
+             * entitlements (16 GPUs as 6.67 + 6.67 + 2.67) that would
+             * only pass the rounding on, and the tenant left short would
+             * take it back, round after round */
+            if (after < floor(xt->entitled + 1e-9) ||
+                xt->entitled - after >= short_by - 1e-9)
+                continue;
+            if (xt->typed && typed_room(v, tot, x->tenant, x->where.type) +
+                                     (int64_t)x->demand.gpus >
+                                 0)
+                continue; /* below its guarantee on that type */
         }
         picked[nc] = vx;
         chosen[nc++] = x;
@@ -986,7 +1041,7 @@ static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
 static int collect_typed_victims(const struct gp_view *v,
                                  const struct totals *tot, uint32_t for_t,
                                  uint8_t type, struct victim **out, size_t *n,
-                                 int64_t *next_at)
+                                 struct until *until)
 {
     size_t k = 0;
     struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
@@ -1006,9 +1061,7 @@ static int collect_typed_victims(const struct gp_view *v,
             if (j->where.type != type || (int64_t)j->demand.gpus > over)
                 continue;
             if (!gp_view_may_preempt(v, j)) {
-                int64_t at = gp_view_preemptible_at(v, j);
-                if (at < *next_at)
-                    *next_at = at;
+                until_note(until, j, gp_view_preemptible_at(v, j));
                 continue;
             }
             victim_of(v, j, ti, (int64_t)ti->held - (int64_t)ti->outgoing,
@@ -1029,7 +1082,8 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
                          struct totals *tot, size_t nts, size_t i,
                          const struct gp_job **list)
 {
-    uint32_t t = ts[i].t, nrun = (uint32_t)gp_view_nrunning(v);
+    uint32_t t = ts[i].t;
+    uint64_t epoch = gp_view_running_epoch(v);
     const struct gp_tenant_info *ti = gp_view_tenant(v, t);
     int64_t now = gp_view_now(v);
     size_t need = (size_t)gp_view_ntenants(v) * tot->ntypes;
@@ -1041,7 +1095,8 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         struct memo *m = &p->tfail[(size_t)t * tot->ntypes + type];
         int64_t room = typed_room(v, tot, t, type) -
                        per_type(tot, tot->incoming_t, t)[type];
-        int64_t want = 0, have, next_at = INT64_MAX, key;
+        int64_t want = 0, have, key;
+        struct until until = {INT64_MAX, INT64_MAX};
         struct gp_pending_iter it;
         const struct gp_job *job, *probe;
         struct victim *vs;
@@ -1075,9 +1130,9 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = want;
-        if (memo_holds(m, list[0]->seq, nrun, key, now))
+        if (memo_holds(m, list[0]->seq, epoch, key, now))
             continue; /* nothing changed since it last failed */
-        if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &next_at)) !=
+        if ((rc = collect_typed_victims(v, tot, t, type, &vs, &nv, &until)) !=
             GP_OK)
             return rc;
         victims_init(&q, vs, nv);
@@ -1087,7 +1142,10 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             continue;
         if (rc != GP_ENOFIT)
             return rc;
-        memo_set(m, list[0]->seq, nrun, key, next_at);
+        /* a victim protected now may make it possible then */
+        if ((rc = wake_at(p, v, plan, until.wake)) != GP_OK)
+            return rc;
+        memo_set(m, list[0]->seq, epoch, key, until.retry);
     }
     return GP_OK;
 }
@@ -1101,8 +1159,9 @@ static int reclaim(struct pool *p, const struct gp_view *v,
 {
     struct candidates cand;
     bool collected = false;
-    uint32_t nrun = (uint32_t)gp_view_nrunning(v);
-    int64_t now = gp_view_now(v), next_at = INT64_MAX;
+    uint64_t epoch = gp_view_running_epoch(v);
+    int64_t now = gp_view_now(v);
+    struct until until = {INT64_MAX, INT64_MAX};
     const struct gp_job **list;
     int rc;
 
@@ -1165,12 +1224,12 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             if (list[k]->demand.gpus > probe->demand.gpus)
                 probe = list[k];
         key = (want << 32) ^ avail;
-        if (memo_holds(&p->fail[ts[i].t], first->seq, nrun, key, now))
+        if (memo_holds(&p->fail[ts[i].t], first->seq, epoch, key, now))
             continue; /* nothing changed since it last failed */
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &cand, &next_at)) != GP_OK)
+            if ((rc = collect_victims(v, tot, &cand, &until)) != GP_OK)
                 return rc;
             collected = true;
         }
@@ -1179,7 +1238,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
              * jobs, for this job only */
             struct victims own;
 
-            if ((rc = own_victims(v, &cand, probe->tenant, &own, &next_at)) !=
+            if ((rc = own_victims(v, &cand, probe->tenant, &own, &until)) !=
                 GP_OK)
                 return rc;
             rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
@@ -1192,13 +1251,18 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             continue;
         if (rc != GP_ENOFIT)
             return rc;
+        /* a victim protected now may make it possible then (not so when
+         * too few GPUs are borrowed, protected or not: then only an event
+         * can help) */
+        if ((rc = wake_at(p, v, plan, until.wake)) != GP_OK)
+            return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &cand, &next_at)) != GP_OK)
+            if ((rc = collect_victims(v, tot, &cand, &until)) != GP_OK)
                 return rc;
             collected = true;
         }
-        memo_set(&p->fail[ts[i].t], first->seq, nrun, key, next_at);
+        memo_set(&p->fail[ts[i].t], first->seq, epoch, key, until.retry);
     }
     return GP_OK;
 }

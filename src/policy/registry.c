@@ -60,13 +60,32 @@ static bool enough_gpus(const struct gp_view *v, const struct gp_job *job)
     return free >= job->demand.gpus;
 }
 
+/* A victim the job may take but for its minimum run time: *until moves to
+ * when it may go, so a job that waits for it can ask for a round then. Not
+ * for the core's rule that a job is never taken back in the instant it
+ * started (preemptible at its start + 1 us): a round a microsecond later
+ * would undo this round's starts, then the next one's; that waits for an
+ * event. */
+static void note_protected(const struct gp_view *v, const struct gp_job *victim,
+                           const struct gp_job *job, gp__victim_fn eligible,
+                           void *ctx, int64_t *until)
+{
+    int64_t at;
+
+    if (!eligible(ctx, v, victim, job))
+        return;
+    at = gp_view_preemptible_at(v, victim);
+    if (at > victim->run_start_us + 1 && at < *until)
+        *until = at;
+}
+
 /* With a grace period the victims' GPUs come free only when they stop: the
  * job is not started now, and nothing more is preempted for it while GPUs
  * already on their way out would let it fit. GP_OK: the job is being
  * served (victims signalled, or GPUs already coming); it is not started. */
 static int preempt_gracefully(const struct gp_view *v, struct gp_plan *p,
                               const struct gp_job *job, gp__victim_fn eligible,
-                              void *ctx)
+                              void *ctx, int64_t *blocked_until)
 {
     struct gp_arena *scratch = gp_view_scratch(v);
     struct gp_running_iter it;
@@ -83,8 +102,12 @@ static int preempt_gracefully(const struct gp_view *v, struct gp_plan *p,
     if ((rc = gp_running_iter_init(&it, v)) != GP_OK)
         return rc;
     while ((victim = gp_running_iter_next(&it))) {
-        if (gp_plan_has(p, victim) || !gp_view_may_preempt(v, victim))
+        if (gp_plan_has(p, victim))
             continue;
+        if (!gp_view_may_preempt(v, victim)) {
+            note_protected(v, victim, job, eligible, ctx, blocked_until);
+            continue;
+        }
         if (!eligible(ctx, v, victim, job))
             break;
         if (nv == cap) {
@@ -124,7 +147,7 @@ static int preempt_gracefully(const struct gp_view *v, struct gp_plan *p,
 
 int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
                             const struct gp_job *job, gp__victim_fn eligible,
-                            void *ctx)
+                            void *ctx, int64_t *blocked_until)
 {
     struct gp_arena *scratch = gp_view_scratch(v);
     struct gp_running_iter it;
@@ -135,12 +158,16 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
     int rc;
 
     if (gp_view_graceful(v))
-        return preempt_gracefully(v, p, job, eligible, ctx);
+        return preempt_gracefully(v, p, job, eligible, ctx, blocked_until);
     if ((rc = gp_running_iter_init(&it, v)) != GP_OK)
         return rc;
     while ((victim = gp_running_iter_next(&it))) {
-        if (gp_plan_has(p, victim) || !gp_view_may_preempt(v, victim))
+        if (gp_plan_has(p, victim))
             continue;
+        if (!gp_view_may_preempt(v, victim)) {
+            note_protected(v, victim, job, eligible, ctx, blocked_until);
+            continue;
+        }
         if (!eligible(ctx, v, victim, job))
             break;
         if (nv == cap) {
@@ -210,6 +237,7 @@ int gp__greedy(const struct gp_view *v, struct gp_plan *p,
 {
     struct gp_pending_iter it;
     const struct gp_job *job;
+    int64_t wake = INT64_MAX; /* when a protection that kept a job out ends */
     int rc;
 
     if ((rc = gp_pending_iter_init(&it, v)) != GP_OK)
@@ -218,7 +246,11 @@ int gp__greedy(const struct gp_view *v, struct gp_plan *p,
            (job = gp_pending_iter_next(&it))) {
         rc = gp__start_if_fits(v, p, job);
         if (rc == GP_ENOFIT && eligible) {
-            rc = gp__start_by_preempting(v, p, job, eligible, NULL);
+            int64_t until = INT64_MAX;
+
+            rc = gp__start_by_preempting(v, p, job, eligible, NULL, &until);
+            if (rc == GP_ENOFIT && until < wake)
+                wake = until;
             /* with a grace period it waits for its victims to stop: what
              * comes free is its, so nothing behind it starts this round
              * (else its victims would take their GPUs straight back) */
@@ -230,6 +262,9 @@ int gp__greedy(const struct gp_view *v, struct gp_plan *p,
         else if (rc != GP_OK)
             return rc;
     }
+    /* no event announces the end of a protection: ask for a round then */
+    if (wake != INT64_MAX && wake > gp_view_now(v))
+        return gp_plan_wake_at(p, wake);
     return GP_OK;
 }
 

@@ -10,6 +10,7 @@
 struct rec {
     uint32_t starts, preempts;
     uint32_t last_started, last_preempted;
+    int64_t last_preempted_us; /* when the last signal went out */
 };
 
 /* The world the tests play: the struct rec of the last core made. */
@@ -41,6 +42,7 @@ __attribute__((unused)) static void play(struct gp_core *core, int64_t now)
                 if (r) {
                     r->preempts++;
                     r->last_preempted = a[i].job;
+                    r->last_preempted_us = now;
                 }
                 break;
             case GP_ACT_RESIZE:
@@ -49,6 +51,7 @@ __attribute__((unused)) static void play(struct gp_core *core, int64_t now)
                 if (r && (a[i].done || a[i].reason == GP_STOP_CANCEL)) {
                     r->preempts++;
                     r->last_preempted = a[i].job;
+                    r->last_preempted_us = now;
                 }
                 if (!a[i].done)
                     (void)gp_core_job_stopped(

@@ -122,6 +122,40 @@ static void srtf_preempts_only_the_victims_it_needs(void **state)
     gp_core_free(core);
 }
 
+/* Issue 7: a preemption blocked by a minimum run time waited for an
+ * unrelated event; nothing woke the core when the protection ended. */
+static void srtf_preempts_when_the_victims_minimum_run_time_ends(void **state)
+{
+    struct rec r;
+    struct gp_cluster *c;
+    struct gp_core *core = NULL;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find("srtf"),
+        .model = GP_PLACE_PACK,
+    };
+    uint32_t l, s;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    harness_rec = &r;
+    for (int k = 0; k < GP_NPRIO; k++)
+        cfg.min_run_us[k] = S(600);
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 1, "gpu", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    l = submit(core, "long", 1, 1000, 0);
+    round_at(core, 0);
+    s = submit(core, "short", 1, 10, 100);
+    assert_int_equal(round_at(core, S(100)), 0); /* 100 s < 600 s */
+    /* no other event: the core must come back when `long` may go */
+    assert_int_equal(gp_core_next_wakeup(core), S(600));
+    assert_int_equal(round_at(core, S(600)), 2);
+    assert_int_equal(r.last_preempted, l);
+    assert_int_equal(r.last_preempted_us, S(600));
+    assert_int_equal(state_of(core, s), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
 static void las_demotes_at_a_threshold_and_preempts_across_levels(void **state)
 {
     struct rec r;
@@ -179,6 +213,7 @@ int main(void)
         cmocka_unit_test(shortest_job_starts_first_under_sjf),
         cmocka_unit_test(shorter_arrival_preempts_under_srtf),
         cmocka_unit_test(srtf_preempts_only_the_victims_it_needs),
+        cmocka_unit_test(srtf_preempts_when_the_victims_minimum_run_time_ends),
         cmocka_unit_test(las_demotes_at_a_threshold_and_preempts_across_levels),
         cmocka_unit_test(las_rejects_bad_levels),
         cmocka_unit_test(every_policy_is_registered_once),

@@ -15,6 +15,10 @@ struct setup {
     int64_t grace_us;
     int64_t min_run_us;
     uint32_t max_preempt;
+    /* low-priority jobs' minimum run time (the other classes have
+     * min_run_us), so a test can have protected and free victims */
+    int64_t low_min_run_us;
+    int64_t ckpt_cost_us;
 };
 
 /* A core for the policy on cluster c, with the tenants declared. */
@@ -27,6 +31,7 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
         .policy = gp_policy_find(policy),
         .model = GP_PLACE_PACK,
         .grace_us = s->grace_us,
+        .ckpt_cost_us = s->ckpt_cost_us,
     };
 
     memset(r, 0, sizeof(*r));
@@ -35,6 +40,7 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
         cfg.min_run_us[k] = s->min_run_us;
         cfg.max_preemptions[k] = s->max_preempt;
     }
+    cfg.min_run_us[GP_PRIO_LOW] = s->low_min_run_us;
     assert_non_null(cfg.policy);
     assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
     for (size_t i = 0; i < nt; i++)
@@ -89,6 +95,17 @@ static void stop_signalled(struct gp_core *core, int64_t now)
     }
 }
 
+/* Run rounds only when the core asks for one, as a world with no other
+ * event would, until something is signalled or the core has no wish. */
+static void run_until_signal(struct gp_core *core, struct rec *r, int64_t end)
+{
+    int64_t at;
+
+    while (r->preempts == 0 &&
+           (at = gp_core_next_wakeup(core)) != GP_TIME_NONE && at <= end)
+        assert_true(round_at(core, at) >= 0);
+}
+
 static const struct gp_tenant_spec two[] = {
     {.name = "a", .guarantee = 4},
     {.name = "b", .guarantee = 4},
@@ -97,7 +114,7 @@ static const struct gp_tenant_spec two[] = {
 static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
 
     (void)state;
@@ -112,7 +129,7 @@ static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
 static void lender_reclaims_within_grace_plus_one_round(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t a1, a2;
 
@@ -143,7 +160,7 @@ static void
 a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t a1;
     const struct gp_job *victim;
@@ -168,7 +185,7 @@ a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
 static void no_job_is_preempted_before_its_minimum_run_time(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), S(600), 0};
+    struct setup s = {S(30), S(600), 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
 
     (void)state;
@@ -185,7 +202,7 @@ static void no_job_is_preempted_before_its_minimum_run_time(void **state)
 static void no_job_is_preempted_beyond_its_cap(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 1};
+    struct setup s = {0, 0, 1, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 1},
                                  {.name = "b", .guarantee = 1}};
     struct gp_core *core = pool_core("pool", 2, t, 2, &s, &r);
@@ -214,7 +231,7 @@ static void no_job_is_preempted_beyond_its_cap(void **state)
 static void victims_go_lowest_priority_first_then_least_loss(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t high, normal_nockpt, normal_ckpt, low;
 
@@ -258,7 +275,7 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
         {.name = "d", .guarantee = 8},
     };
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 32, four, 4, &s, &r);
     uint32_t low[8], ckpt[8], nockpt[4], high[4];
 
@@ -303,7 +320,7 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
 static void a_high_job_takes_a_lower_job_of_its_own_tenant(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t low;
 
@@ -332,7 +349,7 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
         {.name = "b", .guarantee = 8},
     };
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 16, ab, 2, &s, &r);
     uint32_t gang, h1, h2;
 
@@ -361,7 +378,7 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
 static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t gang;
 
@@ -379,7 +396,7 @@ static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 static void static_quota_never_lends(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("static-quota", 8, two, 2, &s, &r);
 
     (void)state;
@@ -398,7 +415,7 @@ static void static_quota_never_lends(void **state)
 static void pool_noreclaim_lends_but_never_takes_back(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool-noreclaim", 8, two, 2, &s, &r);
 
     (void)state;
@@ -414,7 +431,7 @@ static void pool_noreclaim_lends_but_never_takes_back(void **state)
 static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4, .lend_limit = 2},
                                  {.name = "b", .guarantee = 4}};
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
@@ -429,7 +446,7 @@ static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
 static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
                                  {.name = "b", .guarantee = 4, .cap = 5}};
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
@@ -445,7 +462,7 @@ static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
 static void excess_is_shared_by_weight(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {{.name = "a", .weight = 3, .guarantee = 2},
                                  {.name = "b", .weight = 1, .guarantee = 2},
                                  {.name = "c", .guarantee = 0}};
@@ -467,7 +484,7 @@ static void excess_is_shared_by_weight(void **state)
 static void nested_tenants_share_their_parents_guarantee(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_tenant_spec t[] = {
         {.name = "org", .guarantee = 6},
         {.name = "x", .parent = "org", .guarantee = 4},
@@ -491,7 +508,7 @@ static void nested_tenants_share_their_parents_guarantee(void **state)
 static void bad_tenants_are_refused_with_the_reason(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     struct gp_tenant_spec dup = {.name = "a"};
     struct gp_tenant_spec orphan = {.name = "c", .parent = "nope"};
@@ -562,7 +579,7 @@ static int64_t v100_start(bool split)
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 8},
                                  {.name = "u", .guarantee = 8}};
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core;
     uint32_t uj, aj;
     int64_t started = -1;
@@ -609,7 +626,7 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     struct gp_tenant_spec t[] = {{.name = "a", .by_type = parts, .nby_type = 2},
                                  {.name = "b", .guarantee = 8}};
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = typed_core("pool", t, 2, &s, &r);
     uint8_t v100 = type_of(core, "V100"), k80 = type_of(core, "K80");
     uint32_t preempted_v100 = 0, preempted_k80 = 0;
@@ -641,6 +658,30 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     gp_core_free(core);
 }
 
+/* The same for a reclaim within a guarantee by type: u holds, within its
+ * own guarantee of 8 GPUs of any type, the 8 V100 that a is guaranteed,
+ * protected for 600 s (only the reclaim by type can take them). */
+static void
+a_typed_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends(void **state)
+{
+    static const struct gp_type_guarantee v100[] = {{"V100", 8}};
+    struct gp_tenant_spec t[] = {{.name = "a", .by_type = v100, .nby_type = 1},
+                                 {.name = "u", .guarantee = 8}};
+    struct rec r;
+    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct gp_core *core = typed_core("pool", t, 2, &s, &r);
+
+    (void)state;
+    typed_job(core, "u", 8, "V100", 0);
+    round_at(core, 0);
+    typed_job(core, "a", 8, "V100", 100);
+    assert_int_equal(round_at(core, S(100)), 0);
+    run_until_signal(core, &r, S(10000));
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted_us, S(600));
+    gp_core_free(core);
+}
+
 /* static-quota: a tenant guaranteed 4 K80 runs on K80, and no more than
  * its 4 there, though V100 are idle. */
 static void static_quota_keeps_a_tenant_to_its_types(void **state)
@@ -648,7 +689,7 @@ static void static_quota_keeps_a_tenant_to_its_types(void **state)
     static const struct gp_type_guarantee k80[] = {{"K80", 4}};
     struct gp_tenant_spec t[] = {{.name = "a", .by_type = k80, .nby_type = 1}};
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = typed_core("static-quota", t, 1, &s, &r);
     uint32_t j1, j2;
 
@@ -681,7 +722,7 @@ static void bad_guarantees_by_type_are_refused(void **state)
     static const int codes[] = {GP_ENOENT, GP_EINVAL, GP_EINVAL, GP_EINVAL,
                                 GP_EINVAL};
     struct rec r;
-    struct setup s = {0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0};
     struct gp_core *core = typed_core("pool", t, 1, &s, &r);
 
     (void)state;
@@ -705,7 +746,7 @@ static void a_gang_that_lands_nearer_the_share_is_reclaimed(void **state)
                                  {.name = "b", .guarantee = 5},
                                  {.name = "c", .guarantee = 6}};
     struct rec r;
-    struct setup s = {S(30), 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0};
     struct gp_core *core = pool_core("pool", 16, t, 3, &s, &r);
     uint32_t gang;
 
@@ -736,7 +777,7 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
                                  {.name = "b", .guarantee = 4}};
     struct rec r;
-    struct setup s = {0, 0, 1}; /* one preemption per job */
+    struct setup s = {0, 0, 1, 0, 0}; /* one preemption per job */
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
     uint32_t a[4], capped = UINT32_MAX, fresh;
 
@@ -763,6 +804,141 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
     gp_core_free(core);
+}
+
+/* Issue 7: a reclaim blocked by a minimum run time waited for an unrelated
+ * event; nothing woke the core when the protection ended. */
+static void
+a_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t a1;
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    round_at(core, 0);
+    a1 = job_of(core, "a", 1, 100, 100, 0, true);
+    assert_int_equal(round_at(core, S(100)), 0); /* all protected */
+    /* no other event: the core must come back at the protection's end */
+    run_until_signal(core, &r, S(10000));
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted_us, S(600));
+    /* and a gets its GPU as soon as the victim stops */
+    stop_signalled(core, S(630));
+    assert_int_equal(round_at(core, S(630)), 1);
+    assert_int_equal(gp_core_job(core, a1)->run_start_us, S(630));
+    gp_core_free(core);
+}
+
+/* Issue 7: the failed-reclaim memo compared the number of running jobs, so
+ * one borrower ending and another starting hid a victim that may go. Here
+ * the one started is low priority (no minimum run time); the one that
+ * ends, like the rest, is protected. */
+static void
+a_failed_reclaim_is_retried_when_one_borrower_replaces_another(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t b[7], low;
+
+    (void)state;
+    for (int i = 0; i < 7; i++)
+        b[i] = job_of(core, "b", 1, 10000, 0, 0, true);
+    assert_int_equal(round_at(core, 0), 7);
+    /* a's gang of 2 sees 1 GPU free and b's borrowed job protected: the
+     * reclaim fails and is memoized; the free GPU is lent to b's low job */
+    job_of(core, "a", 2, 100, 10, 0, true);
+    low = job_of(core, "b", 1, 10000, 10, -1, true);
+    assert_int_equal(round_at(core, S(10)), 1);
+    assert_int_equal(state_of(core, low), GP_JOB_RUNNING);
+    assert_int_equal(r.preempts, 0);
+    /* one of b's jobs ends: as many jobs run as when the reclaim failed,
+     * but the low job may go, and must, in this very round */
+    assert_int_equal(gp_core_job_ended(core, b[0], GP_JOB_COMPLETED, S(20)),
+                     GP_OK);
+    assert_int_equal(round_at(core, S(20)), 1);
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted, low);
+    assert_int_equal(r.last_preempted_us, S(20));
+    gp_core_free(core);
+}
+
+/* Which job of b's goes when a, holding `a_held` of 7 GPUs, wants one
+ * more; b holds the rest. Both are entitled to 3.5. */
+static uint32_t preempts_for_rounding(int a_held)
+{
+    static const struct gp_tenant_spec even[] = {{.name = "a"}, {.name = "b"}};
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0};
+    struct gp_core *core = pool_core("pool", 7, even, 2, &s, &r);
+    uint32_t n;
+
+    for (int i = 0; i < 7; i++)
+        job_of(core, i < a_held ? "a" : "b", 1, 10000, 0, 0, true);
+    assert_int_equal(round_at(core, 0), 7);
+    for (int i = a_held; i < 4; i++)
+        job_of(core, "a", 1, 10000, 10, 0, true);
+    round_at(core, S(10));
+    assert_true(fabs(gp_core_tenant_info(core, 0)->entitled - 3.5) < 1e-9);
+    n = r.preempts;
+    gp_core_free(core);
+    return n;
+}
+
+/* 3 of 7 GPUs against 4, both entitled to 3.5: taking one from b would
+ * leave b as short as a is now, and b would take it back. Issue 7 (the
+ * wake-ups at protection ends made this swap go round without end). */
+static void a_reclaim_that_only_moves_the_rounding_is_not_made(void **state)
+{
+    (void)state;
+    assert_int_equal(preempts_for_rounding(3), 0);
+    /* 2 against 5: a is 1.5 short; two go, leaving b 0.5 short */
+    assert_int_equal(preempts_for_rounding(2), 2);
+}
+
+/* Which of b's two borrowed normal jobs goes for a: `ckpt` can checkpoint
+ * and has run 500 s; `plain` cannot and has run 100 s. */
+static uint32_t victim_with_ckpt_cost(int64_t ckpt_cost_us, uint32_t *ckpt,
+                                      uint32_t *plain)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, ckpt_cost_us};
+    struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
+    uint32_t victim;
+
+    for (int i = 0; i < 3; i++) {
+        job_of(core, "a", 1, 10000, 0, 0, true);
+        job_of(core, "b", 1, 10000, 0, 1, true); /* high: go last */
+    }
+    *ckpt = job_of(core, "b", 1, 10000, 0, 0, true);
+    assert_int_equal(round_at(core, 0), 7);
+    *plain = job_of(core, "b", 1, 10000, 400, 0, false);
+    assert_int_equal(round_at(core, S(400)), 1);
+    job_of(core, "a", 1, 100, 500, 0, true);
+    assert_int_equal(round_at(core, S(500)), 1);
+    victim = r.last_preempted;
+    gp_core_free(core);
+    return victim;
+}
+
+/* Issue 7: a checkpoint longer than the grace is cut off and saves nothing
+ * of the run, so a checkpoint-capable victim is not free to take. */
+static void
+a_checkpoint_longer_than_the_grace_loses_the_victims_run(void **state)
+{
+    uint32_t ckpt, plain, victim;
+
+    (void)state;
+    /* it fits the grace: the checkpoint-capable job loses nothing */
+    victim = victim_with_ckpt_cost(S(30), &ckpt, &plain);
+    assert_int_equal(victim, ckpt);
+    /* it does not: its 500 s would be lost, the other loses 100 s */
+    victim = victim_with_ckpt_cost(S(31), &ckpt, &plain);
+    assert_int_equal(victim, plain);
 }
 
 int main(void)
@@ -792,6 +968,15 @@ int main(void)
         cmocka_unit_test(bad_guarantees_by_type_are_refused),
         cmocka_unit_test(a_gang_that_lands_nearer_the_share_is_reclaimed),
         cmocka_unit_test(a_job_at_its_preemption_cap_is_not_lent_gpus),
+        cmocka_unit_test(
+            a_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends),
+        cmocka_unit_test(
+            a_typed_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends),
+        cmocka_unit_test(
+            a_failed_reclaim_is_retried_when_one_borrower_replaces_another),
+        cmocka_unit_test(
+            a_checkpoint_longer_than_the_grace_loses_the_victims_run),
+        cmocka_unit_test(a_reclaim_that_only_moves_the_rounding_is_not_made),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,13 +21,14 @@
 
 struct las {
     int64_t thresholds_gpu_us[MAX_LEVELS];
-    size_t nlevels; /* thresholds; there are nlevels + 1 levels */
+    size_t nlevels;           /* thresholds; there are nlevels + 1 levels */
+    const struct gp_env *env; /* its allocator */
 };
 
 static int las_init(void **priv, const struct gp_policy_args *args,
                     struct gp_diag *diag)
 {
-    struct las *l = calloc(1, sizeof(*l));
+    struct las *l = gp_env_calloc(args->env, 1, sizeof(*l));
     double levels[MAX_LEVELS] = {3600, 36000};
     size_t n = 2;
     int rc;
@@ -39,11 +40,11 @@ static int las_init(void **priv, const struct gp_policy_args *args,
             rc = gp__parse_levels("las.levels", args->opts[i].value, levels,
                                   MAX_LEVELS, &n, diag);
             if (rc != GP_OK) {
-                free(l);
+                gp_env_free(args->env, l);
                 return rc;
             }
         } else {
-            free(l);
+            gp_env_free(args->env, l);
             return gp_diag_set(diag, GP_EINVAL, args->opts[i].key,
                                "unknown option for las (known: levels)");
         }
@@ -51,13 +52,17 @@ static int las_init(void **priv, const struct gp_policy_args *args,
     for (size_t i = 0; i < n; i++)
         l->thresholds_gpu_us[i] = (int64_t)llround(levels[i] * 1e6);
     l->nlevels = n;
+    l->env = args->env;
     *priv = l;
     return GP_OK;
 }
 
 static void las_fini(void *priv)
 {
-    free(priv);
+    struct las *l = priv;
+
+    if (l)
+        gp_env_free(l->env, l);
 }
 
 static int64_t level_of(const struct las *l, int64_t attained)

@@ -69,17 +69,19 @@ struct pool {
      * tenant and type: index t * ntypes + type */
     struct memo *tfail;
     uint32_t ntfail;
-    int64_t asked_at; /* the last wake-up asked of the core */
+    int64_t asked_at;         /* the last wake-up asked of the core */
+    const struct gp_env *env; /* its allocator */
 };
 
 /* Make room for n memos (new ones remember nothing). */
-static int memo_grow(struct memo **m, uint32_t *have, size_t n)
+static int memo_grow(const struct gp_env *env, struct memo **m, uint32_t *have,
+                     size_t n)
 {
     struct memo *a;
 
     if (*have >= n)
         return GP_OK;
-    if (!(a = realloc(*m, (n + 16) * sizeof(*a))))
+    if (!(a = gp_env_realloc(env, *m, (n + 16) * sizeof(*a))))
         return GP_ENOMEM;
     for (size_t k = *have; k < n + 16; k++)
         a[k].job = UINT64_MAX;
@@ -156,10 +158,11 @@ static inline int64_t *per_type(const struct totals *tot, int64_t *a,
 static int pool_init_mode(void **priv, const struct gp_policy_args *args,
                           struct gp_diag *diag, enum mode mode)
 {
-    struct pool *p = calloc(1, sizeof(*p));
+    struct pool *p = gp_env_calloc(args->env, 1, sizeof(*p));
 
     if (!p)
         return GP_ENOMEM;
+    p->env = args->env;
     p->mode = mode;
     p->asked_at = INT64_MIN;
     p->reserve_after_us = 6 * 3600 * GP_US_PER_S;
@@ -170,13 +173,13 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
         double x;
 
         if (mode == MODE_STATIC) {
-            free(p);
+            gp_env_free(args->env, p);
             return gp_diag_set(diag, GP_EINVAL, k,
                                "static-quota takes no options");
         }
         x = strtod(v, &end);
         if (end == v || *end || !isfinite(x) || x < 0 || x > 1e9) {
-            free(p);
+            gp_env_free(args->env, p);
             return gp_diag_set(diag, GP_EINVAL, k,
                                "expected a number >= 0, got \"%s\"", v);
         }
@@ -189,7 +192,7 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
         } else if (strcmp(k, "large_gang") == 0 && x == floor(x)) {
             p->large_gang = (uint32_t)x;
         } else {
-            free(p);
+            gp_env_free(args->env, p);
             return gp_diag_set(diag, GP_EINVAL, k,
                                "unknown option (known: reserve_after "
                                "seconds, large_gang GPUs, fifo 0|1, "
@@ -221,10 +224,10 @@ static void pool_fini(void *priv)
     struct pool *p = priv;
 
     if (p) {
-        free(p->fail);
-        free(p->tfail);
+        gp_env_free(p->env, p->fail);
+        gp_env_free(p->env, p->tfail);
+        gp_env_free(p->env, p);
     }
-    free(p);
 }
 
 /* Within a tenant: higher priority first, then the least predicted
@@ -1089,7 +1092,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
     size_t need = (size_t)gp_view_ntenants(v) * tot->ntypes;
     int rc;
 
-    if ((rc = memo_grow(&p->tfail, &p->ntfail, need)) != GP_OK)
+    if ((rc = memo_grow(p->env, &p->tfail, &p->ntfail, need)) != GP_OK)
         return rc;
     for (uint8_t type = 0; type < tot->ntypes; type++) {
         struct memo *m = &p->tfail[(size_t)t * tot->ntypes + type];
@@ -1169,7 +1172,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
     if (!list)
         return GP_ENOMEM;
 
-    if ((rc = memo_grow(&p->fail, &p->nfail, gp_view_ntenants(v))) != GP_OK)
+    if ((rc = memo_grow(p->env, &p->fail, &p->nfail, gp_view_ntenants(v))) !=
+        GP_OK)
         return rc;
     for (size_t i = 0; i < nts; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);

@@ -141,13 +141,13 @@ static void tick(struct world *w, int64_t now)
 
 /* One run with the fail_at-th allocation failing; returns whether it did
  * (0 = the run needed fewer allocations: every failure point is done). */
-static bool scenario(long fail_at)
+static bool scenario(const char *policy, long fail_at)
 {
     struct oom o = {0, fail_at, false};
     struct gp_env env = {
         .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
     struct gp_cluster *cluster;
-    struct gp_core_config cfg = {.policy = gp_policy_find("las"),
+    struct gp_core_config cfg = {.policy = gp_policy_find(policy),
                                  .model = GP_PLACE_PACK,
                                  .env = &env,
                                  .grace_us = S(20),
@@ -232,14 +232,19 @@ static bool scenario(long fail_at)
 
 static void every_allocation_can_fail_cleanly(void **state)
 {
-    long n;
+    static const char *const policies[] = {"las", "pool"};
 
     (void)state;
-    for (n = 1; scenario(n); n++)
-        ;
-    /* the loop covered every allocation of a full run */
-    assert_true(n > 50);
-    print_message("failed each of %ld allocations in turn\n", n - 1);
+    for (size_t p = 0; p < 2; p++) {
+        long n;
+
+        for (n = 1; scenario(policies[p], n); n++)
+            ;
+        /* the loop covered every allocation of a full run */
+        assert_true(n > 50);
+        print_message("%s: failed each of %ld allocations in turn\n",
+                      policies[p], n - 1);
+    }
 }
 
 int main(void)

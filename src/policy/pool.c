@@ -32,6 +32,7 @@
  * nothing, so every job can end); nothing is lent.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -537,6 +538,17 @@ static int start_pass(struct pool *p, const struct gp_view *v,
 
         if (gp_plan_has(plan, job))
             continue; /* started in an earlier pass */
+        if (ti->cap && job->demand.gpus > ti->cap) {
+            /* it could never run: say so, rather than let it wait */
+            char why[128];
+
+            snprintf(why, sizeof(why),
+                     "asks for %u GPUs, more than its tenant's cap (%u)",
+                     job->demand.gpus, ti->cap);
+            if ((rc = gp_plan_reject(plan, job, why)) != GP_OK)
+                return rc;
+            continue;
+        }
         /* every test below depends on the job's size alone, so a refusal
          * holds for its whole shape */
         if (pass == PASS_STATIC && ti->typed && tot->typed) {

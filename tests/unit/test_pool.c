@@ -941,9 +941,36 @@ a_checkpoint_longer_than_the_grace_loses_the_victims_run(void **state)
     assert_int_equal(victim, plain);
 }
 
+/* Found by fuzzing the whole simulation: a job wider than its tenant's
+ * cap waited forever. It is rejected, with the reason. */
+static void a_job_wider_than_its_tenants_cap_is_rejected(void **state)
+{
+    static const struct gp_tenant_spec capped[] = {
+        {.name = "a", .guarantee = 2, .cap = 4},
+        {.name = "b", .guarantee = 2},
+    };
+    struct rec r;
+    struct setup s = {.grace_us = S(30)};
+    struct gp_core *core = pool_core("pool", 8, capped, 2, &s, &r);
+    uint32_t wide, ok;
+    const struct gp_job *j;
+
+    (void)state;
+    wide = job_of(core, "a", 6, 100, 0, 0, false);
+    ok = job_of(core, "a", 4, 100, 0, 0, false);
+    round_at(core, 0);
+    j = gp_core_job(core, wide);
+    assert_int_equal(j->state, GP_JOB_REJECTED);
+    assert_int_equal(j->reject, GP_REJECT_POLICY);
+    assert_non_null(strstr(gp_core_str(core, j->why), "cap (4)"));
+    assert_int_equal(state_of(core, ok), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_job_wider_than_its_tenants_cap_is_rejected),
         cmocka_unit_test(idle_gpus_are_lent_to_a_tenant_with_pending_work),
         cmocka_unit_test(lender_reclaims_within_grace_plus_one_round),
         cmocka_unit_test(

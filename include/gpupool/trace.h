@@ -1,7 +1,9 @@
 /* trace.h - reading job traces as published: gpupool CSV, Philly, Microsoft
  * ITP, Alibaba openb and PAI, Gavel, Helios, Tiresias. Files may be plain,
- * .gz, .xz or .tar.gz (every member of a tarball that the format reads is
- * read, in name order). Rows stream: a trace is never held as text.
+ * gzip, xz, bzip2 or zstd, or a tar or zip archive of such files (every
+ * member of an archive that the format reads is read, in name order).
+ * Rows stream: a trace is never held as text. Limits (docs/traces.md):
+ * lines of at most 1 MiB, 4 GiB decoded, GP_TRACE_MAX_ROWS rows.
  *
  * Errors name the place: "philly.csv:1042: field 'duration': ...".
  */

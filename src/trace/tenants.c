@@ -67,9 +67,8 @@ static int check_name(const char *where, const char *key, const char *s,
         return gp_diag_set(diag, GP_EPARSE, where,
                            "%s: expected a non-empty string", key);
     if (len > GP_TENANT_NAME_MAX)
-        return gp_diag_set(diag, GP_ERANGE, where,
-                           "%s: longer than %u bytes", key,
-                           GP_TENANT_NAME_MAX);
+        return gp_diag_set(diag, GP_ERANGE, where, "%s: longer than %u bytes",
+                           key, GP_TENANT_NAME_MAX);
     if (strlen(s) != len)
         return gp_diag_set(diag, GP_EPARSE, where, "%s: contains a NUL", key);
     if ((bad = gp_text_check(s, len, why, sizeof(why))))
@@ -285,8 +284,8 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
         if (depth[l->n] > GP_TENANT_MAX_DEPTH) {
             snprintf(where, sizeof(where), "%s: tenants[%zu].parent", name, i);
             rc = gp_diag_set(diag, GP_ERANGE, where,
-                             "tenant '%s' nests deeper than %u levels",
-                             t->name, GP_TENANT_MAX_DEPTH);
+                             "tenant '%s' nests deeper than %u levels", t->name,
+                             GP_TENANT_MAX_DEPTH);
             goto out;
         }
         if ((rc = gp_strtab_intern(&names, t->name, (size_t)-1, &id))) {

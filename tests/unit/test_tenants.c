@@ -213,7 +213,8 @@ static void names_are_capped_and_printable(void **state)
                  "name: longer than 128 bytes");
     /* an escape sequence that would drive the terminal */
     expect_error("{\"tenants\":[{\"name\":\"a\\u001b[2Jb\"}]}", GP_EPARSE,
-                 "t.json: tenants[0]", "name: control character 0x1b at byte 2");
+                 "t.json: tenants[0]",
+                 "name: control character 0x1b at byte 2");
     expect_error("{\"tenants\":[{\"name\":\"a\"},"
                  "{\"name\":\"b\",\"parent\":\"\\u009b\"}]}",
                  GP_EPARSE, "t.json: tenants[1]",
@@ -228,9 +229,9 @@ static void names_are_capped_and_printable(void **state)
         struct gp_tenant_list l;
         struct gp_diag d = {{0}, {0}};
 
-        assert_int_equal(parse("{\"tenants\":[{\"name\":\"\xc3\xa9quipe\"}]}",
-                               &l, &d),
-                         GP_OK); /* UTF-8 is fine */
+        assert_int_equal(
+            parse("{\"tenants\":[{\"name\":\"\xc3\xa9quipe\"}]}", &l, &d),
+            GP_OK); /* UTF-8 is fine */
         gp_tenant_list_fini(&l);
     }
 }

@@ -11,7 +11,9 @@
 
 #include <cmocka.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "trace/csv.h"
 #include "trace/io.h"
@@ -383,6 +385,106 @@ static void tar_without_end_blocks_is_accepted(void **state)
     in = open_mem(tar, sizeof(tar), "short.tar");
     slurp(in, got, sizeof(got));
     assert_string_equal(got, "x|y|#");
+    gp_input_close(in);
+}
+
+/* gzip `len` bytes (a fresh buffer, its size in *out_len). */
+static unsigned char *gzip_bytes(const unsigned char *buf, size_t len,
+                                 size_t *out_len)
+{
+    z_stream z;
+    size_t cap = len + len / 100 + 1024;
+    unsigned char *out = malloc(cap);
+
+    assert_non_null(out);
+    memset(&z, 0, sizeof(z));
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY),
+                     Z_OK);
+    z.next_in = (unsigned char *)(uintptr_t)buf;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    *out_len = cap - z.avail_out;
+    deflateEnd(&z);
+    return out;
+}
+
+/* Regression: a tarball packed out of name order re-decoded from its start
+ * for every member (8,000 members: 40 s). Now it is listed, spooled once,
+ * and read in name order: linear whatever the packing. */
+static void an_archive_out_of_name_order_reads_in_linear_time(void **state)
+{
+    enum { N = 8000 };
+    size_t len = (size_t)N * 1024 + 1024, glen, count = 0;
+    unsigned char *tar = calloc(1, len), *gz;
+    struct gp_input *in;
+    struct timespec a, b;
+    const char *m;
+    double took;
+    char prev[64] = "";
+
+    (void)state;
+    assert_non_null(tar);
+    for (size_t i = 0; i < N; i++) { /* packed in reverse name order */
+        char name[64], body[512];
+        int n;
+
+        snprintf(name, sizeof(name), "m%05zu.csv", (size_t)N - 1 - i);
+        n = snprintf(body, sizeof(body), "line of %s\n", name);
+        tar_header(tar + i * 1024, name, '0', (size_t)n);
+        memcpy(tar + i * 1024 + 512, body, (size_t)n);
+    }
+    gz = gzip_bytes(tar, len, &glen);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    in = open_mem(gz, glen, "many.tar.gz");
+    while ((m = member(in))) {
+        char *line;
+        size_t n;
+        struct gp_diag d;
+
+        assert_true(strcmp(prev, m) < 0);
+        snprintf(prev, sizeof(prev), "%s", m);
+        assert_int_equal(gp_input_getline(in, &line, &n, &d), 1);
+        assert_non_null(strstr(line, m));
+        count++;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    took =
+        (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    assert_int_equal(count, N);
+    gp_input_close(in);
+    free(gz);
+    free(tar);
+    if (took > 10) /* quadratic: 40 s; linear: ~0.05 s */
+        fail_msg("8,000 members out of order took %.1f s", took);
+}
+
+/* The decoded-bytes cap holds for archives as soon as a header claims
+ * more (here one member of 5 GiB). */
+static void an_archive_over_4_gib_is_refused_at_its_header(void **state)
+{
+    unsigned char tar[512 * 4];
+    struct gp_input *in;
+    struct gp_diag d = {{0}, {0}};
+    const char *m;
+
+    (void)state;
+    memset(tar, 0, sizeof(tar));
+    tar_header(tar, "huge.csv", '0', 0);
+    snprintf((char *)tar + 124, 12, "%011llo", 5ull << 30);
+    {
+        unsigned sum = 0;
+
+        memset(tar + 148, ' ', 8);
+        for (int i = 0; i < 512; i++)
+            sum += tar[i];
+        snprintf((char *)tar + 148, 8, "%06o", sum);
+    }
+    in = open_mem(tar, sizeof(tar), "huge.tar");
+    assert_int_equal(gp_input_next_member(in, &m, &d), GP_ERANGE);
+    assert_string_equal(d.where, "huge.tar");
+    assert_non_null(strstr(d.msg, "more than 4 GiB decoded"));
     gp_input_close(in);
 }
 
@@ -857,6 +959,8 @@ int main(void)
         cmocka_unit_test(damaged_zip_and_bzip2_are_io_errors_naming_them),
         cmocka_unit_test(corrupt_tar_header_is_an_io_error),
         cmocka_unit_test(tar_without_end_blocks_is_accepted),
+        cmocka_unit_test(an_archive_out_of_name_order_reads_in_linear_time),
+        cmocka_unit_test(an_archive_over_4_gib_is_refused_at_its_header),
         cmocka_unit_test(line_cap_stops_reading_at_the_cap),
         cmocka_unit_test(an_endless_line_ends_at_the_cap),
         cmocka_unit_test(lines_across_buffer_refills_are_whole),

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
+
+#include <archive.h>
+#include <archive_entry.h>
 
 #include "gpupool/trace.h"
 #include "trace/clusterspec.h"
@@ -98,34 +100,24 @@ static struct buf switches_doc(size_t n)
     return b;
 }
 
-static void tar_header(unsigned char *h, const char *name, size_t size)
+static la_ssize_t put_cb(struct archive *a, void *priv, const void *p, size_t n)
 {
-    unsigned sum = 0;
-
-    memset(h, 0, 512);
-    snprintf((char *)h, 100, "%s", name);
-    snprintf((char *)h + 100, 8, "0000644");
-    snprintf((char *)h + 124, 12, "%011o", (unsigned)size);
-    h[156] = '0';
-    memcpy(h + 257,
-           "ustar\0"
-           "00",
-           8);
-    memset(h + 148, ' ', 8);
-    for (int i = 0; i < 512; i++)
-        sum += h[i];
-    snprintf((char *)h + 148, 8, "%06o", sum);
+    (void)a;
+    put(priv, p, n);
+    return (la_ssize_t)n;
 }
 
-/* n members "mNNNNN.csv" of one line each, gzipped. */
+/* n members "mNNNNN.csv" of one line each, a .tar.gz written by
+ * libarchive, in name order or reversed. */
 static struct buf tarball(size_t n, int reversed)
 {
-    size_t len = n * 1024 + 1024;
-    unsigned char *tar = calloc(1, len);
     struct buf b = {0};
-    z_stream z;
+    struct archive *a = archive_write_new();
+    struct archive_entry *e = archive_entry_new();
 
-    if (!tar)
+    if (!a || !e || archive_write_set_format_ustar(a) != ARCHIVE_OK ||
+        archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+        archive_write_open(a, &b, NULL, put_cb, NULL) != ARCHIVE_OK)
         exit(2);
     for (size_t i = 0; i < n; i++) {
         char name[64], body[128];
@@ -133,23 +125,19 @@ static struct buf tarball(size_t n, int reversed)
 
         snprintf(name, sizeof(name), "m%05zu.csv", reversed ? n - 1 - i : i);
         k = snprintf(body, sizeof(body), "line of %s\n", name);
-        tar_header(tar + i * 1024, name, (size_t)k);
-        memcpy(tar + i * 1024 + 512, body, (size_t)k);
+        archive_entry_clear(e);
+        archive_entry_set_pathname(e, name);
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0644);
+        archive_entry_set_size(e, k);
+        if (archive_write_header(a, e) != ARCHIVE_OK ||
+            archive_write_data(a, body, (size_t)k) != k)
+            exit(2);
     }
-    b.cap = len + 4096;
-    b.p = malloc(b.cap);
-    memset(&z, 0, sizeof(z));
-    if (!b.p || deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY))
+    if (archive_write_close(a) != ARCHIVE_OK)
         exit(2);
-    z.next_in = tar;
-    z.avail_in = (uInt)len;
-    z.next_out = (unsigned char *)b.p;
-    z.avail_out = (uInt)b.cap;
-    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-        exit(2);
-    b.len = b.cap - z.avail_out;
-    deflateEnd(&z);
-    free(tar);
+    archive_entry_free(e);
+    archive_write_free(a);
     return b;
 }
 

@@ -76,6 +76,7 @@ struct gp_input {
     struct member *members; /* sorted by name */
     size_t nmembers, next;
     uint64_t ordinal; /* ordinal of the next regular entry of `a` */
+    bool ordered;     /* packed in name order: stream, no spool */
     FILE *spool;      /* members copied out, when not packed in name order */
     uint64_t left;    /* bytes of the current spooled member not read */
     const char *member;
@@ -444,6 +445,9 @@ static int arc_list(struct gp_input *in, const char *name, int64_t size,
         return rc;
     if (in->nmembers > 1)
         qsort(in->members, in->nmembers, sizeof(*in->members), cmp_member);
+    in->ordered = true;
+    for (size_t i = 0; i < in->nmembers && in->ordered; i++)
+        in->ordered = in->members[i].ordinal == i;
     return arc_open(in, diag);
 }
 
@@ -511,14 +515,6 @@ out:
     return rc;
 }
 
-static bool in_name_order(const struct gp_input *in)
-{
-    for (size_t i = 0; i < in->nmembers; i++)
-        if (in->members[i].ordinal != i)
-            return false;
-    return true;
-}
-
 static int arc_next(struct gp_input *in, const char **name,
                     struct gp_diag *diag)
 {
@@ -529,7 +525,7 @@ static int arc_next(struct gp_input *in, const char **name,
         in->state = ST_AFTER;
         return 0;
     }
-    if (!in->spool && !in_name_order(in) && (rc = arc_spool(in, diag)) != GP_OK)
+    if (!in->spool && !in->ordered && (rc = arc_spool(in, diag)) != GP_OK)
         return rc;
     m = &in->members[in->next];
     if (in->spool) {

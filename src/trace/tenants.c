@@ -321,13 +321,6 @@ int gp_tenants_load(struct gp_tenant_list *l, const char *path,
             size_t ncap = cap ? cap * 2 : 65536;
             char *p;
 
-            if (cap > GP_TENANTS_FILE_MAX) {
-                rc = gp_diag_set(diag, GP_ERANGE, base,
-                                 "larger than %u MiB: over the cap of a "
-                                 "tenants file",
-                                 GP_TENANTS_FILE_MAX >> 20);
-                goto fail;
-            }
             if (ncap > GP_TENANTS_FILE_MAX + 1)
                 ncap = GP_TENANTS_FILE_MAX + 1;
             if (!(p = realloc(buf, ncap))) {

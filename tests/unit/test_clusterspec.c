@@ -563,10 +563,12 @@ static void tiresias_spec_over_the_node_cap_is_eparse(void **state)
 }
 
 /* Regression: the duplicate-switch check compared every pair (100,000
- * switches: 220 s). Now hashed; what is left is the cluster's own work. */
-static void a_hundred_thousand_switches_build_without_quadratic_checks(void **s)
+ * switches: 220 s; 30,000: ~20 s). Now hashed: 30,000 take ~0.1 s, ~4 s
+ * under ASan, most of it the cluster's own switch lookup (cluster.c). The
+ * full 100,000 are timed by bench/bench_parse. */
+static void thirty_thousand_switches_build_without_quadratic_checks(void **s)
 {
-    size_t n = GP_CLUSTER_SPEC_MAX_NODES, cap = 64 + n * 40, o = 0;
+    size_t n = 30000, cap = 64 + n * 40, o = 0;
     char *doc = malloc(cap);
     struct gp_cluster *c = NULL;
     struct gp_diag d = {{0}, {0}};
@@ -589,8 +591,8 @@ static void a_hundred_thousand_switches_build_without_quadratic_checks(void **s)
         (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     assert_int_equal(gp_cluster_nswitches(c), n);
     gp_cluster_free(c);
-    if (took > 60)
-        fail_msg("100,000 switches took %.1f s", took);
+    if (took > 15)
+        fail_msg("30,000 switches took %.1f s", took);
     /* the last one named again */
     snprintf(doc + o - 1, cap - o + 1,
              "},{\"name\":\"s0\",\"nodes\":[{\"gpus\":1}]}]}");
@@ -655,7 +657,7 @@ int main(void)
         cmocka_unit_test(missing_file_is_eio),
         cmocka_unit_test(mem_dispatch_reads_json_and_both_csvs),
         cmocka_unit_test(
-            a_hundred_thousand_switches_build_without_quadratic_checks),
+            thirty_thousand_switches_build_without_quadratic_checks),
         cmocka_unit_test(names_with_control_characters_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

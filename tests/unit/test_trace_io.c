@@ -352,12 +352,26 @@ static void damaged_zip_and_bzip2_are_io_errors_naming_them(void **state)
     gp_input_close(in);
 }
 
+/* The first next_member of these bytes fails with `code`, naming the file
+ * and saying `words`. */
+static void expect_first_member_error(const void *buf, size_t len,
+                                      const char *name, int code,
+                                      const char *words)
+{
+    struct gp_input *in = open_mem(buf, len, name);
+    struct gp_diag d = {{0}, {0}};
+    const char *m;
+
+    assert_int_equal(gp_input_next_member(in, &m, &d), code);
+    assert_string_equal(d.where, name);
+    if (!strstr(d.msg, words))
+        fail_msg("\"%s\" does not say \"%s\"", d.msg, words);
+    gp_input_close(in);
+}
+
 static void corrupt_tar_header_is_an_io_error(void **state)
 {
     unsigned char tar[512 * 6];
-    struct gp_input *in;
-    struct gp_diag d = {{0}, {0}};
-    const char *m;
 
     (void)state;
     memset(tar, 0, sizeof(tar));
@@ -365,11 +379,8 @@ static void corrupt_tar_header_is_an_io_error(void **state)
     memcpy(tar + 512, "x\ny", 3);
     tar_header(tar + 1024, "b.csv", '0', 3);
     tar[1024 + 10] ^= 1; /* checksum no longer matches */
-    in = open_mem(tar, sizeof(tar), "bad.tar");
-    assert_int_equal(gp_input_next_member(in, &m, &d), GP_EIO);
-    assert_string_equal(d.where, "bad.tar");
-    assert_non_null(strstr(d.msg, "corrupt tar archive"));
-    gp_input_close(in);
+    expect_first_member_error(tar, sizeof(tar), "bad.tar", GP_EIO,
+                              "corrupt tar archive");
 }
 
 static void tar_without_end_blocks_is_accepted(void **state)
@@ -465,18 +476,12 @@ static void an_archive_out_of_name_order_reads_in_linear_time(void **state)
 static void an_archive_over_4_gib_is_refused_at_its_header(void **state)
 {
     unsigned char tar[512 * 4];
-    struct gp_input *in;
-    struct gp_diag d = {{0}, {0}};
-    const char *m;
 
     (void)state;
     memset(tar, 0, sizeof(tar));
     tar_header(tar, "huge.csv", '0', UINT64_C(5) << 30);
-    in = open_mem(tar, sizeof(tar), "huge.tar");
-    assert_int_equal(gp_input_next_member(in, &m, &d), GP_ERANGE);
-    assert_string_equal(d.where, "huge.tar");
-    assert_non_null(strstr(d.msg, "more than 4 GiB decoded"));
-    gp_input_close(in);
+    expect_first_member_error(tar, sizeof(tar), "huge.tar", GP_ERANGE,
+                              "more than 4 GiB decoded");
 }
 
 /* ---- lines ------------------------------------------------------------- */

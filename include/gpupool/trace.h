@@ -1,7 +1,9 @@
 /* trace.h - reading job traces as published: gpupool CSV, Philly, Microsoft
  * ITP, Alibaba openb and PAI, Gavel, Helios, Tiresias. Files may be plain,
- * .gz, .xz or .tar.gz (every member of a tarball that the format reads is
- * read, in name order). Rows stream: a trace is never held as text.
+ * gzip, xz, bzip2 or zstd, or a tar or zip archive of such files (every
+ * member of an archive that the format reads is read, in name order).
+ * Rows stream: a trace is never held as text. Limits (docs/traces.md):
+ * lines of at most 1 MiB, 4 GiB decoded, GP_TRACE_MAX_ROWS rows.
  *
  * Errors name the place: "philly.csv:1042: field 'duration': ...".
  */
@@ -11,6 +13,13 @@
 #include <stdio.h>
 
 #include "gpupool/job.h"
+
+/* At most this many rows (jobs and skipped rows together) in one trace: the
+ * published traces hold up to a few million jobs (PAI 2020: 1.26 M; Helios,
+ * four clusters: 3.4 M), and a simulation peaks at ~0.5 KiB per job
+ * (bench/README.md), so 10 M rows is ~3x the largest trace and ~5 GiB of
+ * memory. Past it: GP_ERANGE naming file:line. */
+#define GP_TRACE_MAX_ROWS UINT64_C(10000000)
 
 struct gp_trace_opts {
     const char *format;   /* NULL or "auto" = detect */
@@ -32,7 +41,11 @@ int gp_trace_open_mem(struct gp_trace **out, const void *buf, size_t len,
                       struct gp_diag *diag);
 /* The next job: 1 = *out filled (strings valid until the next call),
  * 0 = end of trace, < 0 = error with diag. With skip_bad, malformed rows are
- * skipped and counted instead of returned as GP_EPARSE. */
+ * skipped and counted instead of returned as GP_EPARSE. A row whose id,
+ * tenant, user, name or GPU type holds a control character or invalid UTF-8
+ * is malformed (GP_EPARSE naming file:line and the field). Errors other
+ * than GP_EPARSE stick: a line over 1 MiB, a trace over GP_TRACE_MAX_ROWS
+ * rows or 4 GiB decoded (GP_ERANGE), damaged compression (GP_EIO). */
 int gp_trace_next(struct gp_trace *t, struct gp_job_spec *out,
                   struct gp_diag *diag);
 void gp_trace_close(struct gp_trace *t);

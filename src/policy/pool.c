@@ -74,6 +74,23 @@ struct pool {
     const struct gp_env *env; /* its allocator */
 };
 
+/* The tightest cap over a tenant and its ancestors (0 = none): a job
+ * wider than it can never run. */
+static uint32_t tightest_cap(const struct gp_view *v, uint32_t t)
+{
+    uint32_t cap = 0;
+
+    for (int depth = 0; t != GP_TENANT_NONE && depth < GP_TENANT_MAX_DEPTH;
+         depth++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+
+        if (ti->cap && (!cap || ti->cap < cap))
+            cap = ti->cap;
+        t = ti->parent;
+    }
+    return cap;
+}
+
 /* Make room for n memos (new ones remember nothing). */
 static int memo_grow(const struct gp_env *env, struct memo **m, uint32_t *have,
                      size_t n)
@@ -527,7 +544,7 @@ static int start_pass(struct pool *p, const struct gp_view *v,
     const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
     struct gp_pending_iter it;
     const struct gp_job *job;
-    uint32_t refused = 0;
+    uint32_t refused = 0, capped;
     int rc;
 
     (void)p;
@@ -538,13 +555,14 @@ static int start_pass(struct pool *p, const struct gp_view *v,
 
         if (gp_plan_has(plan, job))
             continue; /* started in an earlier pass */
-        if (ti->cap && job->demand.gpus > ti->cap) {
+        if ((capped = tightest_cap(v, ts[i].t)) && job->demand.gpus > capped) {
             /* it could never run: say so, rather than let it wait */
             char why[128];
 
             snprintf(why, sizeof(why),
-                     "asks for %u GPUs, more than its tenant's cap (%u)",
-                     job->demand.gpus, ti->cap);
+                     "asks for %u GPUs, more than its tenant's cap (%u, "
+                     "its own or an ancestor's)",
+                     job->demand.gpus, capped);
             if ((rc = gp_plan_reject(plan, job, why)) != GP_OK)
                 return rc;
             continue;

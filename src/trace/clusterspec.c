@@ -493,7 +493,8 @@ static int get_name(const struct jctx *j, json_t *obj, const char *key,
                     bool required, const char **out, struct gp_diag *diag)
 {
     json_t *v = json_object_get(obj, key);
-    const char *s;
+    const char *s, *bad;
+    char why[64];
 
     if (!v) {
         if (required)
@@ -508,9 +509,10 @@ static int get_name(const struct jctx *j, json_t *obj, const char *key,
         strlen(s) != json_string_length(v))
         return jerr(j, key, diag, "must be 1..%d characters, no NUL",
                     MAX_NAME - 1);
-    for (const char *q = s; *q; q++)
-        if ((unsigned char)*q < 0x20 || *q == 0x7f)
-            return jerr(j, key, diag, "control characters are not allowed");
+    if ((bad = gp_text_check(s, strlen(s), why, sizeof(why))))
+        return jerr(j, key, diag,
+                    "%s (control characters and invalid UTF-8 are refused)",
+                    bad);
     *out = s;
     return GP_OK;
 }
@@ -624,6 +626,7 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
     static const char *const top_keys[] = {"types", "switches", "nodes", NULL};
     static const char *const sw_keys[] = {"name", "nodes", NULL};
     struct gp_cluster *c = NULL;
+    struct gp_strtab swnames; /* switch names seen: O(1) duplicate check */
     struct jctx j;
     json_error_t jerror;
     json_t *root, *types = NULL, *sws, *nodes, *v;
@@ -631,6 +634,7 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
     int rc;
 
     memset(&j, 0, sizeof(j));
+    gp_strtab_init(&swnames);
     j.file = name ? name : "cluster.json";
     root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerror);
     if (!root) {
@@ -640,6 +644,7 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
             snprintf(where, sizeof(where), "%s:%d", j.file, jerror.line);
         else
             snprintf(where, sizeof(where), "%s", j.file);
+        gp_strtab_fini(&swnames);
         return gp_diag_set(diag, GP_EPARSE, where, "JSON: %s", jerror.text);
     }
     if (!json_is_object(root)) {
@@ -676,6 +681,7 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
         json_array_foreach(sws, i, v)
         {
             const char *swname;
+            uint32_t swid;
             json_t *sn;
 
             snprintf(j.path, sizeof(j.path), "switches[%zu]", i);
@@ -687,15 +693,15 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
             if ((rc = check_keys(&j, v, sw_keys, diag)) != GP_OK ||
                 (rc = get_name(&j, v, "name", true, &swname, diag)) != GP_OK)
                 goto fail;
-            for (size_t k = 0; k < i; k++) {
-                json_t *prev = json_object_get(json_array_get(sws, k), "name");
-
-                if (json_is_string(prev) &&
-                    strcmp(json_string_value(prev), swname) == 0) {
-                    rc = jerr(&j, "name", diag, "switch '%s' is listed twice",
-                              swname);
-                    goto fail;
-                }
+            if (gp_strtab_find(&swnames, swname, (size_t)-1)) {
+                rc = jerr(&j, "name", diag, "switch '%s' is listed twice",
+                          swname);
+                goto fail;
+            }
+            if ((rc = gp_strtab_intern(&swnames, swname, (size_t)-1, &swid)) !=
+                GP_OK) {
+                rc = jerr(&j, NULL, diag, "out of memory");
+                goto fail;
             }
             if (!(sn = json_object_get(v, "nodes"))) {
                 rc = jerr(&j, "nodes", diag, "missing (an array of nodes)");
@@ -718,10 +724,12 @@ int gp__cluster_from_json(const void *buf, size_t len, const char *name,
                   "\"nodes\":[...]}] or \"nodes\":[...]");
         goto fail;
     }
+    gp_strtab_fini(&swnames);
     json_decref(root);
     *out = c;
     return GP_OK;
 fail:
+    gp_strtab_fini(&swnames);
     json_decref(root);
     gp_cluster_free(c);
     return rc;
@@ -743,7 +751,8 @@ static int openb_nodes(struct gp_csv_reader *r, struct builder *b,
     while ((rc = gp_csv_reader_next(r, diag)) == 1) {
         const struct gp_csv_row *row = &r->row;
         const char *sn = gp_csv_get(row, r->idx[0]);
-        const char *model = gp_csv_get(row, r->idx[4]);
+        const char *model = gp_csv_get(row, r->idx[4]), *bad, *field;
+        char why[64];
         uint64_t cpu_milli, mem;
         uint32_t gpus;
 
@@ -760,6 +769,16 @@ static int openb_nodes(struct gp_csv_reader *r, struct builder *b,
             return gp_csv_field_error(
                 r->in, strlen(sn) >= MAX_NAME ? "sn" : "model", diag,
                 "longer than %d characters", MAX_NAME - 1);
+        field = "sn";
+        if (!(bad = gp_text_check(sn, strlen(sn), why, sizeof(why)))) {
+            field = "model";
+            bad = gp_text_check(model, strlen(model), why, sizeof(why));
+        }
+        if (bad)
+            return gp_csv_field_error(r->in, field, diag,
+                                      "%s (control characters and invalid "
+                                      "UTF-8 are refused)",
+                                      bad);
         rc = builder_add(b, sn[0] ? sn : NULL, model[0] ? model : NULL, gpus,
                          (uint32_t)((cpu_milli + 999) / 1000), mem, NULL,
                          gp_input_where(r->in), diag);

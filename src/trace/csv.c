@@ -74,6 +74,64 @@ int gp_csv_field_error(struct gp_input *in, const char *field,
                        msg);
 }
 
+/* ---- text -------------------------------------------------------------- */
+
+/* Length of the UTF-8 sequence at s (at most n bytes), 0 if invalid:
+ * overlong forms, surrogates and code points past U+10FFFF included. */
+static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    size_t len, i;
+    uint32_t c;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        len = 2, c = s[0] & 0x1fu;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        len = 3, c = s[0] & 0x0fu;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        len = 4, c = s[0] & 0x07u;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3fu);
+    }
+    if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) || c > 0x10ffff ||
+        (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+const char *gp_text_check(const char *s, size_t len, char *buf, size_t size)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+
+    while (i < len) {
+        uint32_t cp = 0;
+        size_t k = utf8_len(u + i, len - i, &cp);
+
+        if (k == 0) {
+            snprintf(buf, size, "invalid UTF-8 at byte %zu", i + 1);
+            return buf;
+        }
+        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f)) {
+            snprintf(buf, size, "control character 0x%02x at byte %zu",
+                     (unsigned)cp, i + 1);
+            return buf;
+        }
+        i += k;
+    }
+    return NULL;
+}
+
 /* ---- splitting --------------------------------------------------------- */
 
 static int too_many(struct gp_input *in, struct gp_diag *diag)

@@ -28,6 +28,14 @@ struct gp_csv_row {
     size_t len[GP_CSV_MAX_FIELDS];
 };
 
+/* Is s (len bytes) text that is safe to print: valid UTF-8 without
+ * control characters (C0 including TAB, DEL, C1 U+0080..U+009F) or NUL?
+ * NULL when it is; else a phrase naming the first bad byte, written to buf
+ * ("control character 0x1b at byte 4", "invalid UTF-8 at byte 7"). Every
+ * reader refuses such names and ids on input (docs/traces.md), so nothing
+ * read from a file can drive the user's terminal or break the jobs CSV. */
+const char *gp_text_check(const char *s, size_t len, char *buf, size_t size);
+
 /* Split `line` (len bytes, NUL-terminated, modified in place) at `sep`.
  * Quoted fields may contain the separator and doubled quotes; a quoted field
  * cannot span lines. GP_EPARSE (diag at the input's current line) on an

@@ -1,47 +1,52 @@
-/* io.c - trace byte streams: a source (a file or memory), a decoder chosen
- * by the leading bytes (none, gzip, xz), optional tar framing, and a line
- * reader on top.
+/* io.c - trace byte streams: a source (a file or memory) read through
+ * libarchive, which detects the compression (gzip, xz, bzip2, zstd) and the
+ * container (tar in all its dialects, zip) from the leading bytes, and a
+ * line reader on top.
  *
  * Key decision: one 64 KiB buffer of decoded bytes (sbuf) serves every layer
- * above the decoder. A line that lies wholly inside it is handed out in place
+ * above libarchive. A line that lies wholly inside it is handed out in place
  * (its '\n' overwritten with NUL); only a line that straddles a refill, or
  * ends a member without a newline, is copied into lbuf. A row costs one
  * memchr and no allocation.
  *
- * Tar members come out in name order, so a trace reads the same however it
- * was packed: the first next_member lists the archive (one decoding pass),
- * later calls walk forward to the wanted member and rewind only when it lies
- * behind. The archive format is ustar/GNU/pax as written by GNU tar and
- * bsdtar: 512-byte headers, octal (or base-256) sizes, GNU 'L' long names
- * and pax 'path'/'size' records.
+ * Archive members come out in name order, so a trace reads the same however
+ * it was packed. The first next_member lists the archive (one decoding
+ * pass). When the archive is in name order already (the usual case), the
+ * members then stream from a second pass. Otherwise the second pass copies
+ * every regular member into a spool file (tmpfile()) and the members are
+ * read from there: reading an archive costs two decoding passes and at most
+ * one copy whatever its order, never a re-decode per member.
+ *
+ * Every input is capped: GP_INPUT_MAX_LINE bytes a line (reading stops at
+ * the cap, so /dev/zero ends), GP_INPUT_MAX_BYTES decoded bytes in all,
+ * GP_INPUT_MAX_MEMBERS regular members.
  */
+#include <archive.h>
+#include <archive_entry.h>
 #include <assert.h>
 #include <errno.h>
-#include <lzma.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "trace/io.h"
 
 #define SBUF_SIZE (64u << 10)
-#define CBUF_SIZE (64u << 10)
-#define TAR_BLOCK 512u
-#define MAX_MEMBERS 100000u
+#define RBUF_SIZE (64u << 10)
 #define MAX_NAME 4096u
-#define MAX_PAX (64u << 10)
-#define MAX_MEMBER_SIZE (UINT64_C(1) << 62)
-#define XZ_MEMLIMIT (UINT64_C(256) << 20)
 
-enum codec { CODEC_NONE, CODEC_GZIP, CODEC_XZ };
-enum kind { KIND_UNKNOWN, KIND_PLAIN, KIND_TAR };
+enum kind { KIND_UNKNOWN, KIND_PLAIN, KIND_ARCHIVE };
 enum state { ST_BEFORE, ST_IN, ST_AFTER };
 
 struct member {
     char *name;
     uint64_t ordinal; /* among regular members, in archive order */
+    uint64_t off;     /* in the spool, when there is one */
+    uint64_t len;
 };
 
 struct gp_input {
@@ -49,35 +54,31 @@ struct gp_input {
 
     /* source */
     FILE *f;
+    bool seekable;
     const unsigned char *mem;
     size_t mem_len, mem_pos;
-    bool src_eof;
+    unsigned char *rbuf;
+    const char *codec; /* by the leading bytes, to name it in errors */
 
-    /* decoder */
-    enum codec codec;
-    z_stream z;
-    bool z_live;
-    lzma_stream x;
-    bool x_live;
-    bool dec_end; /* the decoder finished a stream */
-    unsigned char *cbuf;
-    size_t cpos, clen;
+    /* decoder and container */
+    struct archive *a;
 
-    /* decoded bytes */
+    /* decoded bytes of the current member */
     char *sbuf; /* SBUF_SIZE + 1, room for a NUL after the last byte */
     size_t spos, slen;
-    bool eof; /* nothing more after sbuf */
+    bool eof;       /* nothing more of the member after sbuf */
+    uint64_t total; /* decoded bytes handed out in this pass */
 
     /* members */
     enum kind kind;
     enum state state;
-    struct member *members;
+    struct member *members; /* sorted by name */
     size_t nmembers, next;
-    uint64_t ordinal; /* ordinal of the next regular member header */
-    uint64_t left;    /* bytes of the current member not consumed */
-    uint64_t pad;     /* padding after the current member */
+    uint64_t ordinal; /* ordinal of the next regular entry of `a` */
+    bool ordered;     /* packed in name order: stream, no spool */
+    FILE *spool;      /* members copied out, when not packed in name order */
+    uint64_t left;    /* bytes of the current spooled member not read */
     const char *member;
-    char hname[MAX_NAME + 1]; /* name of the header just read */
 
     /* lines */
     char *lbuf;
@@ -86,330 +87,226 @@ struct gp_input {
     size_t last_len;
     bool unget;
     uint64_t lineno;
+    int stop; /* a line past the cap stopped reading: its error, sticky */
+    struct gp_diag stop_diag;
     char where[320];
 };
 
-static int io_error(struct gp_input *in, struct gp_diag *diag, const char *fmt,
-                    const char *arg)
+/* The file, or "file:member" inside an archive. */
+static const char *place(struct gp_input *in)
 {
-    return gp_diag_set(diag, GP_EIO, in->name, fmt, arg);
+    if (in->kind == KIND_ARCHIVE && in->state == ST_IN && in->member) {
+        snprintf(in->where, sizeof(in->where), "%s:%s", in->name, in->member);
+        return in->where;
+    }
+    return in->name;
 }
 
-/* ---- source ------------------------------------------------------------ */
-
-static int src_read(struct gp_input *in, unsigned char *buf, size_t cap,
-                    size_t *got, struct gp_diag *diag)
+static int nomem(struct gp_input *in, struct gp_diag *diag)
 {
+    return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
+}
+
+/* The compression the leading bytes announce, or NULL. */
+static const char *codec_by_magic(const unsigned char *b, size_t n)
+{
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+        return "gzip";
+    if (n >= 6 && memcmp(b,
+                         "\xfd"
+                         "7zXZ\0",
+                         6) == 0)
+        return "xz";
+    if (n >= 3 && memcmp(b, "BZh", 3) == 0)
+        return "bzip2";
+    if (n >= 4 && memcmp(b, "\x28\xb5\x2f\xfd", 4) == 0)
+        return "zstd";
+    return NULL;
+}
+
+/* libarchive's complaint, as GP_EIO (GP_ENOMEM when it ran out), with
+ * what was being decoded: "truncated or corrupt xz stream: ...",
+ * "truncated or corrupt tar archive (gzip): ...". */
+static int arc_error(struct gp_input *in, struct gp_diag *diag)
+{
+    struct archive *a = in->a;
+    const char *s = a ? archive_error_string(a) : NULL;
+    const char *codec = NULL, *fmt;
+
+    if (a && archive_errno(a) == ENOMEM)
+        return nomem(in, diag);
+    if (a && archive_filter_count(a) > 1)
+        codec = archive_filter_name(a, 0);
+    else
+        codec = in->codec;
+    if (in->kind != KIND_ARCHIVE)
+        return gp_diag_set(diag, GP_EIO, place(in),
+                           "truncated or corrupt %s%s: %s",
+                           codec ? codec : "input", codec ? " stream" : "",
+                           s ? s : "unknown error");
+    fmt = (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP
+              ? "zip"
+              : "tar";
+    return gp_diag_set(diag, GP_EIO, place(in),
+                       "truncated or corrupt %s archive%s%s%s: %s", fmt,
+                       codec ? " (" : "", codec ? codec : "", codec ? ")" : "",
+                       s ? s : "unknown error");
+}
+
+/* ---- source callbacks ---------------------------------------------------- */
+
+static la_ssize_t src_read(struct archive *a, void *priv, const void **buf)
+{
+    struct gp_input *in = priv;
     size_t n;
 
-    if (in->src_eof || cap == 0) {
-        *got = 0;
-        return GP_OK;
-    }
     if (in->f) {
-        n = fread(buf, 1, cap, in->f);
-        if (n < cap) {
-            if (ferror(in->f))
-                return io_error(in, diag, "read error: %s", strerror(errno));
-            in->src_eof = true;
+        n = fread(in->rbuf, 1, RBUF_SIZE, in->f);
+        if (n == 0 && ferror(in->f)) {
+            archive_set_error(a, errno, "read error: %s", strerror(errno));
+            return -1;
         }
-    } else {
-        n = in->mem_len - in->mem_pos;
-        if (n > cap)
-            n = cap;
-        memcpy(buf, in->mem + in->mem_pos, n);
-        in->mem_pos += n;
-        if (in->mem_pos == in->mem_len)
-            in->src_eof = true;
+        if (ftello(in->f) == (off_t)n)
+            in->codec = codec_by_magic(in->rbuf, n);
+        *buf = in->rbuf;
+        return (la_ssize_t)n;
     }
-    *got = n;
-    return GP_OK;
+    if (in->mem_pos == 0)
+        in->codec = codec_by_magic(in->mem, in->mem_len);
+    n = in->mem_len - in->mem_pos; /* all of it at once: no copy */
+    *buf = in->mem + in->mem_pos;
+    in->mem_pos = in->mem_len;
+    return (la_ssize_t)n;
 }
 
-/* Move unread compressed bytes to the front and read more behind them. */
-static int cbuf_refill(struct gp_input *in, struct gp_diag *diag)
+static la_int64_t src_seek(struct archive *a, void *priv, la_int64_t off,
+                           int whence)
 {
-    size_t got = 0;
-    int rc;
+    struct gp_input *in = priv;
+    int64_t base;
 
-    if (in->cpos > 0) {
-        memmove(in->cbuf, in->cbuf + in->cpos, in->clen - in->cpos);
-        in->clen -= in->cpos;
-        in->cpos = 0;
-    }
-    rc = src_read(in, in->cbuf + in->clen, CBUF_SIZE - in->clen, &got, diag);
-    if (rc == GP_OK)
-        in->clen += got;
-    return rc;
-}
-
-/* ---- decoders: append decoded bytes to sbuf ---------------------------- */
-
-static int decode_none(struct gp_input *in, struct gp_diag *diag)
-{
-    size_t room = SBUF_SIZE - in->slen, got = 0;
-    int rc;
-
-    if (in->cpos < in->clen) { /* the magic-sniffing bytes come first */
-        got = in->clen - in->cpos;
-        if (got > room)
-            got = room;
-        memcpy(in->sbuf + in->slen, in->cbuf + in->cpos, got);
-        in->cpos += got;
-        in->slen += got;
-        return GP_OK;
-    }
-    rc = src_read(in, (unsigned char *)in->sbuf + in->slen, room, &got, diag);
-    if (rc != GP_OK)
-        return rc;
-    in->slen += got;
-    if (got == 0)
-        in->eof = true;
-    return GP_OK;
-}
-
-/* After a gzip stream ends: another gzip member follows, or zero padding,
- * or nothing. 1 = another member, 0 = end. */
-static int gzip_after_end(struct gp_input *in, struct gp_diag *diag)
-{
-    for (;;) {
-        int rc;
-
-        while (in->cpos < in->clen && in->cbuf[in->cpos] == 0)
-            in->cpos++;
-        if (in->clen - in->cpos < 2 && !in->src_eof) {
-            if ((rc = cbuf_refill(in, diag)) != GP_OK)
-                return rc;
-            continue;
-        }
-        if (in->cpos == in->clen)
-            return 0;
-        if (in->clen - in->cpos >= 2 && in->cbuf[in->cpos] == 0x1f &&
-            in->cbuf[in->cpos + 1] == 0x8b) {
-            if (inflateReset(&in->z) != Z_OK)
-                return io_error(in, diag, "corrupt gzip stream%s", "");
-            return 1;
-        }
-        return io_error(in, diag, "trailing garbage after gzip stream%s", "");
-    }
-}
-
-static int decode_gzip(struct gp_input *in, struct gp_diag *diag)
-{
-    for (;;) {
-        size_t room = SBUF_SIZE - in->slen, before_in, before_out;
-        int rc, zrc;
-
-        if (in->dec_end) {
-            if ((rc = gzip_after_end(in, diag)) < 0)
-                return rc;
-            if (rc == 0) {
-                in->eof = true;
-                return GP_OK;
-            }
-            in->dec_end = false;
-        }
-        if (in->cpos == in->clen) {
-            if (in->src_eof)
-                return io_error(in, diag, "truncated gzip stream%s", "");
-            if ((rc = cbuf_refill(in, diag)) != GP_OK)
-                return rc;
-            continue;
-        }
-        before_in = in->cpos;
-        before_out = in->slen;
-        in->z.next_in = in->cbuf + in->cpos;
-        in->z.avail_in = (uInt)(in->clen - in->cpos);
-        in->z.next_out = (unsigned char *)in->sbuf + in->slen;
-        in->z.avail_out = (uInt)room;
-        zrc = inflate(&in->z, Z_NO_FLUSH);
-        in->cpos = in->clen - in->z.avail_in;
-        in->slen = SBUF_SIZE - in->z.avail_out;
-        if (zrc == Z_STREAM_END)
-            in->dec_end = true;
-        else if (zrc == Z_MEM_ERROR)
-            return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
-        else if (zrc != Z_OK && zrc != Z_BUF_ERROR)
-            return io_error(in, diag, "corrupt gzip stream: %s",
-                            in->z.msg ? in->z.msg : "bad data");
-        if (SBUF_SIZE - in->slen < room)
-            return GP_OK;
-        if (in->cpos == before_in && in->slen == before_out && !in->dec_end) {
-            /* zlib made no progress: it needs more input than we hold */
-            if (in->src_eof)
-                return io_error(in, diag, "truncated gzip stream%s", "");
-            if (in->clen - in->cpos == CBUF_SIZE)
-                return io_error(in, diag, "corrupt gzip stream%s", "");
-            if ((rc = cbuf_refill(in, diag)) != GP_OK)
-                return rc;
-        }
-    }
-}
-
-static int decode_xz(struct gp_input *in, struct gp_diag *diag)
-{
-    for (;;) {
-        size_t room = SBUF_SIZE - in->slen;
-        lzma_action action = LZMA_RUN;
-        lzma_ret xrc;
-        int rc;
-
-        if (in->dec_end) {
-            in->eof = true;
-            return GP_OK;
-        }
-        if (in->cpos == in->clen && !in->src_eof) {
-            if ((rc = cbuf_refill(in, diag)) != GP_OK)
-                return rc;
-            continue;
-        }
-        if (in->cpos == in->clen && in->src_eof)
-            action = LZMA_FINISH;
-        in->x.next_in = in->cbuf + in->cpos;
-        in->x.avail_in = in->clen - in->cpos;
-        in->x.next_out = (uint8_t *)in->sbuf + in->slen;
-        in->x.avail_out = room;
-        xrc = lzma_code(&in->x, action);
-        in->cpos = in->clen - in->x.avail_in;
-        in->slen = SBUF_SIZE - in->x.avail_out;
-        switch (xrc) {
-        case LZMA_OK:
-            break;
-        case LZMA_STREAM_END:
-            in->dec_end = true;
-            break;
-        case LZMA_BUF_ERROR:
-            return io_error(in, diag, "truncated xz stream%s", "");
-        case LZMA_MEM_ERROR:
-            return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
-        case LZMA_MEMLIMIT_ERROR:
-            return io_error(
-                in, diag, "xz stream needs more than 256 MiB to decode%s", "");
-        case LZMA_FORMAT_ERROR:
-            return io_error(in, diag, "corrupt xz stream: bad format%s", "");
-        case LZMA_OPTIONS_ERROR:
-            return io_error(in, diag, "unsupported xz stream options%s", "");
-        default:
-            return io_error(in, diag, "corrupt xz stream%s", "");
-        }
-        if (SBUF_SIZE - in->slen < room || in->dec_end)
-            return GP_OK;
-    }
-}
-
-/* Make room at the end of sbuf and decode some more bytes into it; sets
- * in->eof when the stream has no more. */
-static int fill(struct gp_input *in, struct gp_diag *diag)
-{
-    if (in->spos > 0) {
-        memmove(in->sbuf, in->sbuf + in->spos, in->slen - in->spos);
-        in->slen -= in->spos;
-        in->spos = 0;
-    }
-    if (in->eof || in->slen == SBUF_SIZE)
-        return GP_OK;
-    switch (in->codec) {
-    case CODEC_GZIP:
-        return decode_gzip(in, diag);
-    case CODEC_XZ:
-        return decode_xz(in, diag);
-    default:
-        return decode_none(in, diag);
-    }
-}
-
-/* At least n (<= SBUF_SIZE) decoded bytes at sbuf + spos, unless the stream
- * ends first. *avail = what is there. */
-static int need(struct gp_input *in, size_t n, size_t *avail,
-                struct gp_diag *diag)
-{
-    int rc;
-
-    while (in->slen - in->spos < n && !in->eof) {
-        if ((rc = fill(in, diag)) != GP_OK)
-            return rc;
-    }
-    *avail = in->slen - in->spos;
-    return GP_OK;
-}
-
-static int decoder_start(struct gp_input *in, struct gp_diag *diag)
-{
-    in->dec_end = false;
-    if (in->codec == CODEC_GZIP) {
-        if (in->z_live)
-            return inflateReset(&in->z) == Z_OK
-                       ? GP_OK
-                       : gp_diag_set(diag, GP_ENOMEM, in->name,
-                                     "out of memory");
-        memset(&in->z, 0, sizeof(in->z));
-        if (inflateInit2(&in->z, 15 + 16) != Z_OK)
-            return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
-        in->z_live = true;
-    } else if (in->codec == CODEC_XZ) {
-        lzma_stream init = LZMA_STREAM_INIT;
-
-        if (in->x_live)
-            lzma_end(&in->x);
-        in->x = init;
-        in->x_live = false;
-        if (lzma_stream_decoder(&in->x, XZ_MEMLIMIT, LZMA_CONCATENATED) !=
-            LZMA_OK)
-            return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
-        in->x_live = true;
-    }
-    return GP_OK;
-}
-
-/* Back to byte 0 of the source, decoder reset. */
-static int rewind_stream(struct gp_input *in, struct gp_diag *diag)
-{
     if (in->f) {
-        if (fseek(in->f, 0, SEEK_SET) != 0)
-            return io_error(in, diag, "cannot rewind: %s", strerror(errno));
+        if (fseeko(in->f, (off_t)off, whence) != 0) {
+            archive_set_error(a, errno, "seek error: %s", strerror(errno));
+            return ARCHIVE_FATAL;
+        }
+        return (la_int64_t)ftello(in->f);
+    }
+    base = whence == SEEK_SET   ? 0
+           : whence == SEEK_CUR ? (int64_t)in->mem_pos
+                                : (int64_t)in->mem_len;
+    if (off < -base || base + off > (int64_t)in->mem_len) {
+        archive_set_error(a, EINVAL, "seek out of range");
+        return ARCHIVE_FATAL;
+    }
+    in->mem_pos = (size_t)(base + off);
+    return (la_int64_t)in->mem_pos;
+}
+
+static la_int64_t src_skip(struct archive *a, void *priv, la_int64_t n)
+{
+    struct gp_input *in = priv;
+
+    if (in->f) {
+        if (!in->seekable || fseeko(in->f, (off_t)n, SEEK_CUR) != 0)
+            return 0; /* libarchive reads past instead */
+        return n;
+    }
+    (void)a;
+    if ((uint64_t)n > in->mem_len - in->mem_pos)
+        n = (la_int64_t)(in->mem_len - in->mem_pos);
+    in->mem_pos += (size_t)n;
+    return n;
+}
+
+/* A fresh decoder at byte 0 of the source. */
+static int arc_open(struct gp_input *in, struct gp_diag *diag)
+{
+    struct archive *a;
+    bool again = in->a != NULL;
+
+    if (in->a)
+        archive_read_free(in->a);
+    in->a = NULL;
+    in->ordinal = 0;
+    in->total = 0;
+    if (in->f && again) { /* a pipe cannot, and need not the first time */
+        if (fseeko(in->f, 0, SEEK_SET) != 0)
+            return gp_diag_set(diag, GP_EIO, in->name, "cannot rewind: %s",
+                               strerror(errno));
         clearerr(in->f);
     } else {
         in->mem_pos = 0;
     }
-    in->src_eof = false;
-    in->cpos = in->clen = 0;
-    in->spos = in->slen = 0;
-    in->eof = false;
-    return decoder_start(in, diag);
+    if (!(a = archive_read_new()))
+        return nomem(in, diag);
+    in->a = a;
+    /* Only these: every one is built into Debian's libarchive13 (no
+     * external programs), and no other container claims text. */
+    if (archive_read_support_filter_gzip(a) != ARCHIVE_OK ||
+        archive_read_support_filter_xz(a) != ARCHIVE_OK ||
+        archive_read_support_filter_bzip2(a) != ARCHIVE_OK ||
+        archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
+        archive_read_support_format_tar(a) != ARCHIVE_OK ||
+        archive_read_support_format_gnutar(a) != ARCHIVE_OK ||
+        (in->seekable
+             ? archive_read_support_format_zip_seekable(a)
+             : archive_read_support_format_zip_streamable(a)) != ARCHIVE_OK ||
+        archive_read_support_format_empty(a) != ARCHIVE_OK ||
+        archive_read_support_format_raw(a) != ARCHIVE_OK)
+        return arc_error(in, diag);
+    archive_read_set_read_callback(a, src_read);
+    archive_read_set_skip_callback(a, src_skip);
+    if (in->seekable)
+        archive_read_set_seek_callback(a, src_seek);
+    archive_read_set_callback_data(a, in);
+    if (archive_read_open1(a) != ARCHIVE_OK)
+        return arc_error(in, diag);
+    return GP_OK;
 }
 
-static int sniff(struct gp_input *in, struct gp_diag *diag)
+/* The next entry of the decoder that is a regular file; 1 = found (its
+ * name and size out), 0 = the archive's end. */
+static int arc_next_regular(struct gp_input *in, const char **name,
+                            int64_t *size, struct gp_diag *diag)
 {
-    static const unsigned char xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0};
-    const unsigned char *b = in->cbuf;
-    int rc;
+    for (;;) {
+        struct archive_entry *e;
+        const char *n;
+        int rc = archive_read_next_header(in->a, &e);
 
-    while (in->clen < 16 && !in->src_eof)
-        if ((rc = cbuf_refill(in, diag)) != GP_OK)
-            return rc;
-    if (in->clen >= 2 && b[0] == 0x1f && b[1] == 0x8b)
-        in->codec = CODEC_GZIP;
-    else if (in->clen >= 6 && memcmp(b, xz_magic, 6) == 0)
-        in->codec = CODEC_XZ;
-    else if (in->clen >= 4 && memcmp(b, "PK\3\4", 4) == 0)
-        return io_error(
-            in, diag, "zip archives are not supported; unpack it first%s", "");
-    else if (in->clen >= 10 && memcmp(b, "BZh", 3) == 0 &&
-             memcmp(b + 4, "1AY&SY", 6) == 0)
-        return io_error(in, diag,
-                        "bzip2 is not supported; recompress with xz or gzip%s",
-                        "");
-    else if (in->clen >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f &&
-             b[3] == 0xfd)
-        return io_error(in, diag,
-                        "zstd is not supported; recompress with xz or gzip%s",
-                        "");
-    else
-        in->codec = CODEC_NONE;
-    return decoder_start(in, diag);
+        if (rc == ARCHIVE_EOF)
+            return 0;
+        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+            return arc_error(in, diag);
+        if (in->kind == KIND_UNKNOWN) {
+            int fmt = archive_format(in->a) & ARCHIVE_FORMAT_BASE_MASK;
+
+            in->kind = fmt == ARCHIVE_FORMAT_RAW ? KIND_PLAIN : KIND_ARCHIVE;
+        }
+        n = archive_entry_pathname(e);
+        if (in->kind == KIND_ARCHIVE &&
+            (archive_entry_filetype(e) != AE_IFREG || !n || !n[0] ||
+             n[strlen(n) - 1] == '/'))
+            continue; /* directories, links, devices */
+        if (n && strlen(n) > MAX_NAME)
+            return gp_diag_set(diag, GP_EIO, in->name,
+                               "archive member name longer than %u bytes",
+                               MAX_NAME);
+        *name = n ? n : "";
+        *size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+        return 1;
+    }
 }
 
-/* ---- open / close ------------------------------------------------------ */
+static int too_big(struct gp_input *in, struct gp_diag *diag)
+{
+    return gp_diag_set(diag, GP_ERANGE, place(in),
+                       "more than %llu GiB decoded: over the input cap",
+                       (unsigned long long)(GP_INPUT_MAX_BYTES >> 30));
+}
+
+/* ---- open / close ---------------------------------------------------- */
 
 static int input_new(struct gp_input **out, const char *path,
                      struct gp_diag *diag)
@@ -421,9 +318,9 @@ static int input_new(struct gp_input **out, const char *path,
     if (!in)
         return gp_diag_set(diag, GP_ENOMEM, path, "out of memory");
     in->name = strdup(base);
-    in->cbuf = malloc(CBUF_SIZE);
+    in->rbuf = malloc(RBUF_SIZE);
     in->sbuf = malloc(SBUF_SIZE + 1);
-    if (!in->name || !in->cbuf || !in->sbuf) {
+    if (!in->name || !in->rbuf || !in->sbuf) {
         gp_input_close(in);
         return gp_diag_set(diag, GP_ENOMEM, path, "out of memory");
     }
@@ -435,6 +332,7 @@ int gp_input_open_path(struct gp_input **out, const char *path,
                        struct gp_diag *diag)
 {
     struct gp_input *in;
+    struct stat st;
     int rc;
 
     if ((rc = input_new(&in, path, diag)) != GP_OK)
@@ -445,7 +343,8 @@ int gp_input_open_path(struct gp_input **out, const char *path,
             gp_diag_set(diag, GP_EIO, path, "cannot open: %s", strerror(errno));
         goto fail;
     }
-    if ((rc = sniff(in, diag)) != GP_OK)
+    in->seekable = fstat(fileno(in->f), &st) == 0 && S_ISREG(st.st_mode);
+    if ((rc = arc_open(in, diag)) != GP_OK)
         goto fail;
     *out = in;
     return GP_OK;
@@ -465,8 +364,8 @@ int gp_input_open_mem(struct gp_input **out, const void *buf, size_t len,
         return rc;
     in->mem = buf;
     in->mem_len = len;
-    in->src_eof = len == 0;
-    if ((rc = sniff(in, diag)) != GP_OK) {
+    in->seekable = true;
+    if ((rc = arc_open(in, diag)) != GP_OK) {
         gp_input_close(in);
         return rc;
     }
@@ -478,274 +377,23 @@ void gp_input_close(struct gp_input *in)
 {
     if (!in)
         return;
+    if (in->a)
+        archive_read_free(in->a);
     if (in->f)
         fclose(in->f);
-    if (in->z_live)
-        inflateEnd(&in->z);
-    if (in->x_live)
-        lzma_end(&in->x);
+    if (in->spool)
+        fclose(in->spool);
     for (size_t i = 0; i < in->nmembers; i++)
         free(in->members[i].name);
     free(in->members);
     free(in->lbuf);
     free(in->sbuf);
-    free(in->cbuf);
+    free(in->rbuf);
     free(in->name);
     free(in);
 }
 
-/* ---- tar --------------------------------------------------------------- */
-
-struct tar_hdr {
-    char type;
-    uint64_t size;
-    bool end; /* end of archive */
-};
-
-static uint64_t octal(const unsigned char *p, size_t n, bool *ok)
-{
-    uint64_t v = 0;
-    size_t i = 0;
-
-    if (n > 0 && (p[0] & 0x80)) { /* GNU base-256 */
-        v = p[0] & 0x3f;
-        if (p[0] & 0x40)
-            *ok = false; /* negative */
-        for (i = 1; i < n; i++) {
-            if (v >> 55)
-                *ok = false;
-            v = (v << 8) | p[i];
-        }
-        return v;
-    }
-    while (i < n && p[i] == ' ')
-        i++;
-    for (; i < n && p[i] >= '0' && p[i] <= '7'; i++) {
-        if (v >> 60)
-            *ok = false;
-        v = v * 8 + (uint64_t)(p[i] - '0');
-    }
-    for (; i < n; i++)
-        if (p[i] != ' ' && p[i] != 0)
-            *ok = false;
-    return v;
-}
-
-static bool checksum_ok(const unsigned char *h)
-{
-    uint64_t want, sum_u = 0;
-    int64_t sum_s = 0;
-    bool ok = true;
-
-    want = octal(h + 148, 8, &ok);
-    if (!ok)
-        return false;
-    for (size_t i = 0; i < TAR_BLOCK; i++) {
-        unsigned char c = (i >= 148 && i < 156) ? ' ' : h[i];
-
-        sum_u += c;
-        sum_s += (signed char)c;
-    }
-    return sum_u == want || (uint64_t)sum_s == want;
-}
-
-static bool looks_like_tar(const unsigned char *h)
-{
-    return memcmp(h + 257, "ustar", 5) == 0 && checksum_ok(h);
-}
-
-static bool all_zero(const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
-}
-
-static int truncated_tar(struct gp_input *in, struct gp_diag *diag)
-{
-    return io_error(in, diag, "truncated tar archive%s", "");
-}
-
-/* Consume n decoded bytes (member data, padding, a long name, a pax
- * record), copying them to dst[0..n) unless dst is NULL. */
-static int take_bytes(struct gp_input *in, char *dst, uint64_t n,
-                      struct gp_diag *diag)
-{
-    while (n > 0) {
-        size_t avail = in->slen - in->spos;
-        int rc;
-
-        if (avail == 0) {
-            if (in->eof)
-                return truncated_tar(in, diag);
-            if ((rc = fill(in, diag)) != GP_OK)
-                return rc;
-            continue;
-        }
-        if (avail > n)
-            avail = (size_t)n;
-        if (dst) {
-            memcpy(dst, in->sbuf + in->spos, avail);
-            dst += avail;
-        }
-        in->spos += avail;
-        n -= avail;
-    }
-    return GP_OK;
-}
-
-static uint64_t padding(uint64_t size)
-{
-    return (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK;
-}
-
-/* Pull "path" and "size" out of pax records "LEN key=value\n". */
-static void pax_parse(const char *p, size_t n, char *name, bool *have_name,
-                      uint64_t *size, bool *have_size)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        size_t rec = 0, j = i;
-
-        while (j < n && p[j] >= '0' && p[j] <= '9' && rec < n)
-            rec = rec * 10 + (size_t)(p[j++] - '0');
-        if (j >= n || p[j] != ' ' || rec == 0 || rec > n - i)
-            return;
-        {
-            const char *kv = p + j + 1, *end = p + i + rec - 1;
-            const char *eq =
-                kv < end ? memchr(kv, '=', (size_t)(end - kv)) : NULL;
-
-            if (eq && *end == '\n') {
-                size_t klen = (size_t)(eq - kv), vlen = (size_t)(end - eq - 1);
-
-                if (klen == 4 && memcmp(kv, "path", 4) == 0 &&
-                    vlen <= MAX_NAME && !memchr(eq + 1, 0, vlen)) {
-                    memcpy(name, eq + 1, vlen);
-                    name[vlen] = 0;
-                    *have_name = true;
-                } else if (klen == 4 && memcmp(kv, "size", 4) == 0) {
-                    uint64_t v = 0;
-                    size_t k;
-
-                    for (k = 0; k < vlen && eq[1 + k] >= '0' &&
-                                eq[1 + k] <= '9' && v < MAX_MEMBER_SIZE;
-                         k++)
-                        v = v * 10 + (uint64_t)(eq[1 + k] - '0');
-                    if (k == vlen && vlen > 0) {
-                        *size = v;
-                        *have_size = true;
-                    }
-                }
-            }
-        }
-        i += rec;
-    }
-}
-
-/* Read the next header that describes a file system object (long-name and
- * pax records are folded into it); its name lands in in->hname and the
- * stream is left at its data. */
-static int read_header(struct gp_input *in, struct tar_hdr *h,
-                       struct gp_diag *diag)
-{
-    bool have_name = false, have_size = false;
-    uint64_t pax_size = 0;
-
-    for (;;) {
-        const unsigned char *b;
-        size_t avail = 0;
-        uint64_t size;
-        bool ok = true;
-        char type;
-        int rc;
-
-        if ((rc = need(in, TAR_BLOCK, &avail, diag)) != GP_OK)
-            return rc;
-        if (avail == 0 && !have_name && !have_size) {
-            h->end = true; /* the end-of-archive blocks are optional */
-            return GP_OK;
-        }
-        if (avail < TAR_BLOCK)
-            return truncated_tar(in, diag);
-        b = (const unsigned char *)in->sbuf + in->spos;
-        if (all_zero(b, TAR_BLOCK) && !have_name && !have_size) {
-            h->end = true;
-            return GP_OK;
-        }
-        if (!checksum_ok(b))
-            return io_error(in, diag, "corrupt tar header (bad checksum)%s",
-                            "");
-        size = octal(b + 124, 12, &ok);
-        if (!ok || size > MAX_MEMBER_SIZE)
-            return io_error(in, diag, "corrupt tar header (bad size)%s", "");
-        type = (char)b[156];
-        if (!have_name) {
-            size_t n = strnlen((const char *)b, 100), np = 0;
-
-            /* POSIX ustar keeps a path prefix; GNU uses that area for times */
-            if (memcmp(b + 257, "ustar\0", 6) == 0)
-                np = strnlen((const char *)b + 345, 155);
-            if (np > 0) {
-                memcpy(in->hname, b + 345, np);
-                in->hname[np++] = '/';
-            }
-            memcpy(in->hname + np, b, n);
-            in->hname[np + n] = 0;
-        }
-        in->spos += TAR_BLOCK;
-        if (type == 'L') { /* GNU long name of the next header */
-            if (size > MAX_NAME)
-                return io_error(in, diag, "tar member name too long%s", "");
-            if ((rc = take_bytes(in, in->hname, size, diag)) != GP_OK)
-                return rc;
-            in->hname[size] = 0;
-            have_name = true;
-            if ((rc = take_bytes(in, NULL, padding(size), diag)) != GP_OK)
-                return rc;
-            continue;
-        }
-        if (type == 'x' && size <= MAX_PAX) {
-            char *pax = malloc((size_t)size + 1);
-
-            if (!pax)
-                return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
-            rc = take_bytes(in, pax, size, diag);
-            if (rc == GP_OK)
-                pax_parse(pax, (size_t)size, in->hname, &have_name, &pax_size,
-                          &have_size);
-            free(pax);
-            if (rc == GP_OK)
-                rc = take_bytes(in, NULL, padding(size), diag);
-            if (rc != GP_OK)
-                return rc;
-            continue;
-        }
-        if (type == 'x' || type == 'g' || type == 'K') {
-            if ((rc = take_bytes(in, NULL, size + padding(size), diag)) !=
-                GP_OK)
-                return rc;
-            continue;
-        }
-        h->end = false;
-        h->type = type;
-        h->size = have_size ? pax_size : size;
-        if (h->size > MAX_MEMBER_SIZE)
-            return io_error(in, diag, "corrupt tar header (bad size)%s", "");
-        return GP_OK;
-    }
-}
-
-static bool is_regular(const struct tar_hdr *h, const char *name)
-{
-    size_t n = strlen(name);
-
-    if (h->type != '0' && h->type != 0 && h->type != '7')
-        return false;
-    return n > 0 && name[n - 1] != '/';
-}
+/* ---- archives -------------------------------------------------------- */
 
 static int cmp_member(const void *a, const void *b)
 {
@@ -757,111 +405,181 @@ static int cmp_member(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
-/* One pass over the archive: list its regular members, sorted by name. */
-static int tar_list(struct gp_input *in, struct gp_diag *diag)
-{
-    size_t cap = 0;
-    uint64_t ordinal = 0;
-    int rc;
-
-    for (;;) {
-        struct tar_hdr h;
-
-        if ((rc = read_header(in, &h, diag)) != GP_OK)
-            return rc;
-        if (h.end)
-            break;
-        if (is_regular(&h, in->hname)) {
-            if (in->nmembers == MAX_MEMBERS)
-                return io_error(
-                    in, diag, "tar archive has more than 100000 members%s", "");
-            if (in->nmembers == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                struct member *m =
-                    realloc(in->members, ncap * sizeof(*in->members));
-
-                if (!m)
-                    return gp_diag_set(diag, GP_ENOMEM, in->name,
-                                       "out of memory");
-                in->members = m;
-                cap = ncap;
-            }
-            in->members[in->nmembers].name = strdup(in->hname);
-            if (!in->members[in->nmembers].name)
-                return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
-            in->members[in->nmembers++].ordinal = ordinal++;
-        }
-        if ((rc = take_bytes(in, NULL, h.size + padding(h.size), diag)) !=
-            GP_OK)
-            return rc;
-    }
-    if (in->nmembers > 1)
-        qsort(in->members, in->nmembers, sizeof(*in->members), cmp_member);
-    in->ordinal = 0;
-    return rewind_stream(in, diag);
-}
-
-static int tar_next(struct gp_input *in, const char **name,
+/* One pass over the archive (the decoder is at its first entry, whose
+ * name and size are given): list its regular members, sorted by name. */
+static int arc_list(struct gp_input *in, const char *name, int64_t size,
                     struct gp_diag *diag)
 {
-    uint64_t target;
+    size_t cap = 0;
+    uint64_t bytes = 0;
+    int rc = 1;
+
+    for (; rc == 1; rc = arc_next_regular(in, &name, &size, diag)) {
+        if (in->nmembers == GP_INPUT_MAX_MEMBERS)
+            return gp_diag_set(diag, GP_ERANGE, in->name,
+                               "archive has more than %u members",
+                               GP_INPUT_MAX_MEMBERS);
+        if (size > 0 && (bytes += (uint64_t)size) > GP_INPUT_MAX_BYTES)
+            return too_big(in, diag);
+        if (in->nmembers == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct member *m =
+                realloc(in->members, ncap * sizeof(*in->members));
+
+            if (!m)
+                return nomem(in, diag);
+            in->members = m;
+            cap = ncap;
+        }
+        memset(&in->members[in->nmembers], 0, sizeof(*in->members));
+        if (!(in->members[in->nmembers].name = strdup(name)))
+            return nomem(in, diag);
+        in->members[in->nmembers].ordinal = in->nmembers;
+        in->nmembers++;
+    }
+    if (rc < 0)
+        return rc;
+    if (in->nmembers > 1)
+        qsort(in->members, in->nmembers, sizeof(*in->members), cmp_member);
+    in->ordered = true;
+    for (size_t i = 0; i < in->nmembers && in->ordered; i++)
+        in->ordered = in->members[i].ordinal == i;
+    return arc_open(in, diag);
+}
+
+/* Copy every regular member, in archive order, into a spool file: one
+ * pass, after which members are read in any order at no decoding cost. */
+static int arc_spool(struct gp_input *in, struct gp_diag *diag)
+{
+    struct member **by_ord = malloc(in->nmembers * sizeof(*by_ord));
+    uint64_t off = 0;
+    int rc = GP_OK;
+
+    if (!by_ord)
+        return nomem(in, diag);
+    for (size_t i = 0; i < in->nmembers; i++)
+        by_ord[in->members[i].ordinal] = &in->members[i];
+    if (!(in->spool = tmpfile())) {
+        rc = gp_diag_set(diag, GP_EIO, in->name,
+                         "cannot make a spool file for an archive not in "
+                         "name order: %s",
+                         strerror(errno));
+        goto out;
+    }
+    for (size_t i = 0; i < in->nmembers; i++) {
+        const char *name;
+        int64_t size;
+
+        if ((rc = arc_next_regular(in, &name, &size, diag)) < 0)
+            goto out;
+        if (rc == 0) {
+            rc = gp_diag_set(diag, GP_EIO, in->name,
+                             "archive changed while reading");
+            goto out;
+        }
+        by_ord[i]->off = off;
+        for (;;) {
+            la_ssize_t n = archive_read_data(in->a, in->sbuf, SBUF_SIZE);
+
+            if (n < 0) {
+                in->member = by_ord[i]->name;
+                in->state = ST_IN;
+                rc = arc_error(in, diag);
+                goto out;
+            }
+            if (n == 0)
+                break;
+            if ((in->total += (uint64_t)n) > GP_INPUT_MAX_BYTES) {
+                rc = too_big(in, diag);
+                goto out;
+            }
+            if (fwrite(in->sbuf, 1, (size_t)n, in->spool) != (size_t)n) {
+                rc = gp_diag_set(diag, GP_EIO, in->name,
+                                 "cannot write the spool file: %s",
+                                 strerror(errno));
+                goto out;
+            }
+            off += (uint64_t)n;
+        }
+        by_ord[i]->len = off - by_ord[i]->off;
+    }
+    rc = GP_OK;
+    archive_read_free(in->a);
+    in->a = NULL;
+out:
+    free(by_ord);
+    return rc;
+}
+
+static int arc_next(struct gp_input *in, const char **name,
+                    struct gp_diag *diag)
+{
+    struct member *m;
     int rc;
 
     if (in->next == in->nmembers) {
         in->state = ST_AFTER;
         return 0;
     }
-    target = in->members[in->next].ordinal;
-    if (target < in->ordinal) {
-        if ((rc = rewind_stream(in, diag)) != GP_OK)
-            return rc;
-        in->ordinal = 0;
-    }
-    for (;;) {
-        struct tar_hdr h;
+    if (!in->spool && !in->ordered && (rc = arc_spool(in, diag)) != GP_OK)
+        return rc;
+    m = &in->members[in->next];
+    if (in->spool) {
+        if (fseeko(in->spool, (off_t)m->off, SEEK_SET) != 0)
+            return gp_diag_set(diag, GP_EIO, in->name,
+                               "cannot read the spool file: %s",
+                               strerror(errno));
+        in->left = m->len;
+    } else {
+        const char *got;
+        int64_t size;
 
-        if ((rc = read_header(in, &h, diag)) != GP_OK)
+        /* streaming in archive order, which is name order */
+        if ((rc = arc_next_regular(in, &got, &size, diag)) < 0)
             return rc;
-        if (h.end)
-            return io_error(in, diag, "tar archive changed while reading%s",
-                            "");
-        if (is_regular(&h, in->hname) && in->ordinal++ == target) {
-            in->left = h.size;
-            in->pad = padding(h.size);
-            break;
-        }
-        if ((rc = take_bytes(in, NULL, h.size + padding(h.size), diag)) !=
-            GP_OK)
-            return rc;
+        if (rc == 0 || in->ordinal++ != m->ordinal)
+            return gp_diag_set(diag, GP_EIO, in->name,
+                               "archive changed while reading");
     }
-    in->member = in->members[in->next++].name;
-    *name = in->member;
+    in->next++;
+    in->member = m->name;
+    *name = m->name;
     in->state = ST_IN;
     return 1;
 }
 
-/* ---- members ----------------------------------------------------------- */
+/* ---- members --------------------------------------------------------- */
+
+static void member_reset(struct gp_input *in)
+{
+    in->spos = in->slen = 0;
+    in->eof = false;
+    in->unget = false;
+    in->lineno = 0;
+    in->stop = 0;
+}
 
 int gp_input_next_member(struct gp_input *in, const char **name,
                          struct gp_diag *diag)
 {
     int rc;
 
-    in->unget = false;
-    in->lineno = 0;
+    member_reset(in);
     if (in->kind == KIND_UNKNOWN) {
-        size_t avail = 0;
+        const char *first = NULL;
+        int64_t size = 0;
 
-        if ((rc = need(in, TAR_BLOCK, &avail, diag)) != GP_OK)
+        if ((rc = arc_next_regular(in, &first, &size, diag)) < 0)
             return rc;
-        if (avail >= TAR_BLOCK &&
-            looks_like_tar((const unsigned char *)in->sbuf + in->spos)) {
-            in->kind = KIND_TAR;
-            if ((rc = tar_list(in, diag)) != GP_OK)
-                return rc;
-        } else {
-            in->kind = KIND_PLAIN;
-        }
+        if (rc == 0 && in->kind == KIND_UNKNOWN) /* no entry at all */
+            in->kind = (archive_format(in->a) & ARCHIVE_FORMAT_BASE_MASK) ==
+                               ARCHIVE_FORMAT_EMPTY
+                           ? KIND_PLAIN
+                           : KIND_ARCHIVE;
+        if (in->kind == KIND_PLAIN)
+            in->eof = rc == 0; /* empty: one member with no bytes */
+        else if (rc == 1 && (rc = arc_list(in, first, size, diag)) != GP_OK)
+            return rc;
     }
     if (in->kind == KIND_PLAIN) {
         if (in->state != ST_BEFORE) {
@@ -869,80 +587,92 @@ int gp_input_next_member(struct gp_input *in, const char **name,
             return 0;
         }
         in->state = ST_IN;
-        in->left = UINT64_MAX;
-        in->pad = 0;
         in->member = in->name;
         *name = in->name;
         return 1;
     }
-    if (in->state == ST_IN) {
-        if ((rc = take_bytes(in, NULL, in->left + in->pad, diag)) != GP_OK)
-            return rc;
-        in->left = in->pad = 0;
-    }
     if (in->state == ST_AFTER)
         return 0;
-    return tar_next(in, name, diag);
+    return arc_next(in, name, diag);
 }
 
 int gp_input_is_tar(const struct gp_input *in)
 {
-    return in->kind == KIND_TAR;
+    return in->kind == KIND_ARCHIVE;
 }
 
 int gp_input_rewind(struct gp_input *in, struct gp_diag *diag)
 {
-    int rc = rewind_stream(in, diag);
+    int rc;
 
-    if (rc != GP_OK)
-        return rc;
+    member_reset(in);
     in->state = ST_BEFORE;
     in->next = 0;
-    in->ordinal = 0;
-    in->left = in->pad = 0;
-    in->lineno = 0;
-    in->unget = false;
+    if (in->spool) /* nothing to decode again */
+        return GP_OK;
+    if ((rc = arc_open(in, diag)) != GP_OK)
+        return rc;
+    if (in->kind == KIND_PLAIN) {
+        const char *first;
+        int64_t size;
+
+        if ((rc = arc_next_regular(in, &first, &size, diag)) < 0)
+            return rc;
+        in->eof = rc == 0;
+    }
     return GP_OK;
 }
 
-/* ---- reading a member -------------------------------------------------- */
+/* ---- reading a member ------------------------------------------------ */
+
+/* Move what is unread to the front of sbuf and decode more behind it. */
+static int fill(struct gp_input *in, struct gp_diag *diag)
+{
+    size_t room;
+    la_ssize_t n;
+
+    if (in->spos > 0) {
+        memmove(in->sbuf, in->sbuf + in->spos, in->slen - in->spos);
+        in->slen -= in->spos;
+        in->spos = 0;
+    }
+    room = SBUF_SIZE - in->slen;
+    if (in->eof || room == 0)
+        return GP_OK;
+    if (in->spool) {
+        if ((uint64_t)room > in->left)
+            room = (size_t)in->left;
+        n = (la_ssize_t)fread(in->sbuf + in->slen, 1, room, in->spool);
+        if (n == 0 && room > 0)
+            return gp_diag_set(diag, GP_EIO, place(in),
+                               "cannot read the spool file");
+        in->left -= (uint64_t)n;
+        in->eof = in->left == 0;
+    } else {
+        n = archive_read_data(in->a, in->sbuf + in->slen, room);
+        if (n < 0)
+            return arc_error(in, diag);
+        if (n == 0)
+            in->eof = true;
+        if ((in->total += (uint64_t)n) > GP_INPUT_MAX_BYTES)
+            return too_big(in, diag);
+    }
+    in->slen += (size_t)n;
+    return GP_OK;
+}
 
 /* Decoded bytes of the current member available at sbuf + spos, filling
  * when empty. 0 = the member's end. */
 static int member_avail(struct gp_input *in, size_t *avail,
                         struct gp_diag *diag)
 {
-    size_t n;
     int rc;
 
-    for (;;) {
-        n = in->slen - in->spos;
-        if (in->left == 0) {
-            *avail = 0;
-            return GP_OK;
-        }
-        if (n > 0)
-            break;
-        if (in->eof) {
-            if (in->kind == KIND_TAR)
-                return truncated_tar(in, diag);
-            *avail = 0;
-            return GP_OK;
-        }
+    while (in->slen == in->spos && !in->eof)
         if ((rc = fill(in, diag)) != GP_OK)
             return rc;
-    }
-    if ((uint64_t)n > in->left)
-        n = (size_t)in->left;
-    *avail = n;
+    *avail = in->slen - in->spos;
     return GP_OK;
-}
-
-static void consume(struct gp_input *in, size_t n)
-{
-    in->spos += n;
-    if (in->left != UINT64_MAX)
-        in->left -= n;
 }
 
 int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
@@ -961,7 +691,7 @@ int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
         if (avail > len - done)
             avail = len - done;
         memcpy((char *)buf + done, in->sbuf + in->spos, avail);
-        consume(in, avail);
+        in->spos += avail;
         done += avail;
     }
     *got = done;
@@ -971,23 +701,15 @@ int gp_input_read(struct gp_input *in, void *buf, size_t len, size_t *got,
 int gp_input_peek(struct gp_input *in, const char **buf, size_t *len,
                   struct gp_diag *diag)
 {
-    size_t want = GP_INPUT_PEEK_MAX, avail = 0;
     int rc;
 
     assert(in->state != ST_BEFORE);
-    if (in->state != ST_IN) {
-        *buf = in->sbuf + in->spos;
-        *len = 0;
-        return GP_OK;
-    }
-    if ((uint64_t)want > in->left)
-        want = (size_t)in->left;
-    if ((rc = need(in, want, &avail, diag)) != GP_OK) /* compacts as needed */
-        return rc;
-    if (avail < want && in->kind == KIND_TAR)
-        return truncated_tar(in, diag);
+    while (in->state == ST_IN && in->slen - in->spos < GP_INPUT_PEEK_MAX &&
+           !in->eof)
+        if ((rc = fill(in, diag)) != GP_OK) /* compacts as needed */
+            return rc;
     *buf = in->sbuf + in->spos;
-    *len = avail < want ? avail : want;
+    *len = in->state == ST_IN ? in->slen - in->spos : 0;
     return GP_OK;
 }
 
@@ -1003,37 +725,13 @@ static int lbuf_append(struct gp_input *in, size_t *used, const char *p,
         if (cap > GP_INPUT_MAX_LINE + 1)
             cap = GP_INPUT_MAX_LINE + 1;
         if (!(b = realloc(in->lbuf, cap)))
-            return gp_diag_set(diag, GP_ENOMEM, in->name, "out of memory");
+            return nomem(in, diag);
         in->lbuf = b;
         in->lcap = cap;
     }
     memcpy(in->lbuf + *used, p, n);
     *used += n;
     return GP_OK;
-}
-
-/* The rest of an overlong line is dropped so that the next getline starts
- * at the next line: the error is then a skippable bad row. */
-static int drop_line(struct gp_input *in, struct gp_diag *diag)
-{
-    for (;;) {
-        size_t avail = 0;
-        const char *nl;
-        int rc;
-
-        if ((rc = member_avail(in, &avail, diag)) != GP_OK)
-            return rc;
-        if (avail == 0)
-            break;
-        nl = memchr(in->sbuf + in->spos, '\n', avail);
-        if (nl) {
-            consume(in, (size_t)(nl - (in->sbuf + in->spos)) + 1);
-            break;
-        }
-        consume(in, avail);
-    }
-    return gp_diag_set(diag, GP_EPARSE, gp_input_where(in),
-                       "line is longer than %u bytes", GP_INPUT_MAX_LINE);
 }
 
 int gp_input_getline(struct gp_input *in, char **line, size_t *len,
@@ -1045,6 +743,11 @@ int gp_input_getline(struct gp_input *in, char **line, size_t *len,
     int rc;
 
     assert(in->state != ST_BEFORE);
+    if (in->stop) {
+        if (diag)
+            *diag = in->stop_diag;
+        return in->stop;
+    }
     if (in->unget) {
         in->unget = false;
         in->lineno++;
@@ -1066,25 +769,28 @@ int gp_input_getline(struct gp_input *in, char **line, size_t *len,
         nl = memchr(p, '\n', avail);
         n = nl ? (size_t)(nl - p) : avail;
         if (used + n > GP_INPUT_MAX_LINE) {
+            /* Reading stops here: the rest of the line could be endless
+             * (/dev/zero), and skipping it would mean reading it. */
             in->lineno++;
-            consume(in, nl ? n + 1 : n);
-            if (nl)
-                return gp_diag_set(diag, GP_EPARSE, gp_input_where(in),
-                                   "line is longer than %u bytes",
-                                   GP_INPUT_MAX_LINE);
-            return drop_line(in, diag);
+            in->stop =
+                gp_diag_set(&in->stop_diag, GP_ERANGE, gp_input_where(in),
+                            "line is longer than %u bytes; reading "
+                            "stops here",
+                            GP_INPUT_MAX_LINE);
+            if (diag)
+                *diag = in->stop_diag;
+            return in->stop;
         }
         if (nl && !copied) {
             *nl = 0;
-            consume(in, n + 1);
-            p[n] = 0;
+            in->spos += n + 1;
             used = n;
             break;
         }
         if ((rc = lbuf_append(in, &used, p, n, diag)) != GP_OK)
             return rc;
         copied = true;
-        consume(in, nl ? n + 1 : n);
+        in->spos += nl ? n + 1 : n;
         if (nl)
             break;
     }
@@ -1104,19 +810,19 @@ int gp_input_getline(struct gp_input *in, char **line, size_t *len,
 
 void gp_input_ungetline(struct gp_input *in)
 {
-    if (in->last && in->lineno > 0) {
+    if (in->last && in->lineno > 0 && !in->stop) {
         in->unget = true;
         in->lineno--;
     }
 }
 
-/* ---- places ------------------------------------------------------------ */
+/* ---- places ---------------------------------------------------------- */
 
 const char *gp_input_where(struct gp_input *in)
 {
     unsigned long long line = (unsigned long long)in->lineno;
 
-    if (in->kind == KIND_TAR && in->state == ST_IN && in->member) {
+    if (in->kind == KIND_ARCHIVE && in->state == ST_IN && in->member) {
         if (line)
             snprintf(in->where, sizeof(in->where), "%s:%s:%llu", in->name,
                      in->member, line);

@@ -1,10 +1,14 @@
-/* io.h - byte streams for trace files: plain, gzip, xz, and tar archives
- * (plain or compressed), read line by line with a cap on line length.
+/* io.h - byte streams for trace files: plain, gzip, xz, bzip2 or zstd, and
+ * tar or zip archives (plain or compressed), read line by line with a cap on
+ * line length. libarchive does the decoding.
  *
- * Compression is detected from the leading bytes, never from the name. A
- * truncated or corrupt compressed stream is GP_EIO with a diag naming the
- * file; a line longer than GP_INPUT_MAX_LINE is GP_EPARSE naming file:line.
- * CRLF endings and a missing final newline are accepted.
+ * Compression and container are detected from the leading bytes, never from
+ * the name. A truncated or corrupt stream is GP_EIO with a diag naming the
+ * file (and member); a line longer than GP_INPUT_MAX_LINE is GP_ERANGE
+ * naming file:line, and reading the member stops there (its rest is never
+ * read: it could be endless). More than GP_INPUT_MAX_BYTES decoded bytes,
+ * or more than GP_INPUT_MAX_MEMBERS members, is GP_ERANGE. CRLF endings and
+ * a missing final newline are accepted.
  */
 #ifndef GPUPOOL_TRACE_IO_H
 #define GPUPOOL_TRACE_IO_H
@@ -15,6 +19,10 @@
 #include "gpupool/err.h"
 
 #define GP_INPUT_MAX_LINE (1u << 20)
+/* Decoded bytes one input may yield, all members together (each pass). */
+#define GP_INPUT_MAX_BYTES (UINT64_C(4) << 30)
+/* Regular members of one archive. */
+#define GP_INPUT_MAX_MEMBERS 100000u
 
 struct gp_input;
 
@@ -25,16 +33,19 @@ int gp_input_open_mem(struct gp_input **out, const void *buf, size_t len,
                       const char *name, struct gp_diag *diag);
 void gp_input_close(struct gp_input *in);
 
-/* Step to the next member. For a tar archive: the next regular file, in
- * name order (bytewise; the order the archive was packed in does not change
- * what a trace reads), name = the member's path; the first call lists the
- * archive, so a truncated tarball fails here, and a tar must come from a
- * regular file or memory (it is rewound). For anything else: the stream
- * itself, once (name = the file's base name). 1 = positioned at a member,
+/* Step to the next member. For an archive (tar, zip): the next regular
+ * file, in name order (bytewise; the order the archive was packed in does
+ * not change what a trace reads), name = the member's path; the first call
+ * lists the archive, so a truncated tarball fails here, and an archive must
+ * come from a regular file or memory (it is read twice). The cost is linear
+ * in the archive's size whatever its order (one listing pass, then one
+ * streaming pass, or one pass into a spool file when the archive is not in
+ * name order). For anything else: the stream itself, once (name = the
+ * file's base name). 1 = positioned at a member,
  * 0 = no more members, < 0 = error. Must be called once before reading. */
 int gp_input_next_member(struct gp_input *in, const char **name,
                          struct gp_diag *diag);
-/* Is the stream a tar archive? Valid after the first next_member. */
+/* Is the stream an archive (tar or zip)? Valid after the first next_member. */
 int gp_input_is_tar(const struct gp_input *in);
 
 /* The next line of the current member, without its end-of-line bytes.

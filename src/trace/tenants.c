@@ -5,8 +5,12 @@
  *                 "cap": 128, "lend_limit": 8, "parent": "research"}]}
  *
  * Unknown keys are errors (typos must not pass silently). A parent must be
- * defined before its children. GPU type names are checked against the
- * cluster by the core. Validation that needs the whole set (cap
+ * defined before its children, so a tenant's depth is its parent's plus one
+ * and is known when it is read: nesting is capped there (a 100,000-deep
+ * chain is refused at level 33, before anything recurses over it). Names
+ * are hashed (a gp_strtab whose ids are the tenants' indexes), so the
+ * duplicate and parent checks cost O(1) a tenant. GPU type names are checked
+ * against the cluster by the core. Validation that needs the whole set (cap
  * below guarantee, parents) is repeated by the core when it takes them.
  */
 #include <errno.h>
@@ -16,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/csv.h"
 #include "trace/tenants.h"
 
 void gp_tenant_list_init(struct gp_tenant_list *l)
@@ -50,6 +55,30 @@ static int get_gpus(json_t *v, const char *where, const char *key,
     return GP_OK;
 }
 
+/* A name, a parent or a GPU type: 1..GP_TENANT_NAME_MAX bytes of
+ * printable UTF-8 (len = its length in the JSON, NULs included). */
+static int check_name(const char *where, const char *key, const char *s,
+                      size_t len, struct gp_diag *diag)
+{
+    char why[64];
+    const char *bad;
+
+    if (len == 0)
+        return gp_diag_set(diag, GP_EPARSE, where,
+                           "%s: expected a non-empty string", key);
+    if (len > GP_TENANT_NAME_MAX)
+        return gp_diag_set(diag, GP_ERANGE, where, "%s: longer than %u bytes",
+                           key, GP_TENANT_NAME_MAX);
+    if (strlen(s) != len)
+        return gp_diag_set(diag, GP_EPARSE, where, "%s: contains a NUL", key);
+    if ((bad = gp_text_check(s, len, why, sizeof(why))))
+        return gp_diag_set(diag, GP_EPARSE, where,
+                           "%s: %s (control characters and invalid UTF-8 "
+                           "are refused)",
+                           key, bad);
+    return GP_OK;
+}
+
 static int keep(struct gp_tenant_list *l, const char *s, const char **out)
 {
     uint32_t id;
@@ -77,9 +106,12 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
     json_object_foreach(o, key, v)
     {
         if (strcmp(key, "name") == 0 || strcmp(key, "parent") == 0) {
-            if (!json_is_string(v) || !*json_string_value(v))
+            if (!json_is_string(v))
                 return gp_diag_set(diag, GP_EPARSE, where,
                                    "%s: expected a non-empty string", key);
+            if ((rc = check_name(where, key, json_string_value(v),
+                                 json_string_length(v), diag)))
+                return rc;
             rc = keep(l, json_string_value(v),
                       key[0] == 'n' ? &t->name : &t->parent);
             if (rc != GP_OK)
@@ -122,10 +154,10 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
                 struct gp_type_guarantee *part = &parts[t->nby_type];
                 char k[96];
 
-                snprintf(k, sizeof(k), "guarantee_by_type.%s", type);
-                if (!*type)
-                    return gp_diag_set(diag, GP_EPARSE, where,
-                                       "guarantee_by_type: empty type name");
+                if ((rc = check_name(where, "guarantee_by_type", type,
+                                     strlen(type), diag)))
+                    return rc;
+                snprintf(k, sizeof(k), "guarantee_by_type.%.64s", type);
                 if ((rc = get_gpus(g, where, k, &part->gpus, diag)))
                     return rc;
                 if ((rc = keep(l, type, &part->type)) != GP_OK)
@@ -175,12 +207,15 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
     const char *key;
     json_t *v;
     char where[160];
+    struct gp_strtab names; /* tenant names; id k = tenant k - 1 */
+    uint32_t *depth = NULL; /* by tenant; roots are 1 */
     int rc = GP_OK;
 
     if (!root) {
         snprintf(where, sizeof(where), "%s:%d", name, jerr.line);
         return gp_diag_set(diag, GP_EPARSE, where, "%s", jerr.text);
     }
+    gp_strtab_init(&names);
     if (!json_is_object(root)) {
         rc = gp_diag_set(diag, GP_EPARSE, name,
                          "expected an object with a \"tenants\" array");
@@ -199,41 +234,44 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
         rc = gp_diag_set(diag, GP_EPARSE, name, "tenants: expected an array");
         goto out;
     }
-    if (json_array_size(arr) > 100000) {
-        rc = gp_diag_set(diag, GP_ERANGE, name, "tenants: too many");
+    if (json_array_size(arr) > GP_TENANTS_MAX) {
+        rc = gp_diag_set(diag, GP_ERANGE, name, "tenants: more than %u",
+                         GP_TENANTS_MAX);
         goto out;
     }
     l->t = calloc(json_array_size(arr) + 1, sizeof(*l->t));
-    if (!l->t) {
+    depth = calloc(json_array_size(arr) + 1, sizeof(*depth));
+    if (!l->t || !depth) {
         rc = gp_diag_set(diag, GP_ENOMEM, name, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < json_array_size(arr); i++) {
         struct gp_tenant_spec *t = &l->t[l->n];
+        uint32_t id, parent = 0;
 
         if ((rc = parse_one(l, json_array_get(arr, i), name, i, t, diag)))
             goto out;
-        for (size_t k = 0; k < l->n; k++) {
-            if (strcmp(l->t[k].name, t->name) == 0) {
-                snprintf(where, sizeof(where), "%s: tenants[%zu]", name, i);
-                rc = gp_diag_set(diag, GP_EEXIST, where,
-                                 "tenant '%s' is defined twice", t->name);
-                goto out;
-            }
+        /* names get ids 1, 2, ... in order: id k is tenant k - 1 */
+        if (gp_strtab_find(&names, t->name, (size_t)-1)) {
+            snprintf(where, sizeof(where), "%s: tenants[%zu]", name, i);
+            rc = gp_diag_set(diag, GP_EEXIST, where,
+                             "tenant '%s' is defined twice", t->name);
+            goto out;
         }
         if (t->parent) {
-            bool found = false, typed = t->nby_type > 0;
-            for (size_t k = 0; k < l->n && !found; k++)
-                if ((found = strcmp(l->t[k].name, t->parent) == 0))
-                    typed |= l->t[k].nby_type > 0;
-            if (found && typed) {
+            bool typed = t->nby_type > 0;
+
+            parent = gp_strtab_find(&names, t->parent, (size_t)-1);
+            if (parent)
+                typed |= l->t[parent - 1].nby_type > 0;
+            if (parent && typed) {
                 snprintf(where, sizeof(where), "%s: tenants[%zu]", name, i);
                 rc = gp_diag_set(diag, GP_EINVAL, where,
                                  "guarantee_by_type is only for tenants "
                                  "without parent or children");
                 goto out;
             }
-            if (!found) {
+            if (!parent) {
                 snprintf(where, sizeof(where), "%s: tenants[%zu].parent", name,
                          i);
                 rc = gp_diag_set(diag, GP_ENOENT, where,
@@ -242,9 +280,23 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
                 goto out;
             }
         }
+        depth[l->n] = parent ? depth[parent - 1] + 1 : 1;
+        if (depth[l->n] > (unsigned)GP_TENANT_MAX_DEPTH) {
+            snprintf(where, sizeof(where), "%s: tenants[%zu].parent", name, i);
+            rc = gp_diag_set(diag, GP_ERANGE, where,
+                             "tenant '%s' nests deeper than %u levels", t->name,
+                             (unsigned)GP_TENANT_MAX_DEPTH);
+            goto out;
+        }
+        if ((rc = gp_strtab_intern(&names, t->name, (size_t)-1, &id))) {
+            rc = gp_diag_set(diag, rc, name, "out of memory");
+            goto out;
+        }
         l->n++;
     }
 out:
+    free(depth);
+    gp_strtab_fini(&names);
     json_decref(root);
     return rc;
 }
@@ -264,33 +316,42 @@ int gp_tenants_load(struct gp_tenant_list *l, const char *path,
                            strerror(errno));
     for (;;) {
         size_t got;
-        if (cap - len < 65536) {
+
+        if (len == cap) { /* one byte past the cap tells it is too long */
+            size_t ncap = cap ? cap * 2 : 65536;
             char *p;
-            if (cap > (64u << 20)) {
-                free(buf);
-                fclose(f);
-                return gp_diag_set(diag, GP_ERANGE, base, "larger than 64 MiB");
-            }
-            p = realloc(buf, cap = cap ? cap * 2 : 65536);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                return gp_diag_set(diag, GP_ENOMEM, base, "out of memory");
+
+            if (ncap > GP_TENANTS_FILE_MAX + 1)
+                ncap = GP_TENANTS_FILE_MAX + 1;
+            if (!(p = realloc(buf, ncap))) {
+                rc = gp_diag_set(diag, GP_ENOMEM, base, "out of memory");
+                goto fail;
             }
             buf = p;
+            cap = ncap;
         }
         got = fread(buf + len, 1, cap - len, f);
         len += got;
+        if (len > GP_TENANTS_FILE_MAX) {
+            rc = gp_diag_set(diag, GP_ERANGE, base,
+                             "larger than %u MiB: over the cap of a tenants "
+                             "file",
+                             GP_TENANTS_FILE_MAX >> 20);
+            goto fail;
+        }
         if (got == 0)
             break;
     }
     if (ferror(f)) {
-        free(buf);
-        fclose(f);
-        return gp_diag_set(diag, GP_EIO, base, "read error");
+        rc = gp_diag_set(diag, GP_EIO, base, "read error");
+        goto fail;
     }
     fclose(f);
     rc = gp_tenants_parse(l, buf, len, base, diag);
     free(buf);
+    return rc;
+fail:
+    free(buf);
+    fclose(f);
     return rc;
 }

@@ -13,8 +13,16 @@ struct gp_tenant_list {
 
 void gp_tenant_list_init(struct gp_tenant_list *l);
 void gp_tenant_list_fini(struct gp_tenant_list *l);
+/* Limits of a tenants file (docs/tenants.md). */
+#define GP_TENANTS_FILE_MAX (64u << 20) /* bytes */
+#define GP_TENANTS_MAX 100000u          /* tenants */
+#define GP_TENANT_NAME_MAX 128u         /* bytes of a name, a parent, a type */
+
 /* Parse a tenants document; errors name "FILE: tenants[3].cap" or the
- * line of a syntax error. */
+ * line of a syntax error. Names (and parents, GPU types) are 1 to
+ * GP_TENANT_NAME_MAX bytes of UTF-8 without control characters; a tenant
+ * may nest at most GP_TENANT_MAX_DEPTH levels deep (GP_ERANGE naming the
+ * entry). Duplicate and parent checks cost O(1) per tenant (hashed). */
 int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
                      const char *name, struct gp_diag *diag);
 int gp_tenants_load(struct gp_tenant_list *l, const char *path,

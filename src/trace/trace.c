@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/csv.h"
 #include "trace/fmt_pai.h"
 #include "trace/reader.h"
 
@@ -364,6 +365,30 @@ static int sticky(struct gp_trace *t, int rc, const struct gp_diag *d,
     return rc;
 }
 
+/* Every string of a job must be printable text (see gp_text_check): the
+ * first that is not makes the row bad, naming the field. */
+static int check_text(struct gp_trace *t, const struct gp_job_spec *j,
+                      struct gp_diag *d)
+{
+    const char *const fields[] = {"id", "tenant", "user", "name", "gpu_type"};
+    const char *const vals[] = {j->id, j->tenant, j->user, j->name,
+                                j->gpu_type};
+    char why[64];
+
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *bad;
+
+        if (!vals[i])
+            continue;
+        if ((bad = gp_text_check(vals[i], strlen(vals[i]), why, sizeof(why))))
+            return gp_diag_set(d, GP_EPARSE, gp_input_where(t->in),
+                               "field '%s': %s (control characters and "
+                               "invalid UTF-8 are refused)",
+                               fields[i], bad);
+    }
+    return GP_OK;
+}
+
 int gp_trace_next(struct gp_trace *t, struct gp_job_spec *out,
                   struct gp_diag *diag)
 {
@@ -382,6 +407,15 @@ int gp_trace_next(struct gp_trace *t, struct gp_job_spec *out,
         memset(&d, 0, sizeof(d));
         memset(out, 0, sizeof(*out));
         rc = t->ops->next(t->priv, out, &d);
+        if (rc != 0 && t->rows == GP_TRACE_MAX_ROWS) {
+            gp_diag_set(&d, GP_ERANGE, gp_input_where(t->in),
+                        "more than %llu rows: over the cap of a trace "
+                        "(docs/traces.md)",
+                        (unsigned long long)GP_TRACE_MAX_ROWS);
+            return sticky(t, GP_ERANGE, &d, diag);
+        }
+        if (rc == 1 && check_text(t, out, &d) != GP_OK)
+            rc = GP_EPARSE; /* a bad row, skippable */
         if (rc == 1) {
             t->rows++;
             return 1;

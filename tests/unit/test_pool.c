@@ -962,7 +962,7 @@ static void a_job_wider_than_its_tenants_cap_is_rejected(void **state)
     j = gp_core_job(core, wide);
     assert_int_equal(j->state, GP_JOB_REJECTED);
     assert_int_equal(j->reject, GP_REJECT_POLICY);
-    assert_non_null(strstr(gp_core_str(core, j->why), "cap (4)"));
+    assert_non_null(strstr(gp_core_str(core, j->why), "cap (4,"));
     assert_int_equal(state_of(core, ok), GP_JOB_RUNNING);
     gp_core_free(core);
 }

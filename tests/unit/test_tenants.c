@@ -4,11 +4,38 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "trace/tenants.h"
+
+/* {"tenants":[{"name":"t0"},{"name":"t1","parent":"t0"},...]}: n tenants,
+ * each the child of the one before when `chain`, else all roots. */
+static char *many_tenants(size_t n, bool chain, size_t *len)
+{
+    size_t cap = 64 + n * 48, o = 0;
+    char *buf = malloc(cap);
+
+    assert_non_null(buf);
+    o += (size_t)snprintf(buf, cap, "{\"tenants\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (chain && i > 0)
+            o += (size_t)snprintf(buf + o, cap - o,
+                                  "%s{\"name\":\"t%zu\",\"parent\":\"t%zu\"}",
+                                  i ? "," : "", i, i - 1);
+        else
+            o += (size_t)snprintf(buf + o, cap - o, "%s{\"name\":\"t%zu\"}",
+                                  i ? "," : "", i);
+    }
+    o += (size_t)snprintf(buf + o, cap - o, "]}");
+    *len = o;
+    return buf;
+}
 
 static int parse(const char *json, struct gp_tenant_list *l,
                  struct gp_diag *diag)
@@ -101,6 +128,130 @@ static void mistakes_name_the_entry_and_the_key(void **state)
                  "");
 }
 
+static void nesting_is_capped_at_32_levels_naming_the_entry(void **state)
+{
+    struct gp_tenant_list l;
+    struct gp_diag d = {{0}, {0}};
+    size_t len;
+    char *doc = many_tenants(GP_TENANT_MAX_DEPTH, true, &len);
+
+    (void)state;
+    gp_tenant_list_init(&l);
+    assert_int_equal(gp_tenants_parse(&l, doc, len, "t.json", &d), GP_OK);
+    assert_int_equal(l.n, 32);
+    gp_tenant_list_fini(&l);
+    free(doc);
+
+    doc = many_tenants(GP_TENANT_MAX_DEPTH + 1, true, &len);
+    gp_tenant_list_init(&l);
+    assert_int_equal(gp_tenants_parse(&l, doc, len, "t.json", &d), GP_ERANGE);
+    assert_string_equal(d.where, "t.json: tenants[32].parent");
+    assert_non_null(strstr(d.msg, "'t32' nests deeper than 32 levels"));
+    gp_tenant_list_fini(&l);
+    free(doc);
+}
+
+/* Regression: duplicate and parent checks compared every pair (100,000
+ * tenants: 19 s); a 100,000-deep chain reached the core. */
+static void
+a_hundred_thousand_tenants_parse_and_a_deep_chain_is_refused(void **state)
+{
+    struct gp_tenant_list l;
+    struct gp_diag d = {{0}, {0}};
+    size_t len;
+    char *doc = many_tenants(GP_TENANTS_MAX, false, &len);
+
+    (void)state;
+    gp_tenant_list_init(&l);
+    assert_int_equal(gp_tenants_parse(&l, doc, len, "t.json", &d), GP_OK);
+    assert_int_equal(l.n, GP_TENANTS_MAX);
+    gp_tenant_list_fini(&l);
+    free(doc);
+
+    doc = many_tenants(GP_TENANTS_MAX, true, &len);
+    gp_tenant_list_init(&l);
+    assert_int_equal(gp_tenants_parse(&l, doc, len, "t.json", &d), GP_ERANGE);
+    assert_string_equal(d.where, "t.json: tenants[32].parent");
+    gp_tenant_list_fini(&l);
+    free(doc);
+    /* how long they take is bench/bench_parse's to say, not a test's */
+}
+
+static void names_are_capped_and_printable(void **state)
+{
+    char doc[512], name[GP_TENANT_NAME_MAX + 2];
+
+    (void)state;
+    memset(name, 'n', sizeof(name));
+    name[GP_TENANT_NAME_MAX] = 0; /* at the cap: fine */
+    snprintf(doc, sizeof(doc), "{\"tenants\":[{\"name\":\"%s\"}]}", name);
+    {
+        struct gp_tenant_list l;
+        struct gp_diag d = {{0}, {0}};
+
+        assert_int_equal(parse(doc, &l, &d), GP_OK);
+        gp_tenant_list_fini(&l);
+    }
+    name[GP_TENANT_NAME_MAX] = 'n'; /* one byte over */
+    name[GP_TENANT_NAME_MAX + 1] = 0;
+    snprintf(doc, sizeof(doc), "{\"tenants\":[{\"name\":\"%s\"}]}", name);
+    expect_error(doc, GP_ERANGE, "t.json: tenants[0]",
+                 "name: longer than 128 bytes");
+    /* an escape sequence that would drive the terminal */
+    expect_error("{\"tenants\":[{\"name\":\"a\\u001b[2Jb\"}]}", GP_EPARSE,
+                 "t.json: tenants[0]",
+                 "name: control character 0x1b at byte 2");
+    expect_error("{\"tenants\":[{\"name\":\"a\"},"
+                 "{\"name\":\"b\",\"parent\":\"\\u009b\"}]}",
+                 GP_EPARSE, "t.json: tenants[1]",
+                 "parent: control character 0x9b");
+    expect_error("{\"tenants\":[{\"name\":\"a\\u0000b\"}]}", GP_EPARSE,
+                 "t.json:1", "is not allowed"); /* jansson refuses NUL */
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"guarantee_by_type\":"
+                 "{\"V\\u0007\":1}}]}",
+                 GP_EPARSE, "t.json: tenants[0]",
+                 "guarantee_by_type: control character 0x07");
+    {
+        struct gp_tenant_list l;
+        struct gp_diag d = {{0}, {0}};
+
+        assert_int_equal(
+            parse("{\"tenants\":[{\"name\":\"\xc3\xa9quipe\"}]}", &l, &d),
+            GP_OK); /* UTF-8 is fine */
+        gp_tenant_list_fini(&l);
+    }
+}
+
+/* The documented cap is 64 MiB; the code allowed 128. */
+static void a_file_over_64_mib_is_refused(void **state)
+{
+    char path[] = "/tmp/gp-tenants-XXXXXX";
+    const char doc[] = "{\"tenants\":[{\"name\":\"a\"}]}";
+    size_t pad = GP_TENANTS_FILE_MAX - (sizeof(doc) - 1);
+    struct gp_tenant_list l;
+    struct gp_diag d = {{0}, {0}};
+    char *buf = malloc(GP_TENANTS_FILE_MAX + 1);
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_non_null(buf);
+    assert_true(fd >= 0);
+    memset(buf, ' ', pad); /* exactly at the cap: read */
+    memcpy(buf + pad, doc, sizeof(doc) - 1);
+    assert_int_equal(write(fd, buf, GP_TENANTS_FILE_MAX), GP_TENANTS_FILE_MAX);
+    gp_tenant_list_init(&l);
+    assert_int_equal(gp_tenants_load(&l, path, &d), GP_OK);
+    gp_tenant_list_fini(&l);
+    assert_int_equal(write(fd, "\n", 1), 1); /* one byte over */
+    gp_tenant_list_init(&l);
+    assert_int_equal(gp_tenants_load(&l, path, &d), GP_ERANGE);
+    assert_non_null(strstr(d.msg, "larger than 64 MiB"));
+    gp_tenant_list_fini(&l);
+    close(fd);
+    unlink(path);
+    free(buf);
+}
+
 static void a_missing_file_is_an_io_error(void **state)
 {
     struct gp_tenant_list l;
@@ -142,6 +293,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_full_entry_is_read),
         cmocka_unit_test(mistakes_name_the_entry_and_the_key),
+        cmocka_unit_test(nesting_is_capped_at_32_levels_naming_the_entry),
+        cmocka_unit_test(
+            a_hundred_thousand_tenants_parse_and_a_deep_chain_is_refused),
+        cmocka_unit_test(names_are_capped_and_printable),
+        cmocka_unit_test(a_file_over_64_mib_is_refused),
         cmocka_unit_test(a_missing_file_is_an_io_error),
         cmocka_unit_test(the_bundled_files_load),
     };

@@ -135,9 +135,11 @@ static void expect_error(const char *text, const char *name, const char *format,
 static void gpupool_csv_fills_every_field(void **state)
 {
     static const char *const files[] = {
-        "gpupool/good.csv",    "gpupool/good.csv.gz",
-        "gpupool/good.csv.xz", "gpupool/good_crlf.csv",
-        "gpupool/good.tar.gz", "gpupool/good-pax.tar.xz",
+        "gpupool/good.csv",     "gpupool/good.csv.gz",
+        "gpupool/good.csv.xz",  "gpupool/good.csv.bz2",
+        "gpupool/good.csv.zst", "gpupool/good_crlf.csv",
+        "gpupool/good.tar.gz",  "gpupool/good-pax.tar.xz",
+        "gpupool/good.zip",
     };
 
     (void)state;
@@ -476,7 +478,7 @@ static void no_job_rows_is_said_once_then_the_end(void **state)
     gp_trace_close(t);
 }
 
-static void overlong_line_is_a_parse_error_at_its_line(void **state)
+static void overlong_line_stops_the_trace_at_its_line(void **state)
 {
     static const char head[] = GP_HDR "a,0,1,1\n", tail[] = "\nb,0,1,1\n";
     size_t n = GP_INPUT_MAX_LINE + 100, o = sizeof(head) - 1;
@@ -487,7 +489,7 @@ static void overlong_line_is_a_parse_error_at_its_line(void **state)
     memcpy(text, head, o);
     memset(text + o, '9', n);
     memcpy(text + o + n, tail, sizeof(tail));
-    expect_error(text, "long.csv", NULL, GP_EPARSE, "long.csv:3",
+    expect_error(text, "long.csv", NULL, GP_ERANGE, "long.csv:3",
                  "line is longer than 1048576 bytes");
     free(text);
 }
@@ -497,9 +499,9 @@ static void truncated_compression_is_an_io_error(void **state)
     static const char *const files[] = {DATA "gpupool/truncated.csv.xz",
                                         DATA "gpupool/truncated.csv.gz",
                                         DATA "gpupool/truncated.tar.gz"};
-    static const char *const says[] = {"truncated xz stream",
-                                       "truncated gzip stream",
-                                       "truncated tar archive"};
+    static const char *const says[] = {"truncated or corrupt xz stream",
+                                       "truncated or corrupt gzip stream",
+                                       "truncated or corrupt tar archive"};
 
     (void)state;
     for (size_t i = 0; i < 3; i++) {
@@ -731,7 +733,7 @@ int main(void)
         cmocka_unit_test(bad_headers_fail_the_open),
         cmocka_unit_test(empty_file_and_header_only_are_parse_errors),
         cmocka_unit_test(no_job_rows_is_said_once_then_the_end),
-        cmocka_unit_test(overlong_line_is_a_parse_error_at_its_line),
+        cmocka_unit_test(overlong_line_stops_the_trace_at_its_line),
         cmocka_unit_test(truncated_compression_is_an_io_error),
         cmocka_unit_test(philly_json_errors_name_the_field_and_line),
         cmocka_unit_test(skip_bad_counts_each_reason_and_goes_on),

@@ -671,6 +671,94 @@ static void pai_task_table_is_found_next_to_the_job_table(void **state)
     assert_false(gp__pai_find_task_table(DATA "pai/pai_job_table.csv", buf, 8));
 }
 
+/* ---- what no trace may carry ----------------------------------------- */
+
+/* An escape sequence in a trace would reach the terminal and the jobs
+ * CSV raw: such rows are malformed, naming the line and the field. */
+static void
+control_characters_and_bad_utf8_are_refused_naming_the_field(void **state)
+{
+    static const char text[] = "id,submit_s,gpus,duration_s,user,gpu_type\n"
+                               "a,0,1,1,alice,V100\n"
+                               "b,0,1,1,\x1b]0;owned\x07,V100\n"
+                               "c,0,1,1,\xc3\xa9lodie,V100\n"
+                               "d\xff,0,1,1,bob,V100\n"
+                               "e,0,1,1,bob,V\xc2\x9b"
+                               "100\n";
+    struct gp_trace_opts opts = {.format = NULL};
+    struct gp_trace *t = NULL;
+    struct gp_diag d = {{0}, {0}};
+    struct gp_job_spec j;
+
+    (void)state;
+    assert_int_equal(
+        gp_trace_open_mem(&t, text, sizeof(text) - 1, "x.csv", &opts, &d),
+        GP_OK);
+    must_next(t, &j);
+    assert_string_equal(j.id, "a");
+    assert_int_equal(gp_trace_next(t, &j, &d), GP_EPARSE);
+    assert_string_equal(d.where, "x.csv:3");
+    assert_string_equal(d.msg, "field 'user': control character 0x1b at byte "
+                               "1 (control characters and invalid UTF-8 are "
+                               "refused)");
+    must_next(t, &j); /* UTF-8 is fine */
+    assert_string_equal(j.user, "\xc3\xa9lodie");
+    assert_int_equal(gp_trace_next(t, &j, &d), GP_EPARSE);
+    assert_string_equal(d.where, "x.csv:5");
+    assert_non_null(strstr(d.msg, "field 'id': invalid UTF-8 at byte 2"));
+    assert_int_equal(gp_trace_next(t, &j, &d), GP_EPARSE);
+    assert_string_equal(d.where, "x.csv:6");
+    assert_non_null(
+        strstr(d.msg, "field 'gpu_type': control character 0x9b at byte 2"));
+    assert_end(t);
+    gp_trace_close(t);
+
+    /* skipped and counted with --skip-bad */
+    opts.skip_bad = true;
+    assert_int_equal(
+        gp_trace_open_mem(&t, text, sizeof(text) - 1, "x.csv", &opts, &d),
+        GP_OK);
+    must_next(t, &j);
+    must_next(t, &j);
+    assert_string_equal(j.id, "c");
+    assert_end(t);
+    assert_int_equal(gp_trace_skipped(t), 3);
+    gp_trace_close(t);
+}
+
+/* Regression: a 6.7 KB .xz expanded to 5 million rows and every one was
+ * kept. Past GP_TRACE_MAX_ROWS rows reading stops with the place. */
+static void a_trace_stops_past_ten_million_rows(void **state)
+{
+    static const char head[] = "id,submit_s,gpus,duration_s\n",
+                      row[] = "a,0,1,1\n";
+    size_t n = (size_t)GP_TRACE_MAX_ROWS + 1, rl = sizeof(row) - 1;
+    size_t len = sizeof(head) - 1 + n * rl;
+    char *text = malloc(len);
+    struct gp_trace *t = NULL;
+    struct gp_diag d = {{0}, {0}};
+    struct gp_job_spec j;
+    uint64_t jobs = 0;
+    int rc;
+
+    (void)state;
+    assert_non_null(text);
+    memcpy(text, head, sizeof(head) - 1);
+    for (size_t i = 0; i < n; i++)
+        memcpy(text + sizeof(head) - 1 + i * rl, row, rl);
+    assert_int_equal(gp_trace_open_mem(&t, text, len, "big.csv", NULL, &d),
+                     GP_OK);
+    while ((rc = gp_trace_next(t, &j, &d)) == 1)
+        jobs++;
+    assert_int_equal(rc, GP_ERANGE);
+    assert_int_equal(jobs, GP_TRACE_MAX_ROWS);
+    assert_string_equal(d.where, "big.csv:10000002");
+    assert_non_null(strstr(d.msg, "more than 10000000 rows"));
+    assert_int_equal(gp_trace_next(t, &j, &d), GP_ERANGE); /* it sticks */
+    gp_trace_close(t);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -700,6 +788,9 @@ int main(void)
         cmocka_unit_test(pai_open_without_aux_finds_the_task_table_next_to_it),
         cmocka_unit_test(pai_open_without_aux_finds_a_gzipped_task_table),
         cmocka_unit_test(pai_summary_names_the_trace_aux_option),
+        cmocka_unit_test(
+            control_characters_and_bad_utf8_are_refused_naming_the_field),
+        cmocka_unit_test(a_trace_stops_past_ten_million_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

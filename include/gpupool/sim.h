@@ -54,8 +54,9 @@ struct gp_sim_config {
         GP_PREEMPTION_GRACEFUL,
         GP_PREEMPTION_FREE
     } preemption;
-    /* graceful: GP_TIME_NONE = the policy's default, or else
-     * GP_SIM_GRACE_DEFAULT_US; must be > 0. Ignored when free. */
+    /* graceful: GP_TIME_NONE or 0 = the policy's default, or else
+     * GP_SIM_GRACE_DEFAULT_US (the instant model is GP_PREEMPTION_FREE).
+     * Ignored when free. */
     int64_t grace_us;
     int64_t ckpt_cost_us; /* a signalled job needs this to checkpoint */
     /* how long the world takes to carry out a start or a kill (0 = at

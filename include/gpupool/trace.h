@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "gpupool/job.h"
+#include "gpupool/speed.h"
 
 /* At most this many rows (jobs and skipped rows together) in one trace: the
  * published traces hold up to a few million jobs (PAI 2020: 1.26 M; Helios,
@@ -82,5 +83,10 @@ struct gp_cluster_preset_info {
     const char *summary;
 };
 extern const struct gp_cluster_preset_info gp_cluster_presets[];
+
+/* Gavel's measured throughputs (job type x V100/P100/K80 x scale) as a
+ * speed table relative to the V100, for jobs read by the gavel reader
+ * (their job_class is their job type). The caller frees it. */
+int gp_trace_gavel_speeds(struct gp_speed_table **out);
 
 #endif

@@ -49,6 +49,7 @@ struct sim_args {
     double delay_s;
     const char *node_events;
     double mtbf_h, mttr_h;
+    bool gavel_speeds;
     double half_life_s;
     double min_run_s[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
@@ -365,6 +366,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_CKPT_COST,
         O_DELAY,
         O_NODE_EVENTS,
+        O_SPEED,
         O_MTBF,
         O_MTTR,
         O_HALF_LIFE,
@@ -397,6 +399,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"ckpt-cost", required_argument, NULL, O_CKPT_COST},
         {"actuation-delay", required_argument, NULL, O_DELAY},
         {"node-events", required_argument, NULL, O_NODE_EVENTS},
+        {"speed", required_argument, NULL, O_SPEED},
         {"mtbf", required_argument, NULL, O_MTBF},
         {"mttr", required_argument, NULL, O_MTTR},
         {"half-life", required_argument, NULL, O_HALF_LIFE},
@@ -520,6 +523,19 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             break;
         case O_NODE_EVENTS:
             a->node_events = optarg;
+            break;
+        case O_SPEED:
+            if (!strcmp(optarg, "gavel")) {
+                a->gavel_speeds = true;
+            } else if (!strcmp(optarg, "types")) {
+                a->gavel_speeds = false;
+            } else {
+                fprintf(stderr,
+                        "gpupool: --speed: expected types or gavel, got "
+                        "'%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
         case O_MTBF: /* hours, read as a count of seconds then scaled */
             if (parse_seconds("--mtbf", optarg, &a->mtbf_h))
@@ -880,6 +896,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     const char *cluster_spec = a->cluster;
     char buf[600], cmdline[2048] = "", polbuf[512], cluster_desc[1024];
     struct gp_node_events nev = {0};
+    struct gp_speed_table *speeds = NULL;
     double loads[16];
     size_t nloads = 0;
     uint64_t base_gpus = 0, warned_for = 0;
@@ -1102,17 +1119,30 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 goto out;
             }
             cfg.node_events = a->node_events ? &nev : NULL;
-            if (a->node_events || a->mtbf_h > 0) {
+            if (a->gavel_speeds && !speeds &&
+                (rc = gp_trace_gavel_speeds(&speeds)) != GP_OK) {
+                fprintf(stderr, "gpupool: out of memory\n");
+                gp_cluster_free(cluster);
+                goto out;
+            }
+            cfg.speed = speeds;
+            if (a->node_events || a->mtbf_h > 0 || a->gavel_speeds) {
+                size_t o;
+
+                o = (size_t)snprintf(cluster_desc, sizeof(cluster_desc), "%s",
+                                     spec_now);
                 if (a->node_events)
-                    snprintf(cluster_desc, sizeof(cluster_desc),
-                             "%s; node events from %s", spec_now,
-                             a->node_events);
-                else
-                    snprintf(cluster_desc, sizeof(cluster_desc),
-                             "%s; nodes fail at random: MTBF %g h, MTTR "
-                             "%g h",
-                             spec_now, a->mtbf_h,
-                             a->mttr_h > 0 ? a->mttr_h : 1.0);
+                    o += (size_t)snprintf(
+                        cluster_desc + o, sizeof(cluster_desc) - o,
+                        "; node events from %s", a->node_events);
+                else if (a->mtbf_h > 0)
+                    o += (size_t)snprintf(
+                        cluster_desc + o, sizeof(cluster_desc) - o,
+                        "; nodes fail at random: MTBF %g h, MTTR %g h",
+                        a->mtbf_h, a->mttr_h > 0 ? a->mttr_h : 1.0);
+                if (a->gavel_speeds && o < sizeof(cluster_desc))
+                    snprintf(cluster_desc + o, sizeof(cluster_desc) - o,
+                             "; speeds: Gavel's measured throughputs");
                 cfg.cluster_spec = cluster_desc;
             }
             if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {
@@ -1188,6 +1218,7 @@ out:
     for (size_t i = 0; i < nrun; i++)
         gp_metrics_free(runs[i]);
     gp_node_events_fini(&nev);
+    gp_speed_table_free(speeds);
     gp_trace_close(trace);
     gp_workload_fini(&wl);
     gp_tenant_list_fini(&tl);

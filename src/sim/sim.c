@@ -620,15 +620,10 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
      * for the free one */
     if (cfg->preemption == GP_PREEMPTION_FREE) {
         cc.grace_us = 0;
-    } else if (cfg->grace_us == GP_TIME_NONE) {
+    } else if (cfg->grace_us == GP_TIME_NONE || cfg->grace_us == 0) {
         cc.grace_us = cfg->policy->default_grace_us > 0
                           ? cfg->policy->default_grace_us
                           : GP_SIM_GRACE_DEFAULT_US;
-    } else if (cfg->grace_us == 0) {
-        gp_cluster_free(cluster);
-        return gp_diag_set(diag, GP_EINVAL, "grace",
-                           "graceful preemption needs a grace period > 0 "
-                           "(the instant model is --preemption free)");
     }
     if ((rc = gp_core_new(&core, cluster, &cc, diag)) != GP_OK) {
         gp_cluster_free(cluster);

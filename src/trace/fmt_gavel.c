@@ -301,6 +301,7 @@ static int gavel_row(struct gavel *g, struct gp_job_spec *out,
     out->id = g->id;
     out->tenant = g->tenant;
     out->name = type;
+    out->job_class = type; /* its row in Gavel's throughput table */
     out->gpus = scale;
     out->submit_us = submit_us;
     out->duration_us = (int64_t)llround(dur_s * 1e6);
@@ -368,3 +369,32 @@ const struct gp_trace_reader_ops gp_trace_reader_gavel = {
     .next = gavel_next,
     .close = gavel_close,
 };
+
+/* Gavel's table as a speed model: each job type's measured throughput on
+ * V100, P100 and K80 at each measured scale, relative to the V100 (on
+ * which the reader computes durations). */
+int gp_trace_gavel_speeds(struct gp_speed_table **out)
+{
+    static const char *const types[] = {"V100", "P100", "K80"};
+    struct gp_speed_table *t;
+    int rc;
+
+    if ((rc = gp_speed_table_new(&t, "V100")) != GP_OK)
+        return rc;
+    for (size_t i = 0; i < gp__gavel_ntputs; i++) {
+        const struct gp__gavel_tput *e = &gp__gavel_tputs[i];
+        const double v[] = {e->v100, e->p100, e->k80};
+
+        for (size_t k = 0; k < 3; k++) {
+            if (!(v[k] > 0))
+                continue;
+            if ((rc = gp_speed_table_set(t, e->job_type, types[k], e->scale,
+                                         v[k])) != GP_OK) {
+                gp_speed_table_free(t);
+                return rc;
+            }
+        }
+    }
+    *out = t;
+    return GP_OK;
+}

@@ -158,6 +158,49 @@ static void every_job_ends_while_nodes_fail_and_come_back(void **state)
     }
 }
 
+/* With Gavel's table a job runs at its own measured throughput on the
+ * type it gets: here on K80s, where it is slower than on the V100 its
+ * duration was measured on. */
+static void a_gavel_job_runs_at_its_measured_k80_throughput(void **state)
+{
+    const char *cls = "ResNet-18 (batch size 64)";
+    struct gp_speed_table *t;
+    struct gp_workload wl;
+    struct gp_cluster *cluster;
+    struct gp_metrics *m;
+    struct gp_diag diag = {{0}, {0}};
+    struct gp_job_spec spec = {
+        .id = "r", .job_class = cls, .gpus = 1, .duration_us = S(1000)};
+    struct gp_sim_config cfg = {.policy = gp_policy_find("fifo"),
+                                .model = GP_PLACE_PACK};
+    double v100, k80;
+
+    (void)state;
+    assert_int_equal(gp_trace_gavel_speeds(&t), GP_OK);
+    v100 = gp_speed_table_throughput(t, cls, "V100", 1);
+    k80 = gp_speed_table_throughput(t, cls, "K80", 1);
+    assert_true(v100 > 0 && k80 > 0 && k80 < v100);
+    cfg.speed = t;
+    for (int k = 0; k < GP_NPRIO; k++) {
+        cfg.min_run_us[k] = -1;
+        cfg.max_preemptions[k] = UINT32_MAX;
+    }
+    gp_workload_init(&wl);
+    assert_int_equal(gp_workload_add(&wl, &spec), GP_OK);
+    gp_workload_seal(&wl);
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 1, 4, "K80", 0, NULL),
+                     GP_OK);
+    assert_int_equal(gp_metrics_new(&m), GP_OK);
+    assert_int_equal(gp_sim_run(&wl, cluster, &cfg, m, NULL, &diag), GP_OK);
+    /* 1000 s of V100 work at k80/v100 of the speed, to the microsecond */
+    assert_float_equal(gp_metrics_summary(m)->makespan_s, 1000 * v100 / k80,
+                       1e-5);
+    gp_metrics_free(m);
+    gp_workload_fini(&wl);
+    gp_speed_table_free(t);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -221,6 +264,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_job_ends_when_starts_and_kills_take_time),
         cmocka_unit_test(every_job_ends_while_nodes_fail_and_come_back),
+        cmocka_unit_test(a_gavel_job_runs_at_its_measured_k80_throughput),
         cmocka_unit_test(node_events_come_from_a_file_and_bad_lines_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,8 +178,7 @@ size_t gp_core_take_actions(struct gp_core *c, const struct gp_action **out)
     return n;
 }
 
-/* ---- books -----------------------------------------------------------------
- */
+/* ---- books ------------------------------------------------------------- */
 
 /* Close the books on the current run of a job that leaves its resources.
  * `give` is false when a plan already gave them back (a free preemption).
@@ -330,8 +329,7 @@ static int job_at(struct gp_core *c, uint64_t job, int64_t now_us,
     return rc;
 }
 
-/* ---- the world reports ------------------------------------------------------
- */
+/* ---- the world reports -------------------------------------------------- */
 
 int gp_core_job_started(struct gp_core *c, uint64_t id, int64_t now_us)
 {
@@ -496,8 +494,7 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
     return r > 0 ? r : gp_cluster_type_speed(c->cluster, where->type);
 }
 
-/* ---- a round's decisions take effect ----------------------------------------
- */
+/* ---- a round's decisions take effect ----------------------------------- */
 
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
                       int64_t now)

@@ -80,6 +80,15 @@ static int keep_copy(struct gp_core *c, const struct gp_placement *where,
     return GP_OK;
 }
 
+/* The core's record of a job a policy names: the view hands out only the
+ * core's own records of live jobs, and anything else is refused. */
+static struct gp_job *own(const struct gp_core *c, const struct gp_job *job)
+{
+    if (!job || job->id >= c->njobs || J(c, job->id) != job || job->retired)
+        return NULL;
+    return J(c, job->id);
+}
+
 bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job)
 {
     return job->plan_mark == p->core->round_id && job->plan_op != 0;
@@ -94,9 +103,8 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
     struct gp_placement copy;
     int rc;
 
-    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+    if (!(j = own(c, job)))
         return GP_EPLAN;
-    j = J(c, job->id);
     if (j->state != GP_JOB_PENDING || gp_plan_has(p, j))
         return GP_EPLAN;
     if (where->gpus < j->min_gpus || where->gpus > j->max_gpus ||
@@ -125,9 +133,8 @@ int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
     struct gp_job *j;
     int rc;
 
-    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+    if (!(j = own(c, job)))
         return GP_EPLAN;
-    j = J(c, job->id);
     if (!gp__may_preempt(c, j) || gp_plan_has(p, j))
         return GP_EPLAN;
     if (tenant != GP_TENANT_NONE && tenant >= c->ntenants)
@@ -196,9 +203,8 @@ int gp_plan_reject(struct gp_plan *p, const struct gp_job *job, const char *why)
     uint32_t id;
     int rc;
 
-    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+    if (!(j = own(c, job)))
         return GP_EPLAN;
-    j = J(c, job->id);
     if (j->state != GP_JOB_PENDING || gp_plan_has(p, j))
         return GP_EPLAN;
     if ((rc = gp_strtab_intern(&c->strs,
@@ -219,9 +225,8 @@ int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
     struct gp_placement copy;
     int rc;
 
-    if (!job || job->id >= c->njobs || J(c, job->id) != job)
+    if (!(j = own(c, job)))
         return GP_EPLAN;
-    j = J(c, job->id);
     if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j) ||
         where->gpus < j->min_gpus || where->gpus > j->max_gpus ||
         where->gpus == j->where.gpus || where->type != j->where.type ||

@@ -187,14 +187,27 @@ static void free_pods(struct gp_share_pod *v, size_t from, size_t to)
         free(v[i].name);
 }
 
-int gp_share_read_nodes(struct gp_share_trace *t, const char *path,
-                        struct gp_diag *diag)
+/* A file's columns and what to do with one row of it. */
+struct reader {
+    const char *const *names;
+    int ncols;
+    size_t max_rows;
+    /* Parse the row and append it to t (room for one is made). */
+    int (*row)(const struct csv *c, const int *col, struct gp_share_trace *t,
+               struct gp_diag *diag);
+    /* Room for one more row: grow the array (cap, its capacity). */
+    int (*room)(struct gp_share_trace *t, size_t *cap, size_t max);
+    size_t *(*count)(struct gp_share_trace *t);
+    void (*undo)(struct gp_share_trace *t, size_t from); /* drop from.. */
+};
+
+/* Open, map the header, read every row; on error t is as before. */
+static int read_csv(struct gp_share_trace *t, const char *path,
+                    const struct reader *rd, struct gp_diag *diag)
 {
-    static const char *const names[] = {"sn", "cpu_milli", "memory_mib", "gpu",
-                                        "model"};
-    int col[5];
+    int col[MAX_COLS];
     struct csv *c = malloc(sizeof(*c));
-    size_t n0 = t->nnodes, cap = t->nnodes;
+    size_t n0 = *rd->count(t), cap = n0;
     int rc;
 
     if (!c)
@@ -203,40 +216,17 @@ int gp_share_read_nodes(struct gp_share_trace *t, const char *path,
         free(c);
         return rc;
     }
-    if ((rc = csv_header(c, names, 5, col, diag)) != GP_OK)
+    if ((rc = csv_header(c, rd->names, rd->ncols, col, diag)) != GP_OK)
         goto fail;
     while ((rc = csv_next(c, diag)) == 1) {
-        struct gp_share_node nd = {0};
-
         if (c->nfields == 1 && !c->field[0][0])
             continue; /* a blank line */
-        if (!*csv_get(c, col[0])) {
-            rc = where(diag, GP_EPARSE, c, "sn", "empty node name", "");
-            goto fail;
-        }
-        if ((rc = parse_u32(c, "cpu_milli", col[1], UINT32_MAX, &nd.cpu_milli,
-                            diag)) != GP_OK ||
-            (rc = parse_u64(c, "memory_mib", col[2], UINT64_MAX / 4,
-                            &nd.mem_mib, diag)) != GP_OK ||
-            (rc = parse_u32(c, "gpu", col[3], GP_MAX_NODE_GPUS, &nd.gpus,
-                            diag)) != GP_OK)
-            goto fail;
-        rc = grow((void **)&t->nodes, &cap, t->nnodes, sizeof(*t->nodes),
-                  GP_SHARE_MAX_NODES);
+        rc = rd->room(t, &cap, rd->max_rows);
         if (rc == GP_ERANGE)
-            rc = where(diag, rc, c, NULL, "more than GP_SHARE_MAX_NODES rows",
-                       "");
-        if (rc != GP_OK)
+            rc = where(diag, rc, c, NULL,
+                       "more rows than GP_SHARE_MAX_NODES / _PODS", "");
+        if (rc != GP_OK || (rc = rd->row(c, col, t, diag)) != GP_OK)
             goto fail;
-        nd.name = strdup(csv_get(c, col[0]));
-        nd.model = strdup(csv_get(c, col[4]));
-        if (!nd.name || !nd.model) {
-            free(nd.name);
-            free(nd.model);
-            rc = GP_ENOMEM;
-            goto fail;
-        }
-        t->nodes[t->nnodes++] = nd;
     }
     if (rc < 0)
         goto fail;
@@ -244,11 +234,68 @@ int gp_share_read_nodes(struct gp_share_trace *t, const char *path,
     free(c);
     return GP_OK;
 fail:
-    free_nodes(t->nodes, n0, t->nnodes);
-    t->nnodes = n0;
+    rd->undo(t, n0);
     fclose(c->f);
     free(c);
     return rc;
+}
+
+static int node_row(const struct csv *c, const int *col,
+                    struct gp_share_trace *t, struct gp_diag *diag)
+{
+    struct gp_share_node nd = {0};
+    int rc;
+
+    if (!*csv_get(c, col[0]))
+        return where(diag, GP_EPARSE, c, "sn", "empty node name", "");
+    if ((rc = parse_u32(c, "cpu_milli", col[1], UINT32_MAX, &nd.cpu_milli,
+                        diag)) != GP_OK ||
+        (rc = parse_u64(c, "memory_mib", col[2], UINT64_MAX / 4, &nd.mem_mib,
+                        diag)) != GP_OK ||
+        (rc = parse_u32(c, "gpu", col[3], GP_MAX_NODE_GPUS, &nd.gpus, diag)) !=
+            GP_OK)
+        return rc;
+    nd.name = strdup(csv_get(c, col[0]));
+    nd.model = strdup(csv_get(c, col[4]));
+    if (!nd.name || !nd.model) {
+        free(nd.name);
+        free(nd.model);
+        return GP_ENOMEM;
+    }
+    t->nodes[t->nnodes++] = nd;
+    return GP_OK;
+}
+
+static int node_room(struct gp_share_trace *t, size_t *cap, size_t max)
+{
+    return grow((void **)&t->nodes, cap, t->nnodes, sizeof(*t->nodes), max);
+}
+
+static size_t *node_count(struct gp_share_trace *t)
+{
+    return &t->nnodes;
+}
+
+static void node_undo(struct gp_share_trace *t, size_t from)
+{
+    free_nodes(t->nodes, from, t->nnodes);
+    t->nnodes = from;
+}
+
+int gp_share_read_nodes(struct gp_share_trace *t, const char *path,
+                        struct gp_diag *diag)
+{
+    static const char *const names[] = {"sn", "cpu_milli", "memory_mib", "gpu",
+                                        "model"};
+    static const struct reader rd = {.names = names,
+                                     .ncols = 5,
+                                     .max_rows = GP_SHARE_MAX_NODES,
+                                     .row = node_row,
+                                     .room = node_room,
+                                     .count = node_count,
+                                     .undo = node_undo};
+
+    return read_csv(t, path, &rd, diag);
 }
 
 /* The rules openb's task list keeps (its README): fractions only on a
@@ -276,69 +323,64 @@ static int check_pod(const struct csv *c, const struct gp_share_pod *p,
     return GP_OK;
 }
 
+static int pod_row(const struct csv *c, const int *col,
+                   struct gp_share_trace *t, struct gp_diag *diag)
+{
+    struct gp_share_pod p = {0};
+    double none = -1;
+    int rc;
+
+    if ((rc = parse_u32(c, "cpu_milli", col[1], UINT32_MAX, &p.cpu_milli,
+                        diag)) != GP_OK ||
+        (rc = parse_u64(c, "memory_mib", col[2], UINT64_MAX / 4, &p.mem_mib,
+                        diag)) != GP_OK ||
+        (rc = parse_u32(c, "num_gpu", col[3], GP_MAX_NODE_GPUS, &p.num_gpu,
+                        diag)) != GP_OK ||
+        (rc = parse_u32(c, "gpu_milli", col[4], GP_MILLI_PER_GPU, &p.gpu_milli,
+                        diag)) != GP_OK ||
+        (rc = parse_time(c, "creation_time", col[5], NULL, &p.creation_s,
+                         diag)) != GP_OK ||
+        (rc = parse_time(c, "deletion_time", col[6], &none, &p.deletion_s,
+                         diag)) != GP_OK ||
+        (rc = check_pod(c, &p, diag)) != GP_OK)
+        return rc;
+    if (!(p.name = strdup(csv_get(c, col[0]))))
+        return GP_ENOMEM;
+    t->pods[t->npods++] = p;
+    return GP_OK;
+}
+
+static int pod_room(struct gp_share_trace *t, size_t *cap, size_t max)
+{
+    return grow((void **)&t->pods, cap, t->npods, sizeof(*t->pods), max);
+}
+
+static size_t *pod_count(struct gp_share_trace *t)
+{
+    return &t->npods;
+}
+
+static void pod_undo(struct gp_share_trace *t, size_t from)
+{
+    free_pods(t->pods, from, t->npods);
+    t->npods = from;
+}
+
 int gp_share_read_pods(struct gp_share_trace *t, const char *path,
                        struct gp_diag *diag)
 {
     static const char *const names[] = {
         "name",      "cpu_milli",     "memory_mib",   "num_gpu",
         "gpu_milli", "creation_time", "deletion_time"};
-    int col[7];
-    double none = -1;
-    struct csv *c = malloc(sizeof(*c));
-    size_t n0 = t->npods, cap = t->npods;
-    int rc;
+    static const struct reader rd = {.names = names,
+                                     .ncols = 7,
+                                     .max_rows = GP_SHARE_MAX_PODS,
+                                     .row = pod_row,
+                                     .room = pod_room,
+                                     .count = pod_count,
+                                     .undo = pod_undo};
 
-    if (!c)
-        return GP_ENOMEM;
-    if ((rc = csv_open(c, path, diag)) != GP_OK) {
-        free(c);
-        return rc;
-    }
-    if ((rc = csv_header(c, names, 7, col, diag)) != GP_OK)
-        goto fail;
-    while ((rc = csv_next(c, diag)) == 1) {
-        struct gp_share_pod p = {0};
-
-        if (c->nfields == 1 && !c->field[0][0])
-            continue;
-        if ((rc = parse_u32(c, "cpu_milli", col[1], UINT32_MAX, &p.cpu_milli,
-                            diag)) != GP_OK ||
-            (rc = parse_u64(c, "memory_mib", col[2], UINT64_MAX / 4, &p.mem_mib,
-                            diag)) != GP_OK ||
-            (rc = parse_u32(c, "num_gpu", col[3], GP_MAX_NODE_GPUS, &p.num_gpu,
-                            diag)) != GP_OK ||
-            (rc = parse_u32(c, "gpu_milli", col[4], GP_MILLI_PER_GPU,
-                            &p.gpu_milli, diag)) != GP_OK ||
-            (rc = parse_time(c, "creation_time", col[5], NULL, &p.creation_s,
-                             diag)) != GP_OK ||
-            (rc = parse_time(c, "deletion_time", col[6], &none, &p.deletion_s,
-                             diag)) != GP_OK ||
-            (rc = check_pod(c, &p, diag)) != GP_OK)
-            goto fail;
-        rc = grow((void **)&t->pods, &cap, t->npods, sizeof(*t->pods),
-                  GP_SHARE_MAX_PODS);
-        if (rc == GP_ERANGE)
-            rc = where(diag, rc, c, NULL, "more than GP_SHARE_MAX_PODS rows",
-                       "");
-        if (rc != GP_OK)
-            goto fail;
-        if (!(p.name = strdup(csv_get(c, col[0])))) {
-            rc = GP_ENOMEM;
-            goto fail;
-        }
-        t->pods[t->npods++] = p;
-    }
-    if (rc < 0)
-        goto fail;
-    fclose(c->f);
-    free(c);
-    return GP_OK;
-fail:
-    free_pods(t->pods, n0, t->npods);
-    t->npods = n0;
-    fclose(c->f);
-    free(c);
-    return rc;
+    return read_csv(t, path, &rd, diag);
 }
 
 void gp_share_trace_fini(struct gp_share_trace *t)

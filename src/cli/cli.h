@@ -13,5 +13,6 @@ int gp_cmd_demo(int argc, char **argv);
 int gp_cmd_policies(int argc, char **argv);
 int gp_cmd_formats(int argc, char **argv);
 int gp_cmd_presets(int argc, char **argv);
+int gp_cmd_share(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const struct gp_cmd commands[] = {
      gp_cmd_demo},
     {"sim", "replay a trace through a policy on a simulated cluster",
      gp_cmd_sim},
+    {"share", "replay openb pods: round-up vs best-fit vs FGD", gp_cmd_share},
     {"policies", "list the scheduling policies", gp_cmd_policies},
     {"formats", "list the trace formats gpupool reads", gp_cmd_formats},
     {"presets", "list the named cluster presets", gp_cmd_presets},

@@ -158,6 +158,10 @@ static int carry_out(struct world *w, int64_t now)
                 break;
             case GP_ACT_SIGNAL:
                 break; /* it stops when the core kills it */
+            case GP_ACT_RESIZE:
+                if ((rc = expect_end(w, job, now)))
+                    return rc;
+                break;
             case GP_ACT_KILL:
                 if (!a[i].done &&
                     (rc = gp_core_job_stopped(
@@ -221,7 +225,7 @@ static int submit(struct world *w, struct gp_rng *rng, uint64_t seq,
 static int new_core(struct world *w, const struct opts *o, uint64_t nodes,
                     struct gp_diag *diag)
 {
-    static const struct gp_env env = {NULL, NULL, GP_LOG_ERROR, 1};
+    static const struct gp_env env = {.log_level = GP_LOG_ERROR, .seed = 1};
     struct gp_core_config cfg = {
         .policy = gp_policy_find(o->policy),
         .model = GP_PLACE_PACK,

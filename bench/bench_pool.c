@@ -425,10 +425,10 @@ static void ledger_line(struct bench *b, const char *when)
     for (uint32_t t = 0; t < NTENANTS; t++) {
         const struct gp_tenant_info *ti = gp_core_tenant_info(b->core, t);
 
-        if (ti->held > ti->guarantee) {
+        if ((ti->held_milli / GP_MILLI_PER_GPU) > ti->guarantee) {
             above++;
-            borrowed += ti->held - ti->guarantee;
-        } else if (ti->held < ti->guarantee) {
+            borrowed += (ti->held_milli / GP_MILLI_PER_GPU) - ti->guarantee;
+        } else if ((ti->held_milli / GP_MILLI_PER_GPU) < ti->guarantee) {
             below++;
             below_waiting += ti->npending > 0;
         }
@@ -438,7 +438,7 @@ static void ledger_line(struct bench *b, const char *when)
            "tenants_below_guarantee=%u of_them_waiting=%u\n",
            when, gp_us_to_s(b->now), gp_core_npending(b->core),
            gp_core_nrunning(b->core),
-           (unsigned long long)gp_core_busy_gpus(b->core),
+           (unsigned long long)(gp_core_busy_milli(b->core) / GP_MILLI_PER_GPU),
            (unsigned long long)gp_cluster_free_gpus(gp_core_cluster(b->core)),
            above, (unsigned long long)borrowed, below, below_waiting);
 }
@@ -488,7 +488,7 @@ static int random_under(struct bench *b)
     int under[NTENANTS], n = 0;
 
     for (int t = 0; t < NTENANTS; t++)
-        if (gp_core_tenant_busy_gpus(b->core, (uint32_t)t) < b->guarantee[t])
+        if (gp_core_tenant_busy_milli(b->core, (uint32_t)t) / GP_MILLI_PER_GPU < b->guarantee[t])
             under[n++] = t;
     if (n == 0)
         return 1 + 4 * (int)(gp_rng_next(&b->rng) % NLENDERS);

@@ -80,6 +80,23 @@ struct gp_placement {
     uint32_t milli;
 };
 
+/* Milli-GPUs a placement holds: its whole devices and its share. */
+static inline uint64_t gp_placement_milli(const struct gp_placement *p)
+{
+    return (uint64_t)p->gpus * GP_MILLI_PER_GPU + p->milli;
+}
+/* GPU-microseconds of holding a placement for t_us (a share counts its
+ * part, rounded down; saturating). */
+static inline int64_t gp_placement_gpu_us(const struct gp_placement *p,
+                                          int64_t t_us)
+{
+    int64_t whole = gp_mul_sat(t_us, p->gpus);
+
+    if (!p->milli)
+        return whole;
+    return gp_add_sat(whole, gp_mul_sat(t_us, p->milli) / GP_MILLI_PER_GPU);
+}
+
 struct gp_cluster; /* opaque */
 
 int gp_cluster_new(struct gp_cluster **out);
@@ -163,6 +180,12 @@ uint64_t gp_cluster_type_free(const struct gp_cluster *c, uint8_t type);
  * nodes that exist / among the UP nodes. O(64) per type. */
 uint32_t gp_cluster_max_node_gpus(const struct gp_cluster *c, uint8_t type);
 uint32_t gp_cluster_max_up_node_gpus(const struct gp_cluster *c, uint8_t type);
+/* Free milli-GPUs on UP nodes: whole free devices and the free shares of
+ * devices in use, less what the `count` model handed out (never
+ * negative); in all and of one type. For whole-GPU work, 1000 times
+ * gp_cluster_free_gpus. O(1). */
+uint64_t gp_cluster_free_milli(const struct gp_cluster *c);
+uint64_t gp_cluster_type_free_milli(const struct gp_cluster *c, uint8_t type);
 const char *gp_cluster_type_name(const struct gp_cluster *c, uint8_t type);
 double gp_cluster_type_speed(const struct gp_cluster *c, uint8_t type);
 /* GP_ENOENT when the type is unknown. */
@@ -205,6 +228,11 @@ struct gp_demand {
     uint32_t cpus;      /* whole job, when gpus == 0 */
     uint64_t mem_mib;   /* whole job, when gpus == 0 */
 };
+/* Milli-GPUs a demand asks for. */
+static inline uint64_t gp_demand_milli(const struct gp_demand *d)
+{
+    return (uint64_t)d->gpus * GP_MILLI_PER_GPU + d->gpu_milli;
+}
 
 /* How fractional and zero-GPU jobs (and, under FGD, gangs that fit on one
  * node) choose their node and device:

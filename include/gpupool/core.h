@@ -103,6 +103,10 @@ size_t gp_view_nrunning(const struct gp_view *v);
 uint64_t gp_view_free_gpus(const struct gp_view *v); /* after the plan so far */
 /* Free GPUs of one type after the plan so far (0 for an unknown type). */
 uint64_t gp_view_type_free_gpus(const struct gp_view *v, uint8_t type);
+/* The same in milli-GPUs, free shares of devices in use included (see
+ * gp_cluster_free_milli). */
+uint64_t gp_view_free_milli(const struct gp_view *v);
+uint64_t gp_view_type_free_milli(const struct gp_view *v, uint8_t type);
 struct gp_arena *gp_view_scratch(const struct gp_view *v);
 
 /* Iterate pending jobs in rank order (lowest rank first), across shapes.
@@ -180,8 +184,8 @@ int64_t gp_view_predicted_remaining(const struct gp_view *v,
  * equal readings mean the set of running jobs did not change between them
  * (a count can stay equal while one job ends and another starts). */
 uint64_t gp_view_running_epoch(const struct gp_view *v);
-/* GPUs held by jobs that were signalled and have not stopped yet. */
-uint64_t gp_view_preempting_gpus(const struct gp_view *v);
+/* Milli-GPUs held by jobs that were signalled and have not stopped yet. */
+uint64_t gp_view_preempting_milli(const struct gp_view *v);
 
 /* Where would this running job fit with `gpus` GPUs of its type, its own
  * GPUs counted free, given the plan so far (for gp_plan_resize)? */
@@ -261,43 +265,76 @@ struct gp_tenant_spec {
     size_t nby_type;
 };
 
-/* A tenant's books on one GPU type. */
+/* A tenant's books on one GPU type, in milli-GPUs (GP_MILLI_PER_GPU to a
+ * GPU: a job holding a share of a device counts its share). */
 struct gp_tenant_type {
-    uint32_t guarantee; /* its part of guarantee_by_type; 0 without one */
-    uint64_t held;      /* GPUs of this type held by its jobs */
-    uint64_t incoming;  /* being reclaimed for it, on this type */
-    uint64_t outgoing;  /* of its own jobs that are stopping */
-    uint64_t owed;      /* reclaimed for it, free now, not yet used */
+    uint32_t guarantee;     /* its part of guarantee_by_type, in GPUs; 0
+                               without one */
+    uint64_t held_milli;     /* held by its jobs on this type */
+    uint64_t incoming_milli; /* being reclaimed for it, on this type */
+    uint64_t outgoing_milli; /* of its own jobs that are stopping */
+    uint64_t owed_milli;     /* reclaimed for it, free now, not yet used */
+    /* the plan so far, during a round (0 outside one): what it starts or
+     * grows for the tenant on this type, what it stops or shrinks of it,
+     * what it reclaims for it (gp_plan_preempt_for) */
+    uint64_t plan_starting_milli, plan_stopping_milli, plan_incoming_milli;
 };
 
-/* What the ledger knows of a tenant now. */
+/* What the ledger knows of a tenant now. Resources held, asked and moving
+ * are in milli-GPUs (GP_MILLI_PER_GPU to a GPU), so a tenant's shares of
+ * devices count as what they are; what it is promised (guarantee, cap,
+ * lend_limit) is in whole GPUs, and its entitlement and usage in GPUs as
+ * real numbers. gp_milli_gpus() converts. */
 struct gp_tenant_info {
     const char *name;
     uint32_t parent;
     double weight;
-    uint32_t guarantee, cap, lend_limit;
-    uint64_t held;         /* GPUs of its running and preempting jobs */
-    uint64_t pending_gpus; /* GPUs its pending jobs ask for */
-    uint64_t demand;       /* held + pending_gpus */
-    double entitled;       /* its guarantee up to its demand, plus a
-                              weighted share of what remains, water-filled
-                              over tenants with unmet demand, <= cap */
-    double usage_gpu_s;    /* past GPU use, decayed with the half-life */
+    uint32_t guarantee, cap, lend_limit; /* GPUs */
+    uint64_t held_milli;    /* of its running and preempting jobs */
+    uint64_t pending_milli; /* what its pending jobs ask for */
+    uint64_t demand_milli;  /* held + pending */
+    double entitled;        /* GPUs: its guarantee up to its demand, plus a
+                               weighted share of what remains, water-filled
+                               over tenants with unmet demand, <= cap */
+    double usage_gpu_s;     /* past GPU use, decayed with the half-life */
     uint32_t npending, nrunning;
-    uint64_t incoming; /* GPUs being reclaimed for it (preempting) */
-    uint64_t outgoing; /* GPUs of its own jobs that are stopping */
-    uint64_t owed;     /* GPUs reclaimed for it, free now, not yet used
-                          by it (kept for it until the end of the round
-                          after its last victim stopped) */
+    uint64_t incoming_milli; /* being reclaimed for it (preempting) */
+    uint64_t outgoing_milli; /* of its own jobs that are stopping */
+    uint64_t owed_milli;     /* reclaimed for it, free now, not yet used by
+                                it (kept for it until the end of the round
+                                after its last victim stopped) */
     bool typed; /* its guarantee is split by GPU type (by_type[].guarantee) */
-    /* the ledger following the plan, during a round: GPUs the plan so far
-     * starts (or grows) for it, and stops (or shrinks) of it; 0 outside
-     * a round. held + plan_starting - plan_stopping is what it will hold
-     * once the plan applies (stopping GPUs leave when the jobs stop). */
-    uint64_t plan_starting, plan_stopping;
+    /* the ledger following the plan, during a round (0 outside one): what
+     * the plan so far starts (or grows) for it, stops (or shrinks) of it,
+     * and reclaims for it. What it will hold once the plan applies and its
+     * stopping jobs are gone is gp_tenant_planned_milli(). */
+    uint64_t plan_starting_milli, plan_stopping_milli, plan_incoming_milli;
     const struct gp_tenant_type *by_type; /* per GPU type index, for every
                                              type of the cluster */
 };
+
+/* Milli-GPUs as GPUs (exact for whole GPUs). */
+static inline double gp_milli_gpus(uint64_t milli)
+{
+    return (double)milli / GP_MILLI_PER_GPU;
+}
+/* What a tenant will hold once the plan so far applies and its stopping
+ * jobs are gone, in milli-GPUs (on one type: gp_tenant_type_planned). */
+static inline int64_t gp_tenant_planned_milli(const struct gp_tenant_info *t)
+{
+    return (int64_t)(t->held_milli - t->outgoing_milli +
+                     t->plan_starting_milli - t->plan_stopping_milli);
+}
+static inline int64_t gp_tenant_type_planned(const struct gp_tenant_type *t)
+{
+    return (int64_t)(t->held_milli - t->outgoing_milli +
+                     t->plan_starting_milli - t->plan_stopping_milli);
+}
+/* Being reclaimed for it, with what the plan so far reclaims. */
+static inline int64_t gp_tenant_incoming_milli(const struct gp_tenant_info *t)
+{
+    return (int64_t)(t->incoming_milli + t->plan_incoming_milli);
+}
 
 /* Declare a tenant before its jobs arrive (jobs of undeclared tenants get
  * a tenant of weight 1 and no guarantee). GP_EEXIST, GP_ENOENT (parent, a
@@ -514,10 +551,13 @@ size_t gp_core_nalive(const struct gp_core *core);
 uint64_t gp_core_nsubmitted(const struct gp_core *core);
 size_t gp_core_npending(const struct gp_core *core);
 size_t gp_core_nrunning(const struct gp_core *core);
-uint64_t gp_core_busy_gpus(const struct gp_core *core);
+/* Milli-GPUs held by jobs (starting, running, stopping): in all and by
+ * one tenant. */
+uint64_t gp_core_busy_milli(const struct gp_core *core);
 size_t gp_core_ntenants(const struct gp_core *core);
 const char *gp_core_tenant_name(const struct gp_core *core, uint32_t tenant);
-uint64_t gp_core_tenant_busy_gpus(const struct gp_core *core, uint32_t tenant);
+uint64_t gp_core_tenant_busy_milli(const struct gp_core *core,
+                                   uint32_t tenant);
 const char *gp_core_str(const struct gp_core *core, uint32_t strid);
 const struct gp_policy_ops *gp_core_policy(const struct gp_core *core);
 enum gp_place_model gp_core_model(const struct gp_core *core);

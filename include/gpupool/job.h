@@ -20,7 +20,12 @@ struct gp_job_spec {
     int64_t submit_us;
     int64_t duration_us;
     int64_t time_limit_us; /* 0 = none */
+    /* GPUs: a gang of `gpus` whole devices; or, with gpus 0, a share of
+     * one device of gpu_milli milli-GPUs (1..999, GP_MILLI_PER_GPU to a
+     * GPU), or no GPU at all (gpu_milli 0: a CPU-only part, a parameter
+     * server). Shares and zero-GPU jobs are not elastic. */
     uint32_t gpus;
+    uint32_t gpu_milli;
     uint32_t min_gpus, max_gpus; /* elastic range; 0 = gpus */
     uint32_t cpus;               /* for the whole job; 0 = none */
     uint64_t mem_mib;            /* for the whole job; 0 = none */

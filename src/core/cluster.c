@@ -803,6 +803,19 @@ uint64_t gp_cluster_up_milli(const struct gp_cluster *c)
     return c->up_gpus * MILLI;
 }
 
+uint64_t gp_cluster_free_milli(const struct gp_cluster *c)
+{
+    return clamp0((int64_t)(c->up_gpus * MILLI) - (int64_t)c->alloc_milli);
+}
+
+uint64_t gp_cluster_type_free_milli(const struct gp_cluster *c, uint8_t type)
+{
+    if (type >= c->ntypes)
+        return 0;
+    return clamp0((int64_t)(c->types[type].up_gpus * MILLI) -
+                  (int64_t)c->types[type].alloc_milli);
+}
+
 uint64_t gp_cluster_alloc_milli(const struct gp_cluster *c)
 {
     return c->alloc_milli;

@@ -210,8 +210,7 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     gp_arena_reset(&c->scratch);
     c->nactions = 0;
     c->walk_err = GP_OK;
-    for (uint32_t t = 0; t < c->ntenants; t++)
-        c->tenants[t].info.plan_starting = c->tenants[t].info.plan_stopping = 0;
+    gp__plan_books_clear(c);
     rc = c->cfg.policy->schedule(c->ppriv, &c->view, &c->plan);
     if (rc == GP_OK && c->walk_err != GP_OK)
         rc = gp_diag_set(&diag, c->walk_err, "round",
@@ -253,8 +252,7 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     }
     for (size_t i = 0; i < c->nactions; i++)
         J(c, c->actions[i].job)->plan_op = 0;
-    for (uint32_t t = 0; t < c->ntenants; t++) /* the plan is the books now */
-        c->tenants[t].info.plan_starting = c->tenants[t].info.plan_stopping = 0;
+    gp__plan_books_clear(c); /* the plan is the books now */
     n = c->nactions;
     c->nactions = 0;
     gp__ledger_round_end(c);
@@ -278,9 +276,9 @@ size_t gp_core_nrunning(const struct gp_core *c)
 {
     return c->nrunning;
 }
-uint64_t gp_core_busy_gpus(const struct gp_core *c)
+uint64_t gp_core_busy_milli(const struct gp_core *c)
 {
-    return c->busy;
+    return c->busy_milli;
 }
 
 size_t gp_core_ntenants(const struct gp_core *c)
@@ -293,9 +291,9 @@ const char *gp_core_tenant_name(const struct gp_core *c, uint32_t tenant)
     return tenant < c->ntenants ? c->tenants[tenant].info.name : "";
 }
 
-uint64_t gp_core_tenant_busy_gpus(const struct gp_core *c, uint32_t tenant)
+uint64_t gp_core_tenant_busy_milli(const struct gp_core *c, uint32_t tenant)
 {
-    return tenant < c->ntenants ? c->tenants[tenant].info.held : 0;
+    return tenant < c->ntenants ? c->tenants[tenant].info.held_milli : 0;
 }
 
 const char *gp_core_str(const struct gp_core *c, uint32_t strid)

@@ -71,7 +71,7 @@ struct tenant {
     bool has_children;
     uint32_t run_head; /* its running jobs, linked through t_prev/t_next */
     struct gp_tenant_type *types; /* per GPU type (info.by_type) */
-    uint64_t sub_demand;          /* demand of its whole subtree */
+    uint64_t sub_demand;          /* demand of its whole subtree (milli) */
     uint32_t depth;               /* 0 at the top level */
     double sub_entitled;
 };
@@ -119,14 +119,15 @@ struct gp_core {
     } * lc;
     double decay_per_us; /* ln 2 / half-life */
     struct gp_predictor *predictor;
-    uint64_t preempting_gpus;
+    uint64_t preempting_milli;
     uint32_t *preempting; /* ids of signalled jobs; job->heap_pos indexes */
     uint32_t npreempting, cappreempting;
     /* the preempting jobs' GPUs are given back to the cluster for now
      * (give_stopping): so many GPUs in all and of each type */
     bool stopping_given;
-    uint64_t given_gpus;
+    uint64_t given_gpus, given_milli; /* what giving added to the free */
     uint64_t given_type_gpus[GP_MAX_GPU_TYPES];
+    uint64_t given_type_milli[GP_MAX_GPU_TYPES];
 
     struct gp_job **chunks;
     size_t nchunks, njobs; /* slots made; njobs - nfree are alive */
@@ -156,7 +157,7 @@ struct gp_core {
     int64_t next_periodic_us;
 
     size_t npending;
-    uint64_t busy;
+    uint64_t busy_milli;
     uint64_t running_epoch; /* bumped whenever a job starts or stops */
     bool dirty;
     uint64_t nrounds;
@@ -282,5 +283,7 @@ bool gp__cluster_degraded(const struct gp_core *c);
 
 /* plan.c */
 int gp__plan_validate(struct gp_core *c, struct gp_diag *diag);
+/* Zero the ledger's plan columns (before a round, and once applied). */
+void gp__plan_books_clear(struct gp_core *c);
 
 #endif

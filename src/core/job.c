@@ -55,5 +55,5 @@ int64_t gp_job_remaining_at(const struct gp_job *j, int64_t now_us)
 int64_t gp_job_attained_at(const struct gp_job *j, int64_t now_us)
 {
     return gp_add_sat(j->attained_gpu_us,
-                      gp_mul_sat(run_useful_us(j, now_us), j->where.gpus));
+                      gp_placement_gpu_us(&j->where, run_useful_us(j, now_us)));
 }

@@ -1,8 +1,10 @@
 /* ledger.c - tenants and the fair-share ledger.
  *
  * Key decisions:
- *  - Per-tenant counters (held, pending GPUs, decayed usage, incoming,
- *    outgoing, owed; per GPU type too) are kept up to date on every move;
+ *  - Per-tenant counters (held, pending, decayed usage, incoming,
+ *    outgoing, owed; per GPU type too) are kept up to date on every move,
+ *    in milli-GPUs, so shares of devices count as what they are; the
+ *    water-fill works in GPUs (exactly 1/1000 of them);
  *    entitlements are recomputed only when something changed and someone
  *    asks.
  *  - Entitlements water-fill level by level down the tenant tree. A parent
@@ -28,9 +30,9 @@ static void tenant_touch(const struct gp_core *c, struct tenant *t)
     if (dt <= 0)
         return;
     e = exp(-c->decay_per_us * (double)dt);
-    t->info.usage_gpu_s = t->info.usage_gpu_s * e + (double)t->info.held *
-                                                        (1.0 - e) /
-                                                        c->decay_per_us / 1e6;
+    t->info.usage_gpu_s =
+        t->info.usage_gpu_s * e + gp_milli_gpus(t->info.held_milli) *
+                                      (1.0 - e) / c->decay_per_us / 1e6;
     t->usage_t_us = c->now_us;
 }
 
@@ -40,8 +42,9 @@ void gp__tenant_held(struct gp_core *c, uint32_t tenant, uint8_t type,
     struct tenant *t = &c->tenants[tenant];
 
     tenant_touch(c, t);
-    t->info.held = (uint64_t)((int64_t)t->info.held + delta);
-    t->types[type].held = (uint64_t)((int64_t)t->types[type].held + delta);
+    t->info.held_milli = (uint64_t)((int64_t)t->info.held_milli + delta);
+    t->types[type].held_milli =
+        (uint64_t)((int64_t)t->types[type].held_milli + delta);
     t->info.nrunning = (uint32_t)((int32_t)t->info.nrunning + nrunning_delta);
     c->lc->stale = true;
 }
@@ -289,7 +292,7 @@ static void share_level(const struct gp_core *c, uint32_t parent,
         double cap = t->info.cap ? (double)t->info.cap : 1e18;
 
         m[n].tenant = k;
-        m[n].limit = fmin((double)t->sub_demand, cap);
+        m[n].limit = fmin(gp_milli_gpus(t->sub_demand), cap);
         m[n].base = fmin((double)t->info.guarantee, m[n].limit);
         /* the part of its guarantee it never lends stays its own, idle
          * or not */
@@ -306,7 +309,7 @@ static void share_level(const struct gp_core *c, uint32_t parent,
          * guaranteed */
         struct tenant *p = &c->tenants[parent];
         m[n].tenant = NONE;
-        m[n].limit = (double)p->info.demand;
+        m[n].limit = gp_milli_gpus(p->info.demand_milli);
         m[n].base =
             fmin(fmax(0.0, (double)p->info.guarantee - child_g), m[n].limit);
         m[n].weight = p->info.weight;
@@ -343,9 +346,9 @@ void gp__ledger_update(const struct gp_core *c)
         uint32_t p = t->info.parent == GP_TENANT_NONE ? nt : t->info.parent;
 
         tenant_touch(c, t);
-        t->info.demand = t->info.held + t->info.pending_gpus;
+        t->info.demand_milli = t->info.held_milli + t->info.pending_milli;
         t->info.entitled = 0;
-        t->sub_demand = t->info.demand;
+        t->sub_demand = t->info.demand_milli;
         start[p + 1]++;
     }
     for (uint32_t p = 0; p <= nt; p++)
@@ -383,10 +386,10 @@ void gp__ledger_round_end(struct gp_core *c)
     for (uint32_t t = 0; t < c->ntenants; t++) {
         struct tenant *tn = &c->tenants[t];
 
-        if (tn->info.incoming == 0) {
-            tn->info.owed = 0;
+        if (tn->info.incoming_milli == 0) {
+            tn->info.owed_milli = 0;
             for (uint32_t k = 0; k < gp_cluster_ntypes(c->cluster); k++)
-                tn->types[k].owed = 0;
+                tn->types[k].owed_milli = 0;
         }
     }
 }

@@ -48,8 +48,19 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     bool unknown_type = false;
     int rc;
 
-    if (spec->gpus < 1)
-        return gp_diag_set(diag, GP_EINVAL, where, "gpus must be >= 1");
+    if (spec->gpus > 0 && spec->gpu_milli)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "gpu_milli is for a share of one device: it "
+                           "asks gpus 0");
+    if (spec->gpu_milli >= GP_MILLI_PER_GPU)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "gpu_milli must be below %d (a whole device is "
+                           "gpus 1)",
+                           GP_MILLI_PER_GPU);
+    if (spec->gpus == 0 && (spec->min_gpus || spec->max_gpus))
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "a job of gpus 0 (a share, or no GPU) is not "
+                           "elastic: min_gpus and max_gpus must be 0");
     if (spec->duration_us < 0 || spec->time_limit_us < 0)
         return gp_diag_set(diag, GP_EINVAL, where,
                            "duration and time limit must be >= 0");
@@ -74,9 +85,16 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         goto nomem;
     j->demand.gpus = spec->gpus;
     j->demand.type = type;
-    j->demand.cpus_per_gpu = spec->cpus ? ceil_div(spec->cpus, spec->gpus) : 0;
-    j->demand.mem_mib_per_gpu =
-        spec->mem_mib ? (spec->mem_mib + spec->gpus - 1) / spec->gpus : 0;
+    if (spec->gpus > 0) { /* a gang: CPUs and memory go with each GPU */
+        j->demand.cpus_per_gpu =
+            spec->cpus ? ceil_div(spec->cpus, spec->gpus) : 0;
+        j->demand.mem_mib_per_gpu =
+            spec->mem_mib ? (spec->mem_mib + spec->gpus - 1) / spec->gpus : 0;
+    } else { /* a share or no GPU: all of it on one node */
+        j->demand.gpu_milli = spec->gpu_milli;
+        j->demand.cpus = spec->cpus;
+        j->demand.mem_mib = spec->mem_mib;
+    }
     j->min_gpus = spec->min_gpus ? spec->min_gpus : spec->gpus;
     j->max_gpus = spec->max_gpus ? spec->max_gpus : spec->gpus;
     j->priority = spec->priority;
@@ -197,15 +215,16 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
         if (useful < 0)
             useful = 0;
     }
-    j->gpu_us = gp_add_sat(j->gpu_us, gp_mul_sat(held, j->where.gpus));
+    j->gpu_us = gp_add_sat(j->gpu_us, gp_placement_gpu_us(&j->where, held));
     j->held_us += held;
     j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
     if (j->duration_us > 0 && j->work_done_us > j->duration_us)
         j->work_done_us = j->duration_us;
-    j->attained_gpu_us =
-        gp_add_sat(j->attained_gpu_us, gp_mul_sat(useful, j->where.gpus));
-    c->busy -= j->where.gpus;
-    gp__tenant_held(c, j->tenant, j->where.type, -(int64_t)j->where.gpus, -1);
+    j->attained_gpu_us = gp_add_sat(j->attained_gpu_us,
+                                    gp_placement_gpu_us(&j->where, useful));
+    c->busy_milli -= gp_placement_milli(&j->where);
+    gp__tenant_held(c, j->tenant, j->where.type,
+                    -(int64_t)gp_placement_milli(&j->where), -1);
     if (give)
         gp_cluster_give(c->cluster, &j->where, &j->demand);
     gp_placement_fini(&j->where);
@@ -217,6 +236,7 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
 static int enter_stopping(struct gp_core *c, struct gp_job *j,
                           uint32_t beneficiary, enum gp_stop_reason why)
 {
+    uint64_t m;
     int rc;
 
     if ((rc = gp__grow(c->env, (void **)&c->preempting, &c->cappreempting,
@@ -228,12 +248,13 @@ static int enter_stopping(struct gp_core *c, struct gp_job *j,
     j->stop_reason = (uint8_t)why;
     j->signal_us = c->now_us;
     j->reclaim_for = beneficiary;
-    c->preempting_gpus += j->where.gpus;
-    c->tenants[j->tenant].info.outgoing += j->where.gpus;
-    c->tenants[j->tenant].types[j->where.type].outgoing += j->where.gpus;
+    m = gp_placement_milli(&j->where);
+    c->preempting_milli += m;
+    c->tenants[j->tenant].info.outgoing_milli += m;
+    c->tenants[j->tenant].types[j->where.type].outgoing_milli += m;
     if (beneficiary != GP_TENANT_NONE) {
-        c->tenants[beneficiary].info.incoming += j->where.gpus;
-        c->tenants[beneficiary].types[j->where.type].incoming += j->where.gpus;
+        c->tenants[beneficiary].info.incoming_milli += m;
+        c->tenants[beneficiary].types[j->where.type].incoming_milli += m;
     }
     c->lc->stale = true;
     return GP_OK;
@@ -242,20 +263,21 @@ static int enter_stopping(struct gp_core *c, struct gp_job *j,
 void gp__leave_preempting(struct gp_core *c, struct gp_job *j)
 {
     uint32_t last = c->preempting[--c->npreempting];
+    uint64_t m = gp_placement_milli(&j->where);
 
     if (last != j->id) {
         c->preempting[j->heap_pos] = last;
         J(c, last)->heap_pos = j->heap_pos;
     }
-    c->preempting_gpus -= j->where.gpus;
-    c->tenants[j->tenant].info.outgoing -= j->where.gpus;
-    c->tenants[j->tenant].types[j->where.type].outgoing -= j->where.gpus;
+    c->preempting_milli -= m;
+    c->tenants[j->tenant].info.outgoing_milli -= m;
+    c->tenants[j->tenant].types[j->where.type].outgoing_milli -= m;
     if (j->reclaim_for != GP_TENANT_NONE) {
         struct tenant *b = &c->tenants[j->reclaim_for];
-        b->info.incoming -= j->where.gpus;
-        b->info.owed += j->where.gpus;
-        b->types[j->where.type].incoming -= j->where.gpus;
-        b->types[j->where.type].owed += j->where.gpus;
+        b->info.incoming_milli -= m;
+        b->info.owed_milli += m;
+        b->types[j->where.type].incoming_milli -= m;
+        b->types[j->where.type].owed_milli += m;
     }
     j->reclaim_for = GP_TENANT_NONE;
     j->stop_reason = GP_STOP_NONE;
@@ -486,7 +508,9 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
 {
     double r = 0;
 
-    if (c->cfg.speed && j->job_class)
+    if (!gp_placement_milli(where))
+        return 1.0; /* a zero-GPU job: no GPU sets its pace */
+    if (c->cfg.speed && j->job_class && where->gpus)
         r = gp_speed_table_rate(c->cfg.speed,
                                 gp_strtab_get(&c->strs, j->job_class),
                                 gp_cluster_type_name(c->cluster, where->type),
@@ -534,13 +558,15 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now)
         j->first_start_us != GP_TIME_NONE ? c->cfg.restart_cost_us : 0;
     j->speed = gp__speed_of(c, j, where);
     j->starts++;
-    c->busy += where->gpus;
-    gp__tenant_held(c, j->tenant, where->type, (int64_t)where->gpus, 1);
     {
         struct gp_tenant_info *ti = &c->tenants[j->tenant].info;
         struct gp_tenant_type *tt = &c->tenants[j->tenant].types[where->type];
-        ti->owed = ti->owed > where->gpus ? ti->owed - where->gpus : 0;
-        tt->owed = tt->owed > where->gpus ? tt->owed - where->gpus : 0;
+        uint64_t m = gp_placement_milli(where);
+
+        c->busy_milli += m;
+        gp__tenant_held(c, j->tenant, where->type, (int64_t)m, 1);
+        ti->owed_milli = ti->owed_milli > m ? ti->owed_milli - m : 0;
+        tt->owed_milli = tt->owed_milli > m ? tt->owed_milli - m : 0;
     }
     GP__MUST(gp__running_push(c, j));
     GP__MUST(gp__emit(c, GP_ACT_START, j, GP_TIME_NONE, false));
@@ -568,21 +594,22 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
                       struct gp_placement *old, int64_t now)
 {
     int64_t held = now - j->held_since_us, useful = 0;
-    int64_t delta = (int64_t)j->where.gpus - (int64_t)old->gpus;
+    int64_t delta = ((int64_t)j->where.gpus - (int64_t)old->gpus) *
+                    GP_MILLI_PER_GPU;
 
     if (held < 0)
         held = 0;
     useful = now - j->run_start_us - j->overhead_us;
     if (useful < 0)
         useful = 0;
-    j->gpu_us = gp_add_sat(j->gpu_us, gp_mul_sat(held, old->gpus));
+    j->gpu_us = gp_add_sat(j->gpu_us, gp_placement_gpu_us(old, held));
     j->held_us += held;
     j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
     if (j->duration_us > 0 && j->work_done_us > j->duration_us)
         j->work_done_us = j->duration_us;
     j->attained_gpu_us =
-        gp_add_sat(j->attained_gpu_us, gp_mul_sat(useful, old->gpus));
-    c->busy = (uint64_t)((int64_t)c->busy + delta);
+        gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(old, useful));
+    c->busy_milli = (uint64_t)((int64_t)c->busy_milli + delta);
     gp__tenant_held(c, j->tenant, j->where.type, delta, 0);
     j->held_since_us = now;
     j->run_start_us = now;

@@ -124,7 +124,8 @@ static int younger_first(const void *a, const void *b)
 static int shrink_count(struct gp_core *c, int64_t now_us)
 {
     for (uint32_t t = 0; t < gp_cluster_ntypes(c->cluster); t++) {
-        uint64_t up = gp_cluster_type_up_gpus(c->cluster, (uint8_t)t);
+        uint64_t up = gp_cluster_type_up_gpus(c->cluster, (uint8_t)t) *
+                      GP_MILLI_PER_GPU;
         uint64_t held = 0;
         struct gp_job **v;
         size_t n;
@@ -133,12 +134,12 @@ static int shrink_count(struct gp_core *c, int64_t now_us)
         if ((rc = holders(c, pick_type, t, &v, &n)) != GP_OK)
             return rc;
         for (size_t i = 0; i < n; i++)
-            held += v[i]->where.gpus;
+            held += gp_placement_milli(&v[i]->where);
         if (held <= up)
             continue;
         qsort(v, n, sizeof(*v), younger_first);
         for (size_t i = 0; i < n && held > up; i++) {
-            held -= v[i]->where.gpus;
+            held -= gp_placement_milli(&v[i]->where);
             if ((rc = lose_job(c, v[i], now_us)) != GP_OK)
                 return rc;
         }

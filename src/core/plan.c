@@ -10,33 +10,69 @@
  */
 #include "core/core_priv.h"
 
-/* The ledger follows the plan: what it starts for a tenant and what it
- * stops of it, so far (sign -1 when an action is undone). */
+static void book(uint64_t *total, uint64_t *typed, int64_t d)
+{
+    *total = (uint64_t)((int64_t)*total + d);
+    *typed = (uint64_t)((int64_t)*typed + d);
+}
+
+/* The ledger follows the plan: what it starts for a tenant, what it stops
+ * of it, what it reclaims for it, so far, in all and by GPU type (sign -1
+ * when an action is undone). */
 static void plan_books(struct gp_core *c, const struct action *a,
                        const struct gp_job *j, int sign)
 {
-    struct gp_tenant_info *t = &c->tenants[j->tenant].info;
+    struct tenant *t = &c->tenants[j->tenant];
     int64_t d = 0;
 
     switch (a->op) {
     case OP_START:
-        t->plan_starting += (uint64_t)(sign * (int64_t)a->where.gpus);
+        d = sign * (int64_t)gp_placement_milli(&a->where);
+        book(&t->info.plan_starting_milli,
+             &t->types[a->where.type].plan_starting_milli, d);
         return;
     case OP_PREEMPT:
-        t->plan_stopping += (uint64_t)(sign * (int64_t)j->where.gpus);
+        d = sign * (int64_t)gp_placement_milli(&j->where);
+        book(&t->info.plan_stopping_milli,
+             &t->types[j->where.type].plan_stopping_milli, d);
+        if (a->beneficiary != GP_TENANT_NONE) {
+            struct tenant *b = &c->tenants[a->beneficiary];
+            book(&b->info.plan_incoming_milli,
+                 &b->types[j->where.type].plan_incoming_milli, d);
+        }
         return;
     case OP_RESIZE:
-        d = (int64_t)a->where.gpus - (int64_t)j->where.gpus;
+        d = (int64_t)gp_placement_milli(&a->where) -
+            (int64_t)gp_placement_milli(&j->where);
         if (d > 0)
-            t->plan_starting += (uint64_t)(sign * d);
+            book(&t->info.plan_starting_milli,
+                 &t->types[j->where.type].plan_starting_milli, sign * d);
         else
-            t->plan_stopping += (uint64_t)(sign * -d);
+            book(&t->info.plan_stopping_milli,
+                 &t->types[j->where.type].plan_stopping_milli, sign * -d);
         return;
     }
 }
 
+void gp__plan_books_clear(struct gp_core *c)
+{
+    uint32_t nt = gp_cluster_ntypes(c->cluster);
+
+    for (uint32_t t = 0; t < c->ntenants; t++) {
+        struct tenant *tn = &c->tenants[t];
+
+        tn->info.plan_starting_milli = tn->info.plan_stopping_milli = 0;
+        tn->info.plan_incoming_milli = 0;
+        for (uint32_t k = 0; k < nt; k++) {
+            tn->types[k].plan_starting_milli = 0;
+            tn->types[k].plan_stopping_milli = 0;
+            tn->types[k].plan_incoming_milli = 0;
+        }
+    }
+}
+
 static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
-                      const struct gp_placement *where)
+                      const struct gp_placement *where, uint32_t beneficiary)
 {
     struct action *a;
     uint32_t cap = (uint32_t)c->capactions;
@@ -49,7 +85,7 @@ static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
     a = &c->actions[c->nactions++];
     a->op = op;
     a->job = j->id;
-    a->beneficiary = GP_TENANT_NONE;
+    a->beneficiary = beneficiary;
     a->why = 0;
     a->where = *where;
     if (where->nslots == 1)
@@ -108,6 +144,7 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
     if (j->state != GP_JOB_PENDING || gp_plan_has(p, j))
         return GP_EPLAN;
     if (where->gpus < j->min_gpus || where->gpus > j->max_gpus ||
+        where->milli != j->demand.gpu_milli ||
         (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type))
         return GP_EPLAN;
     if ((c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0))
@@ -119,7 +156,7 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
     gp__take_stopping(c);
     if ((rc = gp_cluster_take(c->cluster, &copy, &d)) != GP_OK)
         return rc;
-    if ((rc = add_action(c, OP_START, j, &copy)) != GP_OK) {
+    if ((rc = add_action(c, OP_START, j, &copy, GP_TENANT_NONE)) != GP_OK) {
         gp_cluster_give(c->cluster, &copy, &d);
         return rc;
     }
@@ -139,9 +176,8 @@ int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
         return GP_EPLAN;
     if (tenant != GP_TENANT_NONE && tenant >= c->ntenants)
         return GP_EPLAN;
-    if ((rc = add_action(c, OP_PREEMPT, j, &j->where)) != GP_OK)
+    if ((rc = add_action(c, OP_PREEMPT, j, &j->where, tenant)) != GP_OK)
         return rc;
-    c->actions[c->nactions - 1].beneficiary = tenant;
     /* graceful: the GPUs stay held until the job stops */
     if (c->cfg.grace_us == 0) {
         gp__take_stopping(c);
@@ -210,7 +246,7 @@ int gp_plan_reject(struct gp_plan *p, const struct gp_job *job, const char *why)
     if ((rc = gp_strtab_intern(&c->strs,
                                why && *why ? why : "rejected by the policy",
                                (size_t)-1, &id)) != GP_OK ||
-        (rc = add_action(c, OP_REJECT, j, &none)) != GP_OK)
+        (rc = add_action(c, OP_REJECT, j, &none, GP_TENANT_NONE)) != GP_OK)
         return rc;
     c->actions[c->nactions - 1].why = id;
     return GP_OK;
@@ -243,7 +279,7 @@ int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
         GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
         return rc;
     }
-    if ((rc = add_action(c, OP_RESIZE, j, &copy)) != GP_OK) {
+    if ((rc = add_action(c, OP_RESIZE, j, &copy, GP_TENANT_NONE)) != GP_OK) {
         gp_cluster_give(c->cluster, &copy, &d);
         GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
         return rc;

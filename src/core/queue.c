@@ -257,7 +257,7 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j)
         return rc;
     c->npending++;
     c->tenants[j->tenant].info.npending++;
-    c->tenants[j->tenant].info.pending_gpus += j->demand.gpus;
+    c->tenants[j->tenant].info.pending_milli += gp_demand_milli(&j->demand);
     c->lc->stale = true;
     return GP_OK;
 }
@@ -271,7 +271,7 @@ void gp__pending_remove(struct gp_core *c, struct gp_job *j)
         shape_retire(c, j->qclass);
     c->npending--;
     c->tenants[j->tenant].info.npending--;
-    c->tenants[j->tenant].info.pending_gpus -= j->demand.gpus;
+    c->tenants[j->tenant].info.pending_milli -= gp_demand_milli(&j->demand);
     c->lc->stale = true;
 }
 

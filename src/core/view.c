@@ -29,12 +29,28 @@ void gp__give_stopping(struct gp_core *c)
 {
     if (c->stopping_given || c->npreempting == 0)
         return;
+    uint64_t free0 = gp_cluster_free_gpus(c->cluster);
+    uint64_t milli0 = gp_cluster_free_milli(c->cluster);
+    uint64_t tfree0[GP_MAX_GPU_TYPES], tmilli0[GP_MAX_GPU_TYPES];
+    uint32_t nt = gp_cluster_ntypes(c->cluster);
+
+    for (uint8_t t = 0; t < nt; t++) {
+        tfree0[t] = gp_cluster_type_free(c->cluster, t);
+        tmilli0[t] = gp_cluster_type_free_milli(c->cluster, t);
+    }
     for (uint32_t k = 0; k < c->npreempting; k++) {
         struct gp_job *p = J(c, c->preempting[k]);
 
         gp_cluster_give(c->cluster, &p->where, &p->demand);
-        c->given_gpus += p->where.gpus;
-        c->given_type_gpus[p->where.type] += p->where.gpus;
+    }
+    /* what the free counts gained: a share given back frees a whole
+     * device only if it was the device's last */
+    c->given_gpus = gp_cluster_free_gpus(c->cluster) - free0;
+    c->given_milli = gp_cluster_free_milli(c->cluster) - milli0;
+    for (uint8_t t = 0; t < nt; t++) {
+        c->given_type_gpus[t] = gp_cluster_type_free(c->cluster, t) - tfree0[t];
+        c->given_type_milli[t] =
+            gp_cluster_type_free_milli(c->cluster, t) - tmilli0[t];
     }
     c->stopping_given = true;
 }
@@ -49,8 +65,9 @@ void gp__take_stopping(struct gp_core *c)
         /* given by gp__give_stopping, nothing else took them since */
         GP__MUST(gp_cluster_take(c->cluster, &p->where, &p->demand));
     }
-    c->given_gpus = 0;
+    c->given_gpus = c->given_milli = 0;
     memset(c->given_type_gpus, 0, sizeof(c->given_type_gpus));
+    memset(c->given_type_milli, 0, sizeof(c->given_type_milli));
     c->stopping_given = false;
 }
 
@@ -93,6 +110,21 @@ uint64_t gp_view_type_free_gpus(const struct gp_view *v, uint8_t type)
     if (type >= gp_cluster_ntypes(c->cluster))
         return 0;
     return gp_cluster_type_free(c->cluster, type) - c->given_type_gpus[type];
+}
+
+uint64_t gp_view_free_milli(const struct gp_view *v)
+{
+    return gp_cluster_free_milli(v->core->cluster) - v->core->given_milli;
+}
+
+uint64_t gp_view_type_free_milli(const struct gp_view *v, uint8_t type)
+{
+    const struct gp_core *c = v->core;
+
+    if (type >= gp_cluster_ntypes(c->cluster))
+        return 0;
+    return gp_cluster_type_free_milli(c->cluster, type) -
+           c->given_type_milli[type];
 }
 
 struct gp_arena *gp_view_scratch(const struct gp_view *v)
@@ -249,9 +281,9 @@ uint64_t gp_view_running_epoch(const struct gp_view *v)
     return v->core->running_epoch;
 }
 
-uint64_t gp_view_preempting_gpus(const struct gp_view *v)
+uint64_t gp_view_preempting_milli(const struct gp_view *v)
 {
-    return v->core->preempting_gpus;
+    return v->core->preempting_milli;
 }
 
 bool gp__may_preempt(const struct gp_core *c, const struct gp_job *j)

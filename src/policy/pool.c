@@ -140,15 +140,34 @@ static int wake_at(struct pool *p, const struct gp_view *v,
 struct reservation {
     const struct gp_job *job; /* NULL = none */
     int64_t at_us;            /* predicted start */
-    int64_t extra;            /* GPUs free at that time beyond the gang */
+    int64_t extra;            /* free at that time beyond the gang */
 };
+
+/* Amounts are in milli-GPUs (MILLI to a GPU) unless named GPUs: a share
+ * of a device counts as what it is. What a tenant holds and what is being
+ * reclaimed for it, as the plan goes, are the core's ledger
+ * (gp_tenant_planned_milli, gp_tenant_incoming_milli); the policy keeps
+ * only its own judgments: what of the GPUs reclaimed for a tenant it keeps
+ * for it (owed), and what a lending limit keeps free (keep). */
+#define MILLI GP_MILLI_PER_GPU
+
+/* Milli-GPUs as GPUs, for comparisons with entitlements (exact for whole
+ * GPUs). */
+static double gpus_of(int64_t milli)
+{
+    return (double)milli / MILLI;
+}
+
+/* What a job asks for. */
+static int64_t ask(const struct gp_job *j)
+{
+    return (int64_t)gp_demand_milli(&j->demand);
+}
 
 struct tstate {
     uint32_t t;
     double key; /* sort key */
     double key2;
-    int64_t held; /* as the plan goes */
-    int64_t incoming;
     int64_t owed; /* reclaimed GPUs kept for it, as the plan goes */
     int64_t keep; /* GPUs its lending limit keeps free for it */
 };
@@ -158,14 +177,25 @@ struct totals {
     int64_t keep, owed;
     uint32_t *pos; /* tenant -> its index in the tenant array */
     /* Books per GPU type, kept only when some tenant's guarantee is split
-     * by type (typed): per tenant (index t * ntypes + type) what it holds
-     * (stopping jobs excluded), what is being reclaimed for it and what is
-     * kept for it; and per type what is kept for anyone. */
+     * by type (typed): per tenant (index t * ntypes + type) what is kept
+     * for it and what a reclaim being decided has chosen of its jobs; and
+     * per type what is kept for anyone. */
     bool typed;
     uint32_t ntypes;
-    int64_t *held_t, *incoming_t, *owed_t;
+    int64_t *owed_t, *chosen_t;
     int64_t *owed_sum_t;
 };
+
+/* What tenant t will hold once the plan so far applies and its stopping
+ * jobs are gone; being reclaimed for it. */
+static int64_t held_of(const struct gp_view *v, uint32_t t)
+{
+    return gp_tenant_planned_milli(gp_view_tenant(v, t));
+}
+static int64_t incoming_of(const struct gp_view *v, uint32_t t)
+{
+    return gp_tenant_incoming_milli(gp_view_tenant(v, t));
+}
 
 static inline int64_t *per_type(const struct totals *tot, int64_t *a,
                                 uint32_t t)
@@ -255,7 +285,7 @@ static void pool_rank(void *priv, const struct gp_job *job, int64_t now_us,
                       int64_t rank[2])
 {
     const struct pool *p = priv;
-    double gpu_time = (double)job->predicted_us * (double)job->demand.gpus;
+    double gpu_time = (double)job->predicted_us * gpus_of(ask(job));
 
     (void)now_us;
     rank[0] = -(int64_t)job->priority;
@@ -266,18 +296,18 @@ static void pool_rank(void *priv, const struct gp_job *job, int64_t now_us,
 
 /* Through the view, not the cluster: reading the cluster would take back
  * the stopping jobs' GPUs that reclaim's fit questions keep given. */
-static uint64_t free_for(const struct gp_view *v, const struct gp_job *job)
+static int64_t free_for(const struct gp_view *v, const struct gp_job *job)
 {
-    return job->demand.type == GP_TYPE_ANY
-               ? gp_view_free_gpus(v)
-               : gp_view_type_free_gpus(v, job->demand.type);
+    return (int64_t)(job->demand.type == GP_TYPE_ANY
+                         ? gp_view_free_milli(v)
+                         : gp_view_type_free_milli(v, job->demand.type));
 }
 
 /* ---- reservation for a gang that waited too long ------------------------ */
 
 struct endpoint {
     int64_t at_us;
-    uint32_t gpus;
+    int64_t milli;
 };
 
 static int cmp_endpoint(const void *a, const void *b)
@@ -286,7 +316,7 @@ static int cmp_endpoint(const void *a, const void *b)
 
     if (x->at_us != y->at_us)
         return x->at_us < y->at_us ? -1 : 1;
-    return (x->gpus > y->gpus) - (x->gpus < y->gpus);
+    return (x->milli > y->milli) - (x->milli < y->milli);
 }
 
 static int find_reservation(struct pool *p, const struct gp_view *v,
@@ -333,10 +363,10 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
     if (!oldest)
         return GP_OK;
     r->job = oldest;
-    have = (int64_t)free_for(v, oldest);
-    if (have >= (int64_t)oldest->demand.gpus) {
+    have = free_for(v, oldest);
+    if (have >= ask(oldest)) {
         r->at_us = now;
-        r->extra = have - oldest->demand.gpus;
+        r->extra = have - ask(oldest);
         return GP_OK;
     }
     ends = gp_arena_alloc(gp_view_scratch(v), (nr + 1) * sizeof(*ends));
@@ -349,16 +379,16 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
             j->where.type != oldest->demand.type)
             continue;
         ends[n].at_us = now + gp_view_predicted_remaining(v, j);
-        ends[n].gpus = j->where.gpus;
+        ends[n].milli = (int64_t)gp_placement_milli(&j->where);
         n++;
     }
     qsort(ends, n, sizeof(*ends), cmp_endpoint);
     r->at_us = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
-        have += ends[i].gpus;
-        if (have >= (int64_t)oldest->demand.gpus) {
+        have += ends[i].milli;
+        if (have >= ask(oldest)) {
             r->at_us = ends[i].at_us;
-            r->extra = have - oldest->demand.gpus;
+            r->extra = have - ask(oldest);
             break;
         }
     }
@@ -373,8 +403,8 @@ static bool respects(const struct gp_view *v, struct reservation *r,
         return true;
     if (gp_view_now(v) + gp_view_predicted_remaining(v, job) <= r->at_us)
         return true;
-    if ((int64_t)job->demand.gpus <= r->extra) {
-        r->extra -= job->demand.gpus;
+    if (ask(job) <= r->extra) {
+        r->extra -= ask(job);
         return true;
     }
     return false;
@@ -385,11 +415,12 @@ static bool respects(const struct gp_view *v, struct reservation *r,
 static int64_t keep_of(const struct gp_view *v, const struct tstate *t)
 {
     const struct gp_tenant_info *ti = gp_view_tenant(v, t->t);
-    int64_t unused = (int64_t)ti->guarantee - t->held;
+    int64_t unused = (int64_t)ti->guarantee * MILLI - held_of(v, t->t);
+    int64_t limit = (int64_t)ti->lend_limit * MILLI;
 
-    if (ti->lend_limit == 0 || unused <= 0)
+    if (limit == 0 || unused <= 0)
         return 0;
-    return unused < (int64_t)ti->lend_limit ? unused : ti->lend_limit;
+    return unused < limit ? unused : limit;
 }
 
 /* ---- guarantees by GPU type -------------------------------------------- */
@@ -399,21 +430,31 @@ static int64_t keep_of(const struct gp_view *v, const struct tstate *t)
 static int64_t typed_room(const struct gp_view *v, const struct totals *tot,
                           uint32_t t, uint8_t type)
 {
-    return (int64_t)gp_view_tenant(v, t)->by_type[type].guarantee -
-           per_type(tot, tot->held_t, t)[type];
+    const struct gp_tenant_type *b = &gp_view_tenant(v, t)->by_type[type];
+
+    return (int64_t)b->guarantee * MILLI -
+           (gp_tenant_type_planned(b) - per_type(tot, tot->chosen_t, t)[type]);
+}
+
+/* Being reclaimed for tenant t on `type`, the plan so far included. */
+static int64_t typed_incoming(const struct gp_view *v, uint32_t t, uint8_t type)
+{
+    const struct gp_tenant_type *b = &gp_view_tenant(v, t)->by_type[type];
+
+    return (int64_t)(b->incoming_milli + b->plan_incoming_milli);
 }
 
 /* Does starting `gpus` GPUs of `type` for tenant t leave what is kept for
  * other tenants on that type free? */
 static bool owed_allows(const struct gp_view *v, const struct totals *tot,
-                        uint32_t t, uint8_t type, uint32_t gpus)
+                        uint32_t t, uint8_t type, int64_t milli)
 {
     int64_t others;
 
     if (!tot->typed)
         return true;
     others = tot->owed_sum_t[type] - per_type(tot, tot->owed_t, t)[type];
-    return (int64_t)gp_view_type_free_gpus(v, type) - (int64_t)gpus >= others;
+    return (int64_t)gp_view_type_free_milli(v, type) - milli >= others;
 }
 
 /* Where the job fits on GPUs of one type: a job that takes any type is
@@ -438,12 +479,13 @@ static int fit_some_type(const struct gp_view *v, const struct gp_job *job,
                          const struct totals *tot, uint8_t skip, bool in_part,
                          struct gp_placement *where)
 {
-    uint32_t g = job->demand.gpus, t = job->tenant;
+    int64_t g = ask(job);
+    uint32_t t = job->tenant;
 
     for (uint8_t k = 0; k < tot->ntypes; k++) {
         int rc;
 
-        if (k == skip || (in_part && typed_room(v, tot, t, k) < (int64_t)g))
+        if (k == skip || (in_part && typed_room(v, tot, t, k) < g))
             continue;
         rc = fit_on(v, job, k, where);
         if (rc == GP_OK && owed_allows(v, tot, t, k, g))
@@ -462,7 +504,8 @@ static int place(const struct gp_view *v, const struct gp_job *job,
                  const struct totals *tot, uint8_t only,
                  struct gp_placement *where)
 {
-    uint32_t g = job->demand.gpus, t = job->tenant;
+    int64_t g = ask(job);
+    uint32_t t = job->tenant;
     int rc;
 
     if (!tot->typed)
@@ -497,15 +540,12 @@ static int try_start(const struct gp_view *v, struct gp_plan *plan,
     if (rc == GP_OK && tot->typed) {
         int64_t *owed = &per_type(tot, tot->owed_t, job->tenant)[where.type];
 
-        per_type(tot, tot->held_t, job->tenant)[where.type] += job->demand.gpus;
-        used = *owed < (int64_t)job->demand.gpus ? *owed : job->demand.gpus;
+        used = *owed < ask(job) ? *owed : ask(job);
         *owed -= used;
         tot->owed_sum_t[where.type] -= used;
     }
     if (rc == GP_OK) {
-        ts->held += job->demand.gpus;
-        used =
-            ts->owed < (int64_t)job->demand.gpus ? ts->owed : job->demand.gpus;
+        used = ts->owed < ask(job) ? ts->owed : ask(job);
         ts->owed -= used;
         tot->owed -= used;
         tot->keep -= ts->keep;
@@ -525,7 +565,7 @@ static int try_start_typed(const struct gp_view *v, struct gp_plan *plan,
 
     for (uint8_t k = 0; k < tot->ntypes && rc == GP_ENOFIT; k++)
         if ((job->demand.type == GP_TYPE_ANY || job->demand.type == k) &&
-            typed_room(v, tot, job->tenant, k) >= (int64_t)job->demand.gpus)
+            typed_room(v, tot, job->tenant, k) >= ask(job))
             rc = try_start(v, plan, job, ts, tot, k);
     return rc;
 }
@@ -550,8 +590,8 @@ static int start_pass(struct pool *p, const struct gp_view *v,
     (void)p;
     if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
         return rc;
-    while (gp_view_free_gpus(v) > 0 && (job = gp_pending_iter_next(&it))) {
-        int64_t after = ts[i].held + job->demand.gpus;
+    while (gp_view_free_milli(v) > 0 && (job = gp_pending_iter_next(&it))) {
+        int64_t after = held_of(v, ts[i].t) + ask(job);
 
         if (gp_plan_has(plan, job))
             continue; /* started in an earlier pass */
@@ -573,7 +613,7 @@ static int start_pass(struct pool *p, const struct gp_view *v,
             /* within its part on some type; else the one job a tenant
              * holding nothing may run */
             rc = try_start_typed(v, plan, job, &ts[i], tot);
-            if (rc == GP_ENOFIT && ts[i].held == 0)
+            if (rc == GP_ENOFIT && held_of(v, ts[i].t) == 0)
                 rc = try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
             if (rc == GP_ENOFIT)
                 gp_pending_iter_skip_shape(&it);
@@ -581,35 +621,34 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                 return rc;
             continue;
         } else if (pass == PASS_STATIC) {
-            if (after > (int64_t)ti->guarantee && ts[i].held > 0) {
+            if (after > (int64_t)ti->guarantee * MILLI &&
+                held_of(v, ts[i].t) > 0) {
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
         } else if (pass == PASS_TYPED) {
-            if (ti->cap && after > (int64_t)ti->cap) {
+            if (ti->cap && after > (int64_t)ti->cap * MILLI) {
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
         } else if (pass == PASS_ENTITLED) {
-            if ((double)after > ceil(ti->entitled - 1e-9)) {
+            if (gpus_of(after) > ceil(ti->entitled - 1e-9)) {
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
         } else if (p->mode == MODE_POOL && gp_view_cap_reached(v, job) &&
-                   (double)after > ceil(ti->entitled - 1e-9)) {
+                   gpus_of(after) > ceil(ti->entitled - 1e-9)) {
             /* lent GPUs must come back: a job preempted as often as its
              * class allows would keep them to its end (it waits for its
              * tenant's entitlement, or a reservation) */
             continue;
-        } else if ((ti->cap && after > (int64_t)ti->cap) ||
-                   (int64_t)free_for(v, job) - (int64_t)job->demand.gpus <
-                       tot->keep - ts[i].keep) {
+        } else if ((ti->cap && after > (int64_t)ti->cap * MILLI) ||
+                   free_for(v, job) - ask(job) < tot->keep - ts[i].keep) {
             gp_pending_iter_skip_shape(&it);
             continue;
         }
         if (pass != PASS_STATIC &&
-            (int64_t)free_for(v, job) - (int64_t)job->demand.gpus <
-                tot->owed - ts[i].owed) {
+            free_for(v, job) - ask(job) < tot->owed - ts[i].owed) {
             gp_pending_iter_skip_shape(&it);
             continue;
         }
@@ -760,7 +799,7 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
     x->taken = false;
     x->cls = (int)gp_job_class(j);
     x->loss = gp_view_loss_if_preempted(v, j);
-    x->over = ti->entitled > 0 ? (double)eff / ti->entitled : 1e18;
+    x->over = ti->entitled > 0 ? gpus_of(eff) / ti->entitled : 1e18;
     x->usage = ti->usage_gpu_s / ti->weight;
     x->left = gp_view_predicted_remaining(v, j);
 }
@@ -804,10 +843,11 @@ struct candidates {
     struct until *own_until; /* as *until, for the set-aside jobs */
 };
 
-/* What a tenant will hold once its stopping jobs are gone. */
+/* What a tenant will hold once its stopping jobs are gone (the plan
+ * aside). */
 static int64_t eff_held(const struct gp_tenant_info *ti)
 {
-    return (int64_t)ti->held - (int64_t)ti->outgoing;
+    return (int64_t)ti->held_milli - (int64_t)ti->outgoing_milli;
 }
 
 /* A candidate that may go now is described in *x (*added); for one
@@ -839,7 +879,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
-        if ((double)eff_held(ti) > floor(ti->entitled + 1e-9))
+        if (gpus_of(eff_held(ti)) > floor(ti->entitled + 1e-9))
             cap += ti->nrunning;
     }
     vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
@@ -858,19 +898,17 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
         bool added;
 
         c->own_at[t] = SIZE_MAX;
-        if ((double)eff <= floor_ent)
+        if (gpus_of(eff) <= floor_ent)
             continue;
         c->own_until[t] = (struct until){INT64_MAX, INT64_MAX};
         /* each job fills at most one slot, front or back, and cap counts
          * them all: the two never meet */
         for (j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
-            if (ti->typed &&
-                typed_room(v, tot, t, j->where.type) + (int64_t)j->demand.gpus >
-                    0)
+            if (ti->typed && typed_room(v, tot, t, j->where.type) + ask(j) > 0)
                 continue; /* within its guarantee on that type: never a
                              victim, not even of its own tenant's jobs */
-            if ((double)(eff - (int64_t)j->demand.gpus) >= floor_ent) {
+            if (gpus_of(eff - ask(j)) >= floor_ent) {
                 add_candidate(v, j, ti, eff, &vs[k], until, &added);
                 k += added;
             } else if (gp_job_class(j) < GP_PRIO_HIGH) {
@@ -941,11 +979,12 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
     /* how far the tenant is below its entitlement, what is on its way
      * counted: a victim's tenant must be left less short than that */
-    double short_by = gp_view_tenant(v, ts[i].t)->entitled -
-                      (double)(ts[i].held + ts[i].incoming);
+    double short_by =
+        gp_view_tenant(v, ts[i].t)->entitled -
+        gpus_of(held_of(v, ts[i].t) + incoming_of(v, ts[i].t));
     int rc = GP_OK;
 
-    /* every victim chosen frees at least one GPU */
+    /* every victim chosen frees at least one milli-GPU */
     if ((uint64_t)need < most)
         most = (size_t)need;
     chosen = gp_arena_alloc(gp_view_scratch(v), (most + 1) * sizeof(*chosen));
@@ -984,8 +1023,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         xt = gp_view_tenant(v, x->tenant);
         if (type != GP_TYPE_ANY) {
             if (x->tenant == probe->tenant ||
-                typed_room(v, tot, x->tenant, type) + (int64_t)x->demand.gpus >
-                    0)
+                typed_room(v, tot, x->tenant, type) + ask(x) > 0)
                 continue; /* would push it below its guarantee there */
         } else if (x->tenant == probe->tenant) {
             /* only a high-priority job, and only lower-priority victims */
@@ -993,7 +1031,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                 continue;
         } else {
             double after =
-                (double)(ts[xi].held - taken[xi] - (int64_t)x->demand.gpus);
+                gpus_of(held_of(v, x->tenant) - taken[xi] - ask(x));
 
             /* not below its entitlement rounded down, nor as far below
              * it as the tenant reclaiming is now: with fractional
@@ -1003,18 +1041,16 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             if (after < floor(xt->entitled + 1e-9) ||
                 xt->entitled - after >= short_by - 1e-9)
                 continue;
-            if (xt->typed && typed_room(v, tot, x->tenant, x->where.type) +
-                                     (int64_t)x->demand.gpus >
-                                 0)
+            if (xt->typed &&
+                typed_room(v, tot, x->tenant, x->where.type) + ask(x) > 0)
                 continue; /* below its guarantee on that type */
         }
         picked[nc] = vx;
         chosen[nc++] = x;
-        taken[xi] += x->demand.gpus;
-        freed += x->demand.gpus;
-        if (tot->typed) /* undone below if the victims are not taken */
-            per_type(tot, tot->held_t, x->tenant)[x->where.type] -=
-                x->demand.gpus;
+        taken[xi] += ask(x);
+        freed += ask(x);
+        if (tot->typed) /* while choosing; the plan books it once taken */
+            per_type(tot, tot->chosen_t, x->tenant)[x->where.type] += ask(x);
     }
     if (type != GP_TYPE_ANY)
         as.demand.type = type;
@@ -1028,26 +1064,15 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                 rc = GP_ENOFIT;
         }
     }
-    if (rc != GP_OK) {
-        for (size_t k = 0; tot->typed && k < nc; k++)
-            per_type(tot, tot->held_t,
-                     chosen[k]->tenant)[chosen[k]->where.type] +=
-                chosen[k]->demand.gpus;
+    for (size_t k = 0; tot->typed && k < nc; k++)
+        per_type(tot, tot->chosen_t, chosen[k]->tenant)[chosen[k]->where.type] -=
+            ask(chosen[k]);
+    if (rc != GP_OK)
         return rc;
-    }
-    for (size_t k = 0; k < nc; k++) {
-        ts[tindex(tot->pos, nts, chosen[k]->tenant)].held -=
-            chosen[k]->demand.gpus;
-        if (tot->typed)
-            per_type(tot, tot->incoming_t,
-                     probe->tenant)[chosen[k]->where.type] +=
-                chosen[k]->demand.gpus;
-    }
     /* a later tenant skips them: they are in the plan (gp_plan_has), and
      * marked so it need not look at the job to know */
     for (size_t k = 0; k < nc; k++)
         picked[k]->taken = true;
-    ts[i].incoming += freed;
     return GP_OK;
 }
 
@@ -1060,7 +1085,8 @@ static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
 
     for (size_t k = 0; k < nts; k++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[k].t);
-        int64_t over = ts[k].held - (int64_t)floor(ti->entitled + 1e-9);
+        int64_t over = held_of(v, ts[k].t) -
+                       (int64_t)floor(ti->entitled + 1e-9) * MILLI;
 
         if (ts[k].t != for_tenant && over > 0)
             sum += over;
@@ -1091,14 +1117,13 @@ static int collect_typed_victims(const struct gp_view *v,
             continue;
         for (j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
-            if (j->where.type != type || (int64_t)j->demand.gpus > over)
+            if (j->where.type != type || ask(j) > over)
                 continue;
             if (!gp_view_may_preempt(v, j)) {
                 until_note(until, j, gp_view_preemptible_at(v, j));
                 continue;
             }
-            victim_of(v, j, ti, (int64_t)ti->held - (int64_t)ti->outgoing,
-                      &vs[k++]);
+            victim_of(v, j, ti, eff_held(ti), &vs[k++]);
         }
     }
     *out = vs;
@@ -1126,8 +1151,8 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         return rc;
     for (uint8_t type = 0; type < tot->ntypes; type++) {
         struct memo *m = &p->tfail[(size_t)t * tot->ntypes + type];
-        int64_t room = typed_room(v, tot, t, type) -
-                       per_type(tot, tot->incoming_t, t)[type];
+        int64_t room =
+            typed_room(v, tot, t, type) - typed_incoming(v, t, type);
         int64_t want = 0, have, key;
         struct until until = {INT64_MAX, INT64_MAX};
         struct gp_pending_iter it;
@@ -1144,15 +1169,15 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             if (gp_plan_has(plan, job) ||
                 (job->demand.type != GP_TYPE_ANY && job->demand.type != type))
                 continue;
-            if ((int64_t)job->demand.gpus > room)
+            if (ask(job) > room)
                 break; /* the queue's order holds: no job jumps it */
             list[nlist++] = job;
-            room -= job->demand.gpus;
-            want += job->demand.gpus;
+            room -= ask(job);
+            want += ask(job);
         }
         if (nlist == 0)
             continue;
-        have = (int64_t)gp_view_type_free_gpus(v, type) -
+        have = (int64_t)gp_view_type_free_milli(v, type) -
                (tot->owed_sum_t[type] - per_type(tot, tot->owed_t, t)[type]);
         if (have < 0)
             have = 0;
@@ -1160,7 +1185,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             continue; /* the GPUs are there */
         probe = list[0];
         for (size_t k = 1; k < nlist; k++)
-            if (list[k]->demand.gpus > probe->demand.gpus)
+            if (ask(list[k]) > ask(probe))
                 probe = list[k];
         key = want;
         if (memo_holds(m, list[0]->seq, epoch, key, now))
@@ -1217,33 +1242,35 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (ti->typed &&
             (rc = reclaim_typed(p, v, plan, ts, tot, nts, i, list)) != GP_OK)
             return rc;
-        room = (int64_t)ceil(ti->entitled - 1e-9) - ts[i].held - ts[i].incoming;
+        room = (int64_t)ceil(ti->entitled - 1e-9) * MILLI -
+               held_of(v, ts[i].t) - incoming_of(v, ts[i].t);
         if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
             return rc;
         nlist = 0;
         while ((job = gp_pending_iter_next(&it)) && nlist < MAX_RECLAIM_JOBS) {
             if (gp_plan_has(plan, job))
                 continue;
-            if ((int64_t)job->demand.gpus > room) {
+            if (ask(job) > room) {
                 /* beyond its entitlement it waits or borrows - unless it
                  * is high priority and first in line, or its gang brings
                  * the tenant nearer its entitlement than it is without
                  * (a gang of 8 for a tenant 6 short of it) */
                 if ((nlist == 0 && gp_job_class(job) == GP_PRIO_HIGH &&
-                     ts[i].incoming == 0) || /* unless GPUs are coming */
-                    (p->nearest && (int64_t)job->demand.gpus < 2 * room))
+                     incoming_of(v, ts[i].t) == 0) || /* unless GPUs
+                                                         are coming */
+                    (p->nearest && ask(job) < 2 * room))
                     list[nlist++] = job;
                 break;
             }
             list[nlist++] = job;
-            room -= job->demand.gpus;
+            room -= ask(job);
         }
         if (nlist == 0)
             continue;
         first = list[0];
         for (size_t k = 0; k < nlist; k++)
-            want += list[k]->demand.gpus;
-        have = (int64_t)free_for(v, first) - (tot->owed - ts[i].owed);
+            want += ask(list[k]);
+        have = free_for(v, first) - (tot->owed - ts[i].owed);
         if (have < 0)
             have = 0;
         if (want <= have)
@@ -1252,10 +1279,10 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         /* take back what can be taken, for the jobs first in line */
         if (gp_job_class(first) != GP_PRIO_HIGH)
             while (nlist > 1 && want > have + avail)
-                want -= list[--nlist]->demand.gpus;
+                want -= ask(list[--nlist]);
         probe = first;
         for (size_t k = 1; k < nlist; k++)
-            if (list[k]->demand.gpus > probe->demand.gpus)
+            if (ask(list[k]) > ask(probe))
                 probe = list[k];
         key = (want << 32) ^ avail;
         if (memo_holds(&p->fail[ts[i].t], first->seq, epoch, key, now))
@@ -1313,14 +1340,14 @@ static int typed_books(const struct gp_view *v, struct totals *tot)
 
     tot->ntypes = gp_cluster_ntypes(gp_view_cluster(v));
     n = (size_t)nt * tot->ntypes;
-    tot->held_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * sizeof(int64_t));
-    tot->incoming_t =
+    tot->chosen_t =
         gp_arena_alloc(gp_view_scratch(v), (n + 1) * sizeof(int64_t));
     tot->owed_t = gp_arena_alloc(gp_view_scratch(v), (n + 1) * sizeof(int64_t));
     tot->owed_sum_t =
         gp_arena_alloc(gp_view_scratch(v), (tot->ntypes + 1) * sizeof(int64_t));
-    if (!tot->held_t || !tot->incoming_t || !tot->owed_t || !tot->owed_sum_t)
+    if (!tot->chosen_t || !tot->owed_t || !tot->owed_sum_t)
         return GP_ENOMEM;
+    memset(tot->chosen_t, 0, (n + 1) * sizeof(int64_t));
     memset(tot->owed_sum_t, 0, (tot->ntypes + 1) * sizeof(int64_t));
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
@@ -1328,11 +1355,8 @@ static int typed_books(const struct gp_view *v, struct totals *tot)
         for (uint8_t k = 0; k < tot->ntypes; k++) {
             const struct gp_tenant_type *b = &ti->by_type[k];
 
-            per_type(tot, tot->held_t, t)[k] =
-                (int64_t)b->held - (int64_t)b->outgoing;
-            per_type(tot, tot->incoming_t, t)[k] = (int64_t)b->incoming;
-            per_type(tot, tot->owed_t, t)[k] = (int64_t)b->owed;
-            tot->owed_sum_t[k] += (int64_t)b->owed;
+            per_type(tot, tot->owed_t, t)[k] = (int64_t)b->owed_milli;
+            tot->owed_sum_t[k] += (int64_t)b->owed_milli;
         }
     }
     return GP_OK;
@@ -1357,7 +1381,7 @@ static void order_by_deficit(const struct gp_view *v, struct tstate *ts,
     for (size_t i = 0; i < nts; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
 
-        ts[i].key = (ti->entitled - (double)ts[i].held) / ti->weight;
+        ts[i].key = (ti->entitled - gpus_of(held_of(v, ts[i].t))) / ti->weight;
         ts[i].key2 = ti->usage_gpu_s / ti->weight;
     }
     qsort(ts, nts, sizeof(*ts), cmp_ts);
@@ -1391,14 +1415,12 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         int64_t need;
 
         ts[nts].t = t;
-        /* judge a tenant by what it will hold: its stopping jobs are gone */
-        ts[nts].held = (int64_t)ti->held - (int64_t)ti->outgoing;
-        ts[nts].incoming = (int64_t)ti->incoming;
         /* reclaimed GPUs are kept for it only as far as it still needs them
-         * within its entitlement, or its guarantees by type */
-        need = (int64_t)ceil(ti->entitled - 1e-9) - ts[nts].held;
+         * within its entitlement (judged by what it will hold: its stopping
+         * jobs are gone), or its guarantees by type */
+        need = (int64_t)ceil(ti->entitled - 1e-9) * MILLI - held_of(v, t);
         if (p->nearest && need > 0)
-            need = 2 * need - 1; /* a gang reclaimed to land nearer */
+            need = 2 * need - MILLI; /* a gang reclaimed to land nearer */
         if (ti->typed) {
             int64_t typed_need = 0;
 
@@ -1408,8 +1430,9 @@ static int pool_schedule(void *priv, const struct gp_view *v,
             if (typed_need > need)
                 need = typed_need;
         }
-        ts[nts].owed = (int64_t)ti->owed < need ? (int64_t)ti->owed
-                                                : (need > 0 ? need : 0);
+        ts[nts].owed = (int64_t)ti->owed_milli < need
+                           ? (int64_t)ti->owed_milli
+                           : (need > 0 ? need : 0);
         if (tot.typed) {
             /* and no more on its types than in all */
             int64_t budget = ts[nts].owed,
@@ -1445,7 +1468,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         const struct gp_tenant_info *ti = gp_view_tenant(v, r.job->tenant);
 
         if (!ti->cap ||
-            ts[i].held + (int64_t)r.job->demand.gpus <= (int64_t)ti->cap) {
+            held_of(v, r.job->tenant) + ask(r.job) <= (int64_t)ti->cap * MILLI) {
             rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
             if (rc != GP_OK && rc != GP_ENOFIT)
                 return rc;
@@ -1455,17 +1478,17 @@ static int pool_schedule(void *priv, const struct gp_view *v,
 
     order_by_deficit(v, ts, nts, tot.pos);
     /* 2. within guarantees by type: a tenant's part on a type is its own */
-    for (size_t i = 0; tot.typed && i < nts && gp_view_free_gpus(v) > 0; i++)
+    for (size_t i = 0; tot.typed && i < nts && gp_view_free_milli(v) > 0; i++)
         if (gp_view_tenant(v, ts[i].t)->typed &&
             gp_view_tenant(v, ts[i].t)->npending > 0 &&
             (rc = start_pass(p, v, plan, ts, &tot, i, PASS_TYPED, &r)))
             return rc;
 
     /* 3. within entitlements, largest deficit first */
-    for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
+    for (size_t i = 0; i < nts && gp_view_free_milli(v) > 0; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
 
-        if (ti->npending == 0 || (double)ts[i].held >= ti->entitled)
+        if (ti->npending == 0 || gpus_of(held_of(v, ts[i].t)) >= ti->entitled)
             continue;
         if ((rc = start_pass(p, v, plan, ts, &tot, i, PASS_ENTITLED, &r)))
             return rc;
@@ -1478,7 +1501,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
 
     /* 5. lend what is idle */
     order_by_deficit(v, ts, nts, tot.pos);
-    for (size_t i = 0; i < nts && gp_view_free_gpus(v) > 0; i++) {
+    for (size_t i = 0; i < nts && gp_view_free_milli(v) > 0; i++) {
         if (gp_view_tenant(v, ts[i].t)->npending == 0)
             continue;
         if ((rc = start_pass(p, v, plan, ts, &tot, i, PASS_LEND, &r)))

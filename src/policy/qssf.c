@@ -10,7 +10,8 @@
 static void qssf_rank(void *priv, const struct gp_job *job, int64_t now_us,
                       int64_t rank[2])
 {
-    double gpu_time = (double)job->predicted_us * (double)job->demand.gpus;
+    double gpu_time = (double)job->predicted_us *
+                      gp_milli_gpus(gp_demand_milli(&job->demand));
 
     (void)priv;
     (void)now_us;

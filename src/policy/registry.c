@@ -54,10 +54,10 @@ static bool enough_gpus(const struct gp_view *v, const struct gp_job *job)
 {
     const struct gp_cluster *c = gp_view_cluster(v);
     uint64_t free = job->demand.type == GP_TYPE_ANY
-                        ? gp_cluster_free_gpus(c)
-                        : gp_cluster_type_free(c, job->demand.type);
+                        ? gp_cluster_free_milli(c)
+                        : gp_cluster_type_free_milli(c, job->demand.type);
 
-    return free >= job->demand.gpus;
+    return free >= gp_demand_milli(&job->demand);
 }
 
 /* A victim the job may take but for its minimum run time: *until moves to

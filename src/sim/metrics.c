@@ -28,6 +28,7 @@
  * At gp_metrics_finish the metrics copy a compact record of every job
  * (strings into their own table), so the core may be freed afterwards.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +44,18 @@
 
 __extension__ typedef unsigned __int128 u128;
 
+/* Amounts of GPUs are counted in milli-GPUs (MILLI to a GPU), so shares
+ * of a device count as what they are; figures turn them into GPUs at the
+ * end with gpus_of(), exactly for whole GPUs. */
+#define MILLI GP_MILLI_PER_GPU
+
 struct tenant_acc {
-    uint64_t busy;   /* GPUs held now */
+    uint64_t busy;   /* milli-GPUs held now */
     int64_t last_us; /* integrated up to here */
-    uint64_t *sums;  /* NB buckets of GPU-us; NULL until first busy */
-    u128 total_gpu_us;
-    uint64_t pend;       /* GPUs its pending jobs ask for */
-    uint64_t guarantee;  /* as the core has it, once known */
+    uint64_t *sums;  /* NB buckets of milli-GPU-us; NULL until first busy */
+    u128 total_gpu_us;   /* milli-GPU-us */
+    uint64_t pend;       /* milli-GPUs its pending jobs ask for */
+    uint64_t guarantee;  /* milli-GPUs, as the core has it, once known */
     bool known;          /* guarantee read from the core */
     int64_t ep_start_us; /* open reclaim episode since; GP_TIME_NONE */
     uint64_t g_n, g_ok;  /* guarantee samples: counted, compliant */
@@ -67,19 +73,22 @@ struct gp_metrics {
     int err; /* first failure inside a hook, reported by finish */
 
     int64_t t0_us, width_us, last_us;
-    uint64_t busy, pending; /* state since last_us */
+    uint64_t busy, pending; /* state since last_us (busy: milli-GPUs) */
     uint64_t busy_sums[NB], queue_sums[NB];
-    u128 busy_total, queue_total; /* GPU-us, job-us */
+    u128 busy_total, queue_total; /* milli-GPU-us, job-us */
     u128 arr_busy, arr_queue;     /* the same at the last admitted submit */
-    u128 restart_gpu_us;          /* restart overhead x GPUs of the run */
-    u128 lost_work_gpu_us; /* work lost at preemptions x GPUs of the run */
+    u128 restart_gpu_us;          /* restart overhead x milli-GPUs of the
+                                     run */
+    u128 lost_work_gpu_us; /* work lost at preemptions x milli-GPUs of the
+                              run */
     uint64_t events;
     uint64_t borrowed; /* sum over tenants of max(0, held - guarantee) */
 
     struct tenant_acc *tacc; /* by the core's tenant index */
     size_t ntacc;
 
-    uint32_t *run_gpus; /* by job id: GPUs of its open run, 0 = none */
+    uint32_t *run_gpus; /* by job id: milli-GPUs of its open run, 0 = none
+                           (and for a zero-GPU run) */
     size_t nrun;
     int64_t *lost_seen; /* by job id: its lost work already booked; NULL
                            until a preemption loses work */
@@ -252,7 +261,7 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
         m->last_us = now_us;
     }
     if (core) {
-        m->busy = gp_core_busy_gpus(core);
+        m->busy = gp_core_busy_milli(core);
         m->pending = gp_core_npending(core);
     }
 }
@@ -341,7 +350,8 @@ tenant_see(struct gp_metrics *m, const struct gp_core *core, uint32_t tenant)
             const struct gp_tenant_info *ti =
                 gp_core_tenant_info(core, (uint32_t)k);
 
-            set_guarantee(m, &m->tacc[k], ti ? ti->guarantee : 0);
+            set_guarantee(m, &m->tacc[k],
+                          ti ? (uint64_t)ti->guarantee * MILLI : 0);
         }
     }
     return &m->tacc[tenant]; /* tenant_get may have moved the array */
@@ -356,7 +366,7 @@ tenant_step(struct gp_metrics *m, const struct gp_core *core, uint32_t tenant)
         return NULL;
     tenant_flush(m, t);
     m->borrowed -= over(t);
-    t->busy = gp_core_tenant_busy_gpus(core, tenant);
+    t->busy = gp_core_tenant_busy_milli(core, tenant);
     if (t->busy && !t->sums && !(t->sums = calloc(NB, sizeof(*t->sums)))) {
         t->busy = 0;
         m->err = GP_ENOMEM;
@@ -391,9 +401,25 @@ static void reclaim_check(struct gp_metrics *m, struct tenant_acc *t,
         t->ep_start_us = m->last_us;
 }
 
-static void pend_sub(struct tenant_acc *t, uint32_t gpus)
+static void pend_sub(struct tenant_acc *t, const struct gp_job *job)
 {
-    t->pend = t->pend > gpus ? t->pend - gpus : 0;
+    uint64_t milli = gp_demand_milli(&job->demand);
+
+    t->pend = t->pend > milli ? t->pend - milli : 0;
+}
+
+/* Milli-GPUs a job holds on this run (what it asks, before it is placed). */
+static uint32_t run_milli(const struct gp_job *job)
+{
+    return (uint32_t)(gp_placement_milli(&job->where)
+                          ? gp_placement_milli(&job->where)
+                          : gp_demand_milli(&job->demand));
+}
+
+/* Milli-GPU amounts as GPUs: exact for whole GPUs. */
+static double gpus_of(u128 milli)
+{
+    return (double)(milli / MILLI) + (double)(milli % MILLI) / MILLI;
 }
 
 /* Remember a run's GPUs at its start: by the time it closes the core has
@@ -404,7 +430,7 @@ static void open_run(struct gp_metrics *m, const struct gp_job *job)
         grown(m, m->run_gpus, &m->nrun, sizeof(*m->run_gpus), job->id, 1024);
     if (job->id >= m->nrun)
         return;
-    m->run_gpus[job->id] = job->where.gpus ? job->where.gpus : job->demand.gpus;
+    m->run_gpus[job->id] = run_milli(job);
 }
 
 /* A run closed now: it paid the job's restart overhead at its head, capped
@@ -478,6 +504,9 @@ static int placement_text(struct gp_metrics *m, const struct gp_core *core,
             sep = ",";
             b = e;
         }
+        if (sl->milli) /* a share of one device: "node3:2@250" */
+            n += (size_t)snprintf(buf + n, cap - n, "%" PRIu32 "@%" PRIu32,
+                                  sl->dev, sl->milli);
     }
     rc = gp_strtab_intern(&m->strs, buf, (size_t)-1, id);
     free(buf);
@@ -508,7 +537,7 @@ static void run_open(struct gp_metrics *m, const struct gp_core *core,
     r->end_us = GP_TIME_NONE;
     r->job = (uint32_t)job->seq;
     r->run = job->starts;
-    r->gpus = job->where.gpus ? job->where.gpus : job->demand.gpus;
+    r->milli = run_milli(job);
     if ((rc = gp_strtab_intern(
              &m->strs,
              gp_cluster_type_name(gp_core_cluster(core), job->where.type),
@@ -582,7 +611,7 @@ static void on_submitted(void *priv, const struct gp_core *core,
     m->arr_queue = m->queue_total;
     if (!(t = tenant_see(m, core, job->tenant)))
         return;
-    t->pend += job->demand.gpus;
+    t->pend += gp_demand_milli(&job->demand);
     reclaim_check(m, t, job->tenant, true, false);
 }
 
@@ -599,7 +628,7 @@ static void on_started(void *priv, const struct gp_core *core,
     run_open(m, core, job, m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
-    pend_sub(t, job->demand.gpus);
+    pend_sub(t, job);
     reclaim_check(m, t, job->tenant, false, true);
 }
 
@@ -621,7 +650,7 @@ static void on_preempted(void *priv, const struct gp_core *core,
               m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
-    t->pend += job->demand.gpus;
+    t->pend += gp_demand_milli(&job->demand);
     reclaim_check(m, t, job->tenant, true, true);
 }
 
@@ -704,7 +733,7 @@ static void on_ended(void *priv, const struct gp_core *core,
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     if (!was_running) /* cancelled while it waited */
-        pend_sub(t, job->demand.gpus);
+        pend_sub(t, job);
     reclaim_check(m, t, job->tenant, false, true);
 }
 
@@ -721,7 +750,7 @@ static void on_rejected(void *priv, const struct gp_core *core,
                                               turned it down */
         struct tenant_acc *t = tenant_step(m, core, job->tenant);
         if (t)
-            pend_sub(t, job->demand.gpus);
+            pend_sub(t, job);
     } else {
         tenant_see(m, core, job->tenant);
     }
@@ -788,7 +817,7 @@ static int64_t pct(const int64_t *sorted, size_t n, unsigned p)
 }
 
 static void fill_series(const struct gp_metrics *m, struct gp_series *s,
-                        const uint64_t *sums, int64_t end_us)
+                        const uint64_t *sums, bool milli, int64_t end_us)
 {
     int64_t span = end_us - m->t0_us;
 
@@ -804,7 +833,7 @@ static void fill_series(const struct gp_metrics *m, struct gp_series *s,
 
         if (covered > m->width_us)
             covered = m->width_us;
-        s->v[i] = (double)sums[i] / (double)covered;
+        s->v[i] = (milli ? gpus_of(sums[i]) : (double)sums[i]) / (double)covered;
     }
 }
 
@@ -885,7 +914,7 @@ static int record_job(struct gp_metrics *m, const struct gp_core *core,
     r->duration_us = j->duration_us;
     r->gpu_us = j->gpu_us;
     r->tenant = j->tenant; /* remapped to the sorted index later */
-    r->gpus = j->demand.gpus;
+    r->milli = (uint32_t)gp_demand_milli(&j->demand);
     r->preemptions = j->preemptions;
     r->starts = j->starts;
     r->state = (uint8_t)j->state;
@@ -996,8 +1025,8 @@ static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
         ts->guarantee = ti ? ti->guarantee : 0;
         s->guaranteed_tenants += ts->guarantee > 0;
         if (acc) {
-            ts->gpu_hours = us_to_s(acc->total_gpu_us) / 3600.0;
-            all_gpu_us += acc->total_gpu_us;
+            ts->gpu_hours = us_to_s(acc->total_gpu_us / MILLI) / 3600.0;
+            all_gpu_us += acc->total_gpu_us / MILLI;
             ts->guarantee_samples = acc->g_n;
             ts->fairshare_samples = acc->f_n;
             if (acc->g_n)
@@ -1011,7 +1040,7 @@ static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
 
         if (t < m->ntacc && all_gpu_us)
             s->tenants[i].share_of_gpu_time =
-                (double)m->tacc[t].total_gpu_us / (double)all_gpu_us;
+                (double)(m->tacc[t].total_gpu_us / MILLI) / (double)all_gpu_us;
     }
     for (size_t i = 0; i < m->njobs; i++)
         m->jobs[i].tenant = map[m->jobs[i].tenant];
@@ -1183,7 +1212,7 @@ static int lb_makespan(struct gp_metrics *m, int64_t first_submit_us,
         if (r->state != GP_JOB_COMPLETED)
             continue;
         v[n].submit_us = r->submit_us;
-        v[n++].work = (u128)(uint64_t)r->duration_us * r->gpus;
+        v[n++].work = (u128)(uint64_t)r->duration_us * r->milli / MILLI;
         reach = gp_us_to_s(r->submit_us + r->duration_us - first_submit_us);
         if (reach > best)
             best = reach;
@@ -1238,7 +1267,7 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
         if (r->preemptions > s->preemptions_per_job_max)
             s->preemptions_per_job_max = r->preemptions;
         if (r->duration_us > 0)
-            offered += (u128)(uint64_t)r->duration_us * r->gpus;
+            offered += (u128)(uint64_t)r->duration_us * r->milli / MILLI;
         if (r->submit_us < first_in)
             first_in = r->submit_us;
         if (r->submit_us > last_in)
@@ -1288,13 +1317,14 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     if (window > 0) {
         s->makespan_s = gp_us_to_s(window);
         if (s->cluster_gpus)
-            s->gpu_utilization = (double)m->busy_total /
+            s->gpu_utilization = gpus_of(m->busy_total) /
                                  ((double)s->cluster_gpus * (double)window);
         s->avg_queue_len = (double)m->queue_total / (double)window;
     }
-    s->restart_gpu_s = us_to_s(m->restart_gpu_us);
-    s->lost_work_gpu_s = us_to_s(m->lost_work_gpu_us);
-    s->lost_gpu_s = us_to_s(m->restart_gpu_us + m->lost_work_gpu_us);
+    s->restart_gpu_s = us_to_s(m->restart_gpu_us / MILLI);
+    s->lost_work_gpu_s = us_to_s(m->lost_work_gpu_us / MILLI);
+    s->lost_gpu_s =
+        us_to_s((m->restart_gpu_us + m->lost_work_gpu_us) / MILLI);
     if (admitted)
         s->preemptions_per_job_mean =
             (double)admitted_preemptions / (double)admitted;
@@ -1304,7 +1334,7 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
          * the integrals at the last one are those over the window */
         if (s->cluster_gpus)
             s->gpu_utilization_arrivals =
-                (double)m->arr_busy /
+                gpus_of(m->arr_busy) /
                 ((double)s->cluster_gpus * (double)(last_in - first_in));
         s->avg_queue_len_arrivals =
             (double)m->arr_queue / (double)(last_in - first_in);
@@ -1398,12 +1428,13 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     if (window_end_us < m->t0_us || window_end_us > end_us)
         window_end_us = end_us;
     widen_to(m, window_end_us);
-    fill_series(m, &m->util, m->busy_sums, window_end_us);
-    fill_series(m, &m->queue, m->queue_sums, window_end_us);
+    fill_series(m, &m->util, m->busy_sums, true, window_end_us);
+    fill_series(m, &m->queue, m->queue_sums, false, window_end_us);
     for (size_t i = 0; i < s->ntenants; i++) {
         uint32_t t = m->tseries_of[i];
 
         fill_series(m, &m->tseries[i], t < m->ntacc ? m->tacc[t].sums : NULL,
+                    true,
                     window_end_us);
     }
     free(m->run_gpus);
@@ -1525,20 +1556,22 @@ void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
 
         if (!ti)
             continue;
-        if (!t->known || t->guarantee != ti->guarantee)
-            set_guarantee(m, t, ti->guarantee);
-        if (ti->demand == 0)
+        uint64_t g = (uint64_t)ti->guarantee * MILLI;
+
+        if (!t->known || t->guarantee != g)
+            set_guarantee(m, t, g);
+        if (ti->demand_milli == 0)
             continue;
         /* held >= 0.95 x target, as 20 held >= 19 target */
-        target = ti->demand < ti->guarantee ? ti->demand : ti->guarantee;
+        target = ti->demand_milli < g ? ti->demand_milli : g;
         if (target > 0) {
             t->g_n += count;
-            if (20 * ti->held >= 19 * target)
+            if (20 * ti->held_milli >= 19 * target)
                 t->g_ok += count;
         }
         if (ti->entitled > 0) {
             t->f_n += count;
-            if (20.0 * (double)ti->held >= 19.0 * ti->entitled)
+            if (20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled)
                 t->f_ok += count;
         }
     }

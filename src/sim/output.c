@@ -839,6 +839,22 @@ static void put_us(FILE *out, int64_t us)
             a % 1000000u);
 }
 
+/* GPUs from milli-GPUs: "8" for whole GPUs, "0.25" for a share. */
+static void put_gpus(FILE *out, uint32_t milli)
+{
+    uint32_t frac = milli % GP_MILLI_PER_GPU;
+
+    fprintf(out, "%" PRIu32, milli / GP_MILLI_PER_GPU);
+    if (frac) {
+        char d[8];
+        int n = snprintf(d, sizeof(d), "%03" PRIu32, frac);
+
+        while (n > 0 && d[n - 1] == '0')
+            d[--n] = '\0';
+        fprintf(out, ".%s", d);
+    }
+}
+
 /* RFC 4180: quote a field that holds a comma, a quote or a line break. */
 static void put_field(FILE *out, const char *s)
 {
@@ -881,7 +897,9 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
         put_field(out, gp__metrics_str(m, r->user));
         fputc(',', out);
         put_field(out, gp__metrics_str(m, r->name));
-        fprintf(out, ",%" PRIu32 ",", r->gpus);
+        fputc(',', out);
+        put_gpus(out, r->milli);
+        fputc(',', out);
         put_us(out, r->submit_us);
         fputc(',', out);
         if (started)
@@ -928,7 +946,9 @@ int gp_metrics_write_runs_csv(const struct gp_metrics *m, FILE *out)
         put_us(out, r->start_us);
         fputc(',', out);
         put_us(out, r->end_us);
-        fprintf(out, ",%" PRIu32 ",", r->gpus);
+        fputc(',', out);
+        put_gpus(out, r->milli);
+        fputc(',', out);
         put_field(out, gp__metrics_str(m, r->type));
         fputc(',', out);
         put_field(out, gp__metrics_str(m, r->where));

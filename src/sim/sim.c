@@ -658,7 +658,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         /* nodes change only while there is work: after the last job the
          * run is over, whatever the nodes would still do */
         bool work = next < wl->n || gp_core_npending(core) > 0 ||
-                    gp_core_busy_gpus(core) > 0;
+                    gp_core_busy_milli(core) > 0;
         int64_t tn = work ? nodes_next(&nodes) : GP_TIME_MAX;
 
         if (next < wl->n)

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdio.h>
 
 #include <cmocka.h>
@@ -113,7 +114,7 @@ static void gpus_given_twice_are_refused_and_the_plan_undone(void **state)
     submit(core, "a", 2, 10, 0);
     submit(core, "b", 2, 10, 0);
     assert_int_equal(round_at(core, 0), GP_EPLAN);
-    assert_int_equal(gp_core_busy_gpus(core), 0);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 0);
     assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 4);
     assert_int_equal(gp_core_npending(core), 2);
     assert_int_equal(r.starts, 0);
@@ -146,12 +147,24 @@ static void bad_specs_are_errors_that_name_the_job(void **state)
 {
     struct rec r;
     struct gp_core *core = mkcore("fifo", 1, 4, &r);
-    struct gp_job_spec spec = {.id = "j7", .gpus = 0};
+    struct gp_job_spec spec = {.id = "j7", .gpus = 1, .gpu_milli = 500};
     struct gp_diag diag = {{0}, {0}};
 
     (void)state;
+    /* a share is of one device, asked with gpus 0 */
     assert_int_equal(gp_core_submit(core, &spec, 0, NULL, &diag), GP_EINVAL);
     assert_string_equal(diag.where, "j7");
+    assert_non_null(strstr(diag.msg, "gpus 0"));
+    /* a whole device is gpus 1, not 1000 milli */
+    spec.gpus = 0;
+    spec.gpu_milli = 1000;
+    assert_int_equal(gp_core_submit(core, &spec, 0, NULL, &diag), GP_EINVAL);
+    assert_non_null(strstr(diag.msg, "gpu_milli"));
+    /* shares and zero-GPU jobs are not elastic */
+    spec.gpu_milli = 0;
+    spec.max_gpus = 2;
+    assert_int_equal(gp_core_submit(core, &spec, 0, NULL, &diag), GP_EINVAL);
+    spec.max_gpus = 0;
     spec.gpus = 2;
     spec.min_gpus = 3;
     assert_int_equal(gp_core_submit(core, &spec, 0, NULL, &diag), GP_EINVAL);
@@ -207,8 +220,8 @@ static void accounting_adds_up_over_preemption_and_completion(void **state)
     assert_int_equal(j->end_us, S(115));
     assert_int_equal(j->gpu_us, S(4 * (20 + 85)));
     assert_int_equal(j->work_done_us, S(100));
-    assert_int_equal(gp_core_busy_gpus(core), 0);
-    assert_int_equal(gp_core_tenant_busy_gpus(core, 0), 0);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 0);
+    assert_int_equal((gp_core_tenant_busy_milli(core, 0) / GP_MILLI_PER_GPU), 0);
     gp_core_free(core);
 }
 

@@ -70,10 +70,10 @@ static void check_typed(struct watch *w, const struct gp_core *c, int64_t now,
             const struct gp_tenant_type *b =
                 &gp_core_tenant_info(c, t)->by_type[k];
 
-            held += b->held;
+            held += b->held_milli / GP_MILLI_PER_GPU;
             /* someone other than u holds type k beyond its part */
             for (uint32_t u = 0; u < NT; u++)
-                if (u != t && b->held > b->guarantee)
+                if (u != t && b->held_milli / GP_MILLI_PER_GPU > b->guarantee)
                     borrowed[u] = true;
         }
         if (whole &&
@@ -85,9 +85,9 @@ static void check_typed(struct watch *w, const struct gp_core *c, int64_t now,
         for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
             const struct gp_tenant_type *b =
                 &gp_core_tenant_info(c, t)->by_type[k];
-            uint64_t demand = b->held + w->pend[t][k] + w->pend[t][NTYPES];
+            uint64_t demand = b->held_milli / GP_MILLI_PER_GPU + w->pend[t][k] + w->pend[t][NTYPES];
             uint64_t want = demand < b->guarantee ? demand : b->guarantee;
-            bool owed = borrowed[t] && b->held < want;
+            bool owed = borrowed[t] && b->held_milli / GP_MILLI_PER_GPU < want;
 
             if (owed && w->typed_since[t][k] == GP_TIME_NONE)
                 w->typed_since[t][k] = now;
@@ -115,14 +115,14 @@ static void count_pending(struct watch *w, const struct gp_job *j, int d)
 static void check_books(struct watch *w, const struct gp_core *c, int64_t now,
                         bool whole)
 {
-    uint64_t held = 0, busy = gp_core_busy_gpus(c);
+    uint64_t held = 0, busy = (gp_core_busy_milli(c) / GP_MILLI_PER_GPU);
     const struct gp_cluster *cl = gp_core_cluster(c);
     bool borrowed = false;
 
     for (uint32_t t = 0; t < gp_core_ntenants(c); t++) {
         const struct gp_tenant_info *ti = gp_core_tenant_info(c, t);
-        held += ti->held;
-        if (ti->held > ti->guarantee)
+        held += ti->held_milli / GP_MILLI_PER_GPU;
+        if (ti->held_milli / GP_MILLI_PER_GPU > ti->guarantee)
             borrowed = true;
     }
     if (held != busy || busy > w->gpus)
@@ -139,8 +139,8 @@ static void check_books(struct watch *w, const struct gp_core *c, int64_t now,
         return;
     for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
         const struct gp_tenant_info *ti = gp_core_tenant_info(c, t);
-        uint64_t want = ti->demand < ti->guarantee ? ti->demand : ti->guarantee;
-        bool owed = borrowed && ti->held < want;
+        uint64_t want = ti->demand_milli / GP_MILLI_PER_GPU < ti->guarantee ? ti->demand_milli / GP_MILLI_PER_GPU : ti->guarantee;
+        bool owed = borrowed && ti->held_milli / GP_MILLI_PER_GPU < want;
 
         if (owed && w->owed_since[t] == GP_TIME_NONE)
             w->owed_since[t] = now;

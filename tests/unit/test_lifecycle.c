@@ -37,7 +37,7 @@ static void a_start_holds_its_gpus_until_the_world_confirms(void **state)
     assert_int_equal(act[0].job, a);
     assert_int_equal(j->state, GP_JOB_STARTING);
     assert_int_equal(free_gpus(core), 4);
-    assert_int_equal(gp_core_busy_gpus(core), 4);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 4);
     assert_int_equal(j->first_start_us, GP_TIME_NONE);
     /* nothing to take twice */
     assert_int_equal(take(core, &act), 0);
@@ -78,7 +78,7 @@ static void a_failed_start_releases_exactly_that_jobs_gpus(void **state)
     assert_int_equal(state_of(core, b), GP_JOB_PENDING);
     assert_string_equal(gp_core_str(core, gp_core_job(core, b)->why),
                         "no such image");
-    assert_int_equal(gp_core_busy_gpus(core), 4);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 4);
     assert_int_equal(free_gpus(core), 4);
     assert_int_equal(gp_core_npending(core), 1);
     /* a failed start is no preemption and loses no work */
@@ -87,7 +87,7 @@ static void a_failed_start_releases_exactly_that_jobs_gpus(void **state)
     /* it is tried again */
     assert_int_equal(round_at(core, S(1)), 1);
     assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
-    assert_int_equal(gp_core_busy_gpus(core), 6);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 6);
     gp_core_free(core);
 }
 
@@ -110,7 +110,7 @@ static void a_job_whose_starts_keep_failing_fails_with_the_reason(void **state)
     assert_string_equal(gp_core_str(core, gp_core_job(core, a)->why),
                         "node lost");
     assert_int_equal(free_gpus(core), 8);
-    assert_int_equal(gp_core_busy_gpus(core), 0);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 0);
     assert_int_equal(gp_core_round(core, S(4)), 0);
     gp_core_free(core);
 }
@@ -174,7 +174,7 @@ static void a_job_cancelled_while_starting_ends_cancelled(void **state)
     assert_int_equal(gp_core_job_start_failed(core, b, "killed", S(2)), GP_OK);
     assert_int_equal(state_of(core, b), GP_JOB_CANCELLED);
     assert_int_equal(free_gpus(core), 4);
-    assert_int_equal(gp_core_busy_gpus(core), 0);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 0);
     gp_core_free(core);
 }
 

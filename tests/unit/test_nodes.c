@@ -81,7 +81,7 @@ static void a_node_that_goes_down_takes_its_jobs_with_it(void **state)
     play(core, S(500));
     assert_int_equal(jb->work_done_us, 0);
     assert_int_equal(jb->lost_work_us, S(500));
-    assert_int_equal(gp_core_busy_gpus(core), 0);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 0);
     /* the first node is back: a resumes from its checkpoint */
     assert_int_equal(gp_core_set_node_state(core, na, GP_NODE_UP, S(600), NULL),
                      GP_OK);
@@ -170,14 +170,14 @@ static void under_count_a_lost_node_takes_the_youngest_runs(void **state)
     round_at(core, S(1));
     c = job(core, "c", 2, 1000, 2, false);
     round_at(core, S(2));
-    assert_int_equal(gp_core_busy_gpus(core), 8);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 8);
     assert_int_equal(gp_core_set_node_state(core, 0, GP_NODE_DOWN, S(3), NULL),
                      GP_OK);
     /* 4 GPUs left UP: c (2) and b (3) go, youngest first; a stays */
     assert_int_equal(state_of(core, a), GP_JOB_RUNNING);
     assert_int_equal(state_of(core, b), GP_JOB_PENDING);
     assert_int_equal(state_of(core, c), GP_JOB_PENDING);
-    assert_int_equal(gp_core_busy_gpus(core), 3);
+    assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 3);
     gp_core_free(core);
 }
 
@@ -205,7 +205,7 @@ static void nodes_and_gpu_types_join_at_run_time(void **state)
     /* the tenant's books have a place for the new type */
     assert_int_equal(gp_core_tenant_info(core, gp_core_job(core, t)->tenant)
                          ->by_type[gp_core_job(core, t)->where.type]
-                         .held,
+                         .held_milli / GP_MILLI_PER_GPU,
                      8);
     assert_int_equal(gp_core_add_node(core, &spec, S(2), NULL), GP_EEXIST);
     gp_core_free(core);

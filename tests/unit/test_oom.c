@@ -224,7 +224,7 @@ static bool scenario(const char *policy, long fail_at)
         rc = gp_core_retire(w.core, w.jobs[i]);
         assert_true(rc == GP_OK);
     }
-    assert_int_equal(gp_core_busy_gpus(w.core), 0);
+    assert_int_equal((gp_core_busy_milli(w.core) / GP_MILLI_PER_GPU), 0);
     assert_int_equal(gp_core_npending(w.core), 0);
     gp_core_free(w.core);
     return o.failed;

@@ -32,7 +32,7 @@ static void w_started(void *priv, const struct gp_core *core,
     w->starts++;
     if (now_us - job->held_since_us != w->delay_us)
         w->late++;
-    if (gp_core_busy_gpus(core) > w->gpus)
+    if ((gp_core_busy_milli(core) / GP_MILLI_PER_GPU) > w->gpus)
         w->over++;
     /* nothing runs on a node that is not UP */
     for (uint32_t s = 0; s < job->where.nslots; s++)

@@ -14,14 +14,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* `strict`: the bounds the readers of docs/traces.md promise (at least one
- * GPU, a run time in (0, 10 years], a submit time in [0, 100 years]);
- * otherwise only what job.h asks of any spec. */
+/* `strict`: the bounds the readers of docs/traces.md promise (at most a
+ * million GPUs, a run time in (0, 10 years], a submit time in [0, 100
+ * years]); otherwise only what job.h asks of any spec (a share is of gpus
+ * 0 and below one GPU; gpus 0 without a share is a zero-GPU job, which
+ * the gpupool format may hold). */
 static void fuzz_check_job(const struct gp_job_spec *j, int strict)
 {
     const int64_t year_us = INT64_C(31557600) * GP_US_PER_S;
 
-    if (j->gpus < 1 || j->duration_us < 0 || j->submit_us < 0)
+    if (j->duration_us < 0 || j->submit_us < 0 ||
+        j->gpu_milli >= GP_MILLI_PER_GPU || (j->gpus && j->gpu_milli))
         abort();
     if (strict &&
         (j->gpus > 1000000 || j->duration_us == 0 ||

@@ -32,6 +32,7 @@ struct gp_tenant_summary {
 struct gp_summary {
     const char *policy;
     const char *placement;
+    const char *shares; /* see gp_run_desc.shares; NULL = no shares */
     uint64_t cluster_gpus;
     uint64_t jobs; /* submitted (rejected included) */
     uint64_t completed;
@@ -104,6 +105,9 @@ struct gp_run_desc {
     const char *cluster_spec; /* as given: "64x8", a preset, a file */
     const char *preemption;   /* "graceful (grace 120 s, ...)", "instant" */
     uint64_t seed;
+    /* how jobs asking for a share of one GPU were placed; NULL when the
+     * workload has none */
+    const char *shares;
 };
 
 /* A time series of bucket averages: bucket i covers

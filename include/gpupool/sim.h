@@ -59,6 +59,9 @@ struct gp_sim_config {
      * Ignored when free. */
     int64_t grace_us;
     int64_t ckpt_cost_us; /* a signalled job needs this to checkpoint */
+    /* jobs that ask for a share of one GPU (gpu_milli) get a whole GPU
+     * each, as before shares were modelled (false: they share devices) */
+    bool shares_round_up;
     /* how long the world takes to carry out a start or a kill (0 = at
      * once, as every earlier result assumed) */
     int64_t actuation_delay_us;

@@ -45,6 +45,7 @@ struct sim_args {
     const char *tenants;
     double grace_s; /* < 0: the policy's default */
     enum gp_preemption_model preemption;
+    bool shares_round_up;
     double ckpt_cost_s;
     double delay_s;
     const char *node_events;
@@ -112,6 +113,11 @@ static void sim_usage(FILE *out, bool demo)
             "      --round S           also run a round every S seconds "
             "(default 0: on events)\n"
             "      --seed N            random seed (default 1)\n"
+            "      --shares M          jobs asking for a share of one "
+            "GPU (gpu_milli): real\n"
+            "                          (default: several share a device, "
+            "best fit) or\n"
+            "                          round-up (a whole GPU each)\n"
             "\nmulti-tenant pooling (see docs/pooling.md):\n"
             "      --tenants FILE      tenants: guarantees, weights, caps "
             "(JSON)\n"
@@ -363,6 +369,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_TENANTS,
         O_GRACE,
         O_PREEMPTION,
+        O_SHARES,
         O_CKPT_COST,
         O_DELAY,
         O_NODE_EVENTS,
@@ -396,6 +403,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"tenants", required_argument, NULL, O_TENANTS},
         {"grace", required_argument, NULL, O_GRACE},
         {"preemption", required_argument, NULL, O_PREEMPTION},
+        {"shares", required_argument, NULL, O_SHARES},
         {"ckpt-cost", required_argument, NULL, O_CKPT_COST},
         {"actuation-delay", required_argument, NULL, O_DELAY},
         {"node-events", required_argument, NULL, O_NODE_EVENTS},
@@ -497,6 +505,19 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             if (a->grace_s == 0) {
                 fprintf(stderr, "gpupool: --grace: must be > 0 (the instant "
                                 "model is --preemption free)\n");
+                return 2;
+            }
+            break;
+        case O_SHARES:
+            if (!strcmp(optarg, "real")) {
+                a->shares_round_up = false;
+            } else if (!strcmp(optarg, "round-up")) {
+                a->shares_round_up = true;
+            } else {
+                fprintf(stderr,
+                        "gpupool: --shares: expected real or round-up, "
+                        "got '%s'\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -1073,6 +1094,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 .ntenants = tl.n,
                 .label = NULL,
                 .preemption = a->preemption,
+                .shares_round_up = a->shares_round_up,
                 .grace_us = a->grace_s < 0 ? GP_TIME_NONE
                                            : (int64_t)llround(a->grace_s * 1e6),
                 .ckpt_cost_us = (int64_t)llround(a->ckpt_cost_s * 1e6),

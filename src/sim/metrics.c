@@ -191,7 +191,8 @@ int gp_metrics_describe(struct gp_metrics *m, const struct gp_run_desc *d)
     if ((rc = keep(m, d->trace, &s->trace)) != GP_OK ||
         (rc = keep(m, d->trace_format, &s->trace_format)) != GP_OK ||
         (rc = keep(m, d->cluster_spec, &s->cluster_spec)) != GP_OK ||
-        (rc = keep(m, d->preemption, &s->preemption)) != GP_OK)
+        (rc = keep(m, d->preemption, &s->preemption)) != GP_OK ||
+        (d->shares && (rc = keep(m, d->shares, &s->shares)) != GP_OK))
         return rc;
     s->seed = d->seed;
     s->described = true;
@@ -489,8 +490,10 @@ static int placement_text(struct gp_metrics *m, const struct gp_core *core,
         const struct gp_slot *sl = &p->slots[i];
         const char *sep = "";
 
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s:", i ? ";" : "",
-                              gp_cluster_node_name(c, sl->node));
+        /* a zero-GPU job's piece names its node alone */
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s%s", i ? ";" : "",
+                              gp_cluster_node_name(c, sl->node),
+                              sl->mask || sl->milli ? ":" : "");
         for (int b = 0; b < GP_MAX_NODE_GPUS; b++) {
             int e = b;
 

@@ -407,7 +407,11 @@ static void setting_of(const struct gp_summary *s, size_t k, char *buf,
             snprintf(buf, len, "%" PRIu64 " GPUs", s->cluster_gpus);
         break;
     case 2:
-        snprintf(buf, len, "%s", s->placement);
+        if (s->shares)
+            snprintf(buf, len, "%s; shares: %s", s->placement,
+                     s->shares);
+        else
+            snprintf(buf, len, "%s", s->placement);
         break;
     case 3:
         if (told)
@@ -570,6 +574,8 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
         goto fail;
     put(o, "policy", json_string(s->policy), &ok);
     put(o, "placement", json_string(s->placement), &ok);
+    if (s->shares)
+        put(o, "shares", json_string(s->shares), &ok);
     put(o, "cluster_gpus", juint(s->cluster_gpus), &ok);
     put(o, "trace", json_string(s->trace), &ok);
     put(o, "trace_format", json_string(s->trace_format), &ok);

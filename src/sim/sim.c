@@ -635,7 +635,13 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     {
         char pre[256];
         struct gp_run_desc d = {cfg->trace, wl->format, cfg->cluster_spec, pre,
-                                cfg->seed};
+                                cfg->seed, NULL};
+
+        for (size_t i = 0; i < wl->n && !d.shares; i++)
+            if (wl->jobs[i].gpus == 0 && wl->jobs[i].gpu_milli > 0)
+                d.shares = cfg->shares_round_up
+                               ? "a whole GPU each (--shares round-up)"
+                               : "several jobs on one device, best fit";
 
         preemption_text(cfg, core, pre, sizeof(pre));
         if ((rc = gp_metrics_describe(metrics, &d)) != GP_OK)
@@ -712,6 +718,10 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                 spec.checkpointable = true;
             else if (cfg->ckpt == GP_CKPT_NONE)
                 spec.checkpointable = false;
+            if (cfg->shares_round_up && spec.gpus == 0 && spec.gpu_milli) {
+                spec.gpus = 1; /* a whole device for a share of one */
+                spec.gpu_milli = 0;
+            }
             rc = gp_core_submit(core, &spec, now, NULL, diag);
             if (rc != GP_OK)
                 goto out;

@@ -32,6 +32,7 @@ enum col {
     C_MAX_GPUS,
     C_CKPT,
     C_LIMIT,
+    C_GPU_MILLI,
     NCOLS
 };
 
@@ -51,6 +52,7 @@ static const struct gp_csv_col cols[NCOLS] = {
     [C_MAX_GPUS] = {"max_gpus", false},
     [C_CKPT] = {"checkpointable", false},
     [C_LIMIT] = {"time_limit_s", false},
+    [C_GPU_MILLI] = {"gpu_milli", false},
 };
 
 static int gpupool_probe(const char *line, size_t len, const char *member)
@@ -130,10 +132,20 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
                         GP_TRACE_MAX_SUBMIT_US, &out->submit_us, diag);
     if (rc < 0)
         return rc;
-    rc = gp_csv_u32(in, "gpus", val(r, C_GPUS), 1, GP_TRACE_MAX_GPUS,
+    /* gpus 0: a share of one device (gpu_milli), or no GPU at all */
+    rc = gp_csv_u32(in, "gpus", val(r, C_GPUS), 0, GP_TRACE_MAX_GPUS,
                     &out->gpus, diag);
     if (rc < 0)
         return rc;
+    if (has(r, C_GPU_MILLI) &&
+        (rc = gp_csv_u32(in, "gpu_milli", val(r, C_GPU_MILLI), 0,
+                         GP_MILLI_PER_GPU - 1, &out->gpu_milli, diag)) < 0)
+        return rc;
+    if (out->gpus && out->gpu_milli)
+        return gp_csv_field_error(in, "gpu_milli", diag,
+                                  "a share of one device asks gpus 0 (gpus "
+                                  "is %u)",
+                                  out->gpus);
     rc = gp_csv_seconds(in, "duration_s", val(r, C_DURATION), 1,
                         GP_TRACE_MAX_DURATION_US, &out->duration_us, diag);
     if (rc < 0)
@@ -164,6 +176,11 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
         (rc = gp_csv_u32(in, "max_gpus", val(r, C_MAX_GPUS), 1,
                          GP_TRACE_MAX_GPUS, &out->max_gpus, diag)) < 0)
         return rc;
+    if (out->gpus == 0 && (out->min_gpus || out->max_gpus))
+        return gp_csv_field_error(in, out->min_gpus ? "min_gpus" : "max_gpus",
+                                  diag,
+                                  "a job of gpus 0 (a share, or no GPU) is "
+                                  "not elastic");
     if (out->min_gpus && out->min_gpus > out->gpus)
         return gp_csv_field_error(in, "min_gpus", diag,
                                   "%u is more than gpus (%u)", out->min_gpus,

@@ -1,8 +1,9 @@
 /* fmt_openb.c - Alibaba's GPU cluster trace v2023 ("openb", Weng et al.,
  * ATC'23): one Kubernetes pod per row of openb_pod_list_*.csv.
  *
- * gpupool gives whole GPUs, never slices: a pod asking for a fraction of a
- * GPU (gpu_milli < 1000) gets one whole GPU. A pod runs from scheduled_time
+ * A pod asking for a fraction of one GPU (num_gpu 1, gpu_milli < 1000) is
+ * a job of gpus 0 and that gpu_milli: a share of one device (the
+ * simulator's --shares round-up gives it a whole GPU instead). A pod runs from scheduled_time
  * to deletion_time; a pod never scheduled (Pending, empty scheduled_time)
  * is replayed as running from creation_time, so its demand is not lost.
  * CPU-only pods and pods of zero lifetime are not GPU jobs and are skipped
@@ -126,12 +127,16 @@ static int openb_row(struct openb *o, struct gp_job_spec *out,
         out->tenant = NULL;
     /* One type or any: gpupool has no "one of these types". */
     out->gpu_type = *spec && !strchr(spec, '|') ? spec : NULL;
-    out->gpus = ngpu; /* a slice (gpu_milli < 1000) is one whole GPU */
+    if (ngpu == 1 && gpu_milli > 0 && gpu_milli < GP_MILLI_PER_GPU) {
+        out->gpus = 0; /* a share of one device */
+        out->gpu_milli = gpu_milli;
+    } else {
+        out->gpus = ngpu;
+    }
     out->submit_us = create_us;
     out->duration_us = delete_us - start_us;
     out->cpus = (uint32_t)((cpu_milli + 999) / 1000);
     out->mem_mib = mem_mib;
-    (void)gpu_milli;
     return 1;
 }
 

@@ -383,7 +383,6 @@ static void bad_values_name_the_line_and_the_field(void **state)
     } bad[] = {
         {"j,0,abc,10", "field 'gpus': \"abc\" is not a number"},
         {"j,0,-1,10", "field 'gpus': \"-1\" is negative"},
-        {"j,0,0,10", "field 'gpus': \"0\" is out of range (1..1000000)"},
         {"j,0,2000000,10", "field 'gpus': \"2000000\" is out of range"},
         {"j,0,1,-5", "field 'duration_s': \"-5\" is negative"},
         {"j,0,1,0", "field 'duration_s': \"0\" must be greater than 0"},
@@ -421,6 +420,8 @@ static void optional_gpupool_columns_are_checked(void **state)
         {"cpus", "x", "field 'cpus': \"x\" is not a number"},
         {"mem_mib", "-1", "field 'mem_mib': \"-1\" is negative"},
         {"time_limit_s", "1e10", "field 'time_limit_s': \"1e10\" is too large"},
+        {"gpu_milli", "500", "field 'gpu_milli': a share of one device asks "
+                             "gpus 0 (gpus is 2)"},
     };
 
     (void)state;
@@ -434,6 +435,42 @@ static void optional_gpupool_columns_are_checked(void **state)
         expect_error(text, "opt.csv", NULL, GP_EPARSE, "opt.csv:2",
                      bad[i].says);
     }
+}
+
+/* gpus 0 with gpu_milli is a share of one device; gpus 0 alone a zero-GPU
+ * job; a whole device is gpus 1, and a share is not elastic. */
+static void gpupool_shares_and_zero_gpu_rows(void **state)
+{
+    static const char text[] = "id,submit_s,gpus,duration_s,gpu_milli,cpus\n"
+                               "half,0,0,10,500,2\n"
+                               "ps,0,0,10,,4\n"
+                               "gang,0,2,10,0,8\n";
+    struct gp_trace_opts opts = {0};
+    struct gp_trace *t = NULL;
+    struct gp_job_spec j;
+    struct gp_diag d = {{0}, {0}};
+
+    (void)state;
+    assert_int_equal(
+        gp_trace_open_mem(&t, text, strlen(text), "s.csv", &opts, &d), GP_OK);
+    must_next(t, &j);
+    assert_int_equal(j.gpus, 0);
+    assert_int_equal(j.gpu_milli, 500);
+    assert_int_equal(j.cpus, 2);
+    must_next(t, &j);
+    assert_int_equal(j.gpus, 0);
+    assert_int_equal(j.gpu_milli, 0);
+    must_next(t, &j);
+    assert_int_equal(j.gpus, 2);
+    assert_int_equal(j.gpu_milli, 0);
+    assert_end(t);
+    gp_trace_close(t);
+    expect_error("id,submit_s,gpus,duration_s,gpu_milli\nj,0,0,10,1000\n",
+                 "m.csv", NULL, GP_EPARSE, "m.csv:2",
+                 "field 'gpu_milli': \"1000\" is out of range (0..999)");
+    expect_error("id,submit_s,gpus,duration_s,gpu_milli,max_gpus\n"
+                 "j,0,0,10,500,2\n",
+                 "e.csv", NULL, GP_EPARSE, "e.csv:2", "not elastic");
 }
 
 static void bad_headers_fail_the_open(void **state)
@@ -730,6 +767,7 @@ int main(void)
         cmocka_unit_test(compressed_bytes_in_memory_are_detected),
         cmocka_unit_test(bad_values_name_the_line_and_the_field),
         cmocka_unit_test(optional_gpupool_columns_are_checked),
+        cmocka_unit_test(gpupool_shares_and_zero_gpu_rows),
         cmocka_unit_test(bad_headers_fail_the_open),
         cmocka_unit_test(empty_file_and_header_only_are_parse_errors),
         cmocka_unit_test(no_job_rows_is_said_once_then_the_end),

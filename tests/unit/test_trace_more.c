@@ -282,7 +282,7 @@ static void gavel_tarball_without_trace_files_is_eparse(void **state)
 
 /* ---- openb ------------------------------------------------------------- */
 
-static void openb_pods_become_whole_gpu_jobs(void **state)
+static void openb_pods_become_gangs_and_shares(void **state)
 {
     struct gp_trace *t = must_open(DATA "openb/pods.csv", NULL, NULL, false);
     struct gp_job_spec j;
@@ -300,10 +300,11 @@ static void openb_pods_become_whole_gpu_jobs(void **state)
     assert_int_equal(j.duration_us, S(12537496));
     assert_str_or_null(j.gpu_type, NULL);
 
-    must_next(t, &j); /* 460 milli-GPU: one whole GPU */
+    must_next(t, &j); /* 460 milli-GPU: a share of one device */
     assert_string_equal(j.id, "openb-pod-0001");
     assert_string_equal(j.tenant, "BE");
-    assert_int_equal(j.gpus, 1);
+    assert_int_equal(j.gpus, 0);
+    assert_int_equal(j.gpu_milli, 460);
     assert_int_equal(j.submit_us, S(100));
     assert_int_equal(j.duration_us, S(1100 - 160));
 
@@ -772,7 +773,7 @@ int main(void)
         cmocka_unit_test(gavel_tarball_replays_each_vc_as_a_tenant),
         cmocka_unit_test(gavel_row_of_other_width_is_eparse),
         cmocka_unit_test(gavel_tarball_without_trace_files_is_eparse),
-        cmocka_unit_test(openb_pods_become_whole_gpu_jobs),
+        cmocka_unit_test(openb_pods_become_gangs_and_shares),
         cmocka_unit_test(openb_cpu_only_and_zero_lifetime_are_skip_reasons),
         cmocka_unit_test(openb_bad_number_names_line_and_field),
         cmocka_unit_test(openb_list_without_times_cannot_be_replayed),

@@ -50,6 +50,10 @@ struct gp_policy_ops {
     /* Keep a pending queue per tenant (and shape), so the policy can walk
      * one tenant's jobs (gp_pending_iter_init_tenant) and skip a tenant. */
     bool queues_by_tenant;
+    /* Run rounds even while no job waits (on events, timers, periodic
+     * rounds): for policies that move, resize or re-balance running jobs.
+     * Otherwise a round with nothing pending does nothing. */
+    bool rounds_when_idle;
     /* grace period and protections used when the world does not set them
      * (see gp_core_config) */
     int64_t default_grace_us;
@@ -230,6 +234,23 @@ int gp_plan_reject(struct gp_plan *p, const struct gp_job *job,
  * GPUs are not free. */
 int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
                    const struct gp_placement *where);
+/* Move a running job to `where` (found with gp_view_fit: resources free
+ * now, of the job's size - the same GPUs or the same share - and a type it
+ * accepts): stop it, then start it there; `where` is held for it
+ * meanwhile. Under graceful preemption the job is signalled (a SIGNAL with
+ * reason GP_STOP_MIGRATE) and keeps its old resources until it stops; the
+ * moment the world reports it stopped (gp_core_job_stopped, with what its
+ * checkpoint holds) it starts on `where` (a START action). Under the free
+ * model the move is instant and loses nothing (a KILL with done set, then
+ * the START). Either way it pays the restart cost, counts as a migration
+ * (gp_job.migrations), not a preemption, and its tenant's ledger counts
+ * `where` from the decision on. Protections (minimum run time, preemption
+ * cap) do not apply: moving is the policy's choice. If a node of `where`
+ * goes down before the job stops, it waits again instead. GP_EPLAN if the
+ * job is not running (confirmed), under the `count` model (no nodes to
+ * move between), or `where` is not free or not of its size and type. */
+int gp_plan_migrate(struct gp_plan *p, const struct gp_job *job,
+                    const struct gp_placement *where);
 /* Has this plan already touched the job? */
 bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job);
 /* Savepoints: undo every action after a mark (e.g. a failed victim search). */

@@ -73,6 +73,8 @@ enum gp_stop_reason {
     GP_STOP_PREEMPT,   /* a policy preempted it: it will wait again */
     GP_STOP_CANCEL,    /* cancelled: it ends once stopped */
     GP_STOP_NODE_DOWN, /* its node went down: it is gone already */
+    GP_STOP_MIGRATE,   /* a policy moves it: once stopped it starts again
+                          at once on the resources held for it (dest) */
 };
 const char *gp_stop_reason_name(enum gp_stop_reason r);
 
@@ -118,6 +120,7 @@ struct gp_job {
     uint32_t start_failures; /* starts the world could not carry out */
     uint32_t node_failures;  /* runs lost with their node */
     uint32_t resizes;        /* GPU count changes while it ran */
+    uint32_t migrations;     /* moves by gp_plan_migrate, carried out */
     int64_t ckpt_work_us;    /* work its last checkpoint holds (reported by
                                 gp_core_job_checkpointed) */
     uint32_t why;            /* strtab id: why it last failed to start,
@@ -125,13 +128,19 @@ struct gp_job {
     uint8_t stop_reason;     /* enum gp_stop_reason, while STOPPING */
     uint8_t reject;          /* enum gp_reject_cause, when REJECTED */
     uint8_t requeued_by;     /* enum gp_stop_reason of its last return to
-                                the queue: PREEMPT or NODE_DOWN */
+                                the queue: PREEMPT, NODE_DOWN or MIGRATE
+                                (a move: it started again at once) */
+    bool dest_held;          /* while migrating: `dest` is held for it */
     uint8_t pred_source;     /* enum gp_predict_source */
     uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
     uint32_t t_prev, t_next; /* in its tenant's list of running jobs */
 
     /* placement while running */
     struct gp_placement where;
+    /* while it migrates (STOPPING, stop_reason MIGRATE, dest_held): where
+     * it starts once stopped, taken in the cluster and counted in its
+     * tenant's ledger from the decision on */
+    struct gp_placement dest;
 
     /* core-private bookkeeping (queues, plan marks) */
     uint32_t heap_pos;  /* position in its pending or running heap */

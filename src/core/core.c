@@ -128,8 +128,9 @@ static int reserve(struct gp_core *c)
     uint32_t n = (uint32_t)c->nactions;
     int rc;
 
+    /* a free migration sends two: the kill of the old run, the start */
     if ((rc = gp__grow(c->env, (void **)&c->outbox, &c->capoutbox,
-                       sizeof(*c->outbox), c->noutbox + n)) ||
+                       sizeof(*c->outbox), c->noutbox + 2 * n)) ||
         (rc = gp__grow(c->env, (void **)&c->running, &c->caprunning,
                        sizeof(uint32_t), c->nrunning + n)) ||
         (rc = gp__grow(c->env, (void **)&c->preempting, &c->cappreempting,
@@ -140,7 +141,8 @@ static int reserve(struct gp_core *c)
      * shape: room for all of them in each shape they join */
     if (c->cfg.grace_us == 0)
         for (size_t i = 0; i < c->nactions; i++)
-            if (c->actions[i].op == OP_PREEMPT &&
+            if ((c->actions[i].op == OP_PREEMPT ||
+                 c->actions[i].op == OP_MIGRATE) &&
                 (rc = gp__pending_reserve_n(c, J(c, c->actions[i].job), n)))
                 return rc;
     /* the jobs to start (and to resize) keep their own copy of the
@@ -154,6 +156,12 @@ static int reserve(struct gp_core *c)
             if (a->old.nslots == 1)
                 a->old.slots = &a->old.inline_slot;
             memset(&j->where, 0, sizeof(j->where));
+        } else if (a->op == OP_MIGRATE) {
+            if ((rc = gp_placement_copy(&j->dest, &a->where)) != GP_OK) {
+                unreserve(c, i);
+                return rc;
+            }
+            continue;
         } else if (a->op != OP_START) {
             continue;
         }
@@ -172,6 +180,10 @@ static void unreserve(struct gp_core *c, size_t n)
         struct action *a = &c->actions[i];
         struct gp_job *j = J(c, a->job);
 
+        if (a->op == OP_MIGRATE) {
+            gp_placement_fini(&j->dest);
+            continue;
+        }
         if (a->op != OP_START && a->op != OP_RESIZE)
             continue;
         gp_placement_fini(&j->where);
@@ -202,7 +214,7 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     if (!c->dirty)
         return 0;
     c->dirty = false;
-    if (c->npending == 0)
+    if (c->npending == 0 && !c->cfg.policy->rounds_when_idle)
         return 0; /* nothing could start, so nothing is worth preempting */
     c->nrounds++;
     if (++c->round_id == 0)
@@ -235,6 +247,9 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
         if (a->op == OP_PREEMPT &&
             (rc = gp__apply_preempt(c, J(c, a->job), a->beneficiary, now_us)) !=
                 GP_OK)
+            return rc;
+        if (a->op == OP_MIGRATE &&
+            (rc = gp__apply_migrate(c, J(c, a->job), now_us)) != GP_OK)
             return rc;
     }
     for (size_t i = 0; i < c->nactions; i++) {

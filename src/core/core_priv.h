@@ -27,7 +27,13 @@
 #define CHUNK (1u << CHUNK_BITS)
 #define NONE UINT32_MAX
 
-enum { OP_START = 1, OP_PREEMPT = 2, OP_REJECT = 3, OP_RESIZE = 4 };
+enum {
+    OP_START = 1,
+    OP_PREEMPT = 2,
+    OP_REJECT = 3,
+    OP_RESIZE = 4,
+    OP_MIGRATE = 5,
+};
 
 /* A pending job in its shape's heap, with its rank (which does not change
  * while the job waits). */
@@ -81,7 +87,8 @@ struct action {
     uint32_t job;
     uint32_t beneficiary;      /* tenant a preemption reclaims for, or NONE */
     uint32_t why;              /* OP_REJECT: strtab id of the reason */
-    struct gp_placement where; /* START, RESIZE: where it runs (next) */
+    struct gp_placement where; /* START, RESIZE, MIGRATE: where it runs
+                                  (next) */
     struct gp_placement old;   /* RESIZE: where it ran */
 };
 
@@ -250,6 +257,12 @@ int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
 int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now);
 void gp__apply_reject(struct gp_core *c, struct gp_job *j, uint32_t why,
                       int64_t now);
+/* A migration takes effect: the job's dest is already the action's copy
+ * (see reserve()). */
+int gp__apply_migrate(struct gp_core *c, struct gp_job *j, int64_t now);
+/* A migrating job gives up the resources held for it (it was cancelled, it
+ * ended, or a node went down). */
+void gp__drop_dest(struct gp_core *c, struct gp_job *j);
 /* The job's placement is already the new one's copy (see reserve()); `old`
  * is the one it leaves. */
 void gp__apply_resize(struct gp_core *c, struct gp_job *j,
@@ -257,10 +270,10 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
 void gp__leave_preempting(struct gp_core *c, struct gp_job *j);
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us);
-/* The same; `preempted` false for a job lost with its node (its
- * preemptions do not count it). */
+/* The same, for `why`: only GP_STOP_PREEMPT counts as a preemption (a job
+ * lost with its node, or moved, is not preempted). */
 int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
-                   bool give, int64_t now_us, bool preempted);
+                   bool give, int64_t now_us, enum gp_stop_reason why);
 /* A job that held resources is over: close its books for good. */
 void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
                 int64_t now_us);

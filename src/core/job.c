@@ -9,7 +9,7 @@ static const char *const state_names[] = {
 };
 
 static const char *const stop_names[] = {"none", "preempt", "cancel",
-                                         "node_down"};
+                                         "node_down", "migrate"};
 
 const char *gp_job_state_name(enum gp_job_state s)
 {

@@ -196,6 +196,9 @@ size_t gp_core_take_actions(struct gp_core *c, const struct gp_action **out)
     return n;
 }
 
+static int move(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
+                int64_t now);
+
 /* ---- books ------------------------------------------------------------- */
 
 /* Close the books on the current run of a job that leaves its resources.
@@ -291,11 +294,11 @@ void gp__leave_preempting(struct gp_core *c, struct gp_job *j)
 int gp__requeue(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now_us)
 {
-    return gp__requeue_as(c, j, saved, give, now_us, true);
+    return gp__requeue_as(c, j, saved, give, now_us, GP_STOP_PREEMPT);
 }
 
 int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
-                   bool give, int64_t now_us, bool preempted)
+                   bool give, int64_t now_us, enum gp_stop_reason why)
 {
     /* callers reserve first (gp__pending_reserve): from here nothing
      * fails */
@@ -306,9 +309,9 @@ int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
         j->lost_work_us += j->work_done_us - saved;
         j->work_done_us = saved;
     }
-    if (preempted)
+    if (why == GP_STOP_PREEMPT)
         j->preemptions++;
-    j->requeued_by = preempted ? GP_STOP_PREEMPT : GP_STOP_NODE_DOWN;
+    j->requeued_by = (uint8_t)why;
     j->state = GP_JOB_PENDING;
     GP__MUST(gp__pending_push(c, j));
     c->dirty = true;
@@ -321,6 +324,7 @@ int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
 void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
                 int64_t now_us)
 {
+    gp__drop_dest(c, j);
     if (j->state == GP_JOB_STOPPING)
         gp__leave_preempting(c, j);
     else
@@ -433,6 +437,16 @@ int gp_core_job_stopped(struct gp_core *c, uint64_t id, int64_t saved_work_us,
     }
     if ((rc = gp__pending_reserve(c, j)) != GP_OK)
         return rc; /* nothing changed: the world may report again */
+    if (j->stop_reason == GP_STOP_MIGRATE) {
+        /* it starts again at once where it moves (if that is still held
+         * for it): room for the start first */
+        if ((rc = gp__outbox_reserve(c, 1)) != GP_OK ||
+            (rc = gp__grow(c->env, (void **)&c->running, &c->caprunning,
+                           sizeof(uint32_t), c->nrunning + 1)) != GP_OK)
+            return rc;
+        gp__leave_preempting(c, j);
+        return move(c, j, saved_work_us, true, now_us);
+    }
     gp__leave_preempting(c, j);
     return gp__requeue(c, j, saved_work_us, true, now_us);
 }
@@ -485,7 +499,8 @@ int gp_core_cancel(struct gp_core *c, uint64_t id, int64_t now_us)
         return rc;
     if (j->state == GP_JOB_STOPPING) {
         /* a preemption under way becomes a cancel: no reclaim waits on
-         * it any more than before, and it will not come back */
+         * it any more than before, and it will not come back (nor move) */
+        gp__drop_dest(c, j);
         j->stop_reason = GP_STOP_CANCEL;
     } else {
         gp__running_remove(c, j);
@@ -541,6 +556,79 @@ int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
     GP__MUST(gp__emit(c, GP_ACT_KILL, j, now, true));
     j->stop_reason = GP_STOP_NONE;
     return gp__requeue(c, j, INT64_MAX, false, now);
+}
+
+/* ---- migration ------------------------------------------------------- */
+
+/* The resources held for a migrating job count in its tenant's ledger and
+ * the busy count from the decision on (sign 1) until they become its
+ * placement or are given up (sign -1). */
+static void book_dest(struct gp_core *c, struct gp_job *j, int sign)
+{
+    int64_t m = sign * (int64_t)gp_placement_milli(&j->dest);
+
+    c->busy_milli = (uint64_t)((int64_t)c->busy_milli + m);
+    gp__tenant_held(c, j->tenant, j->dest.type, m, 0);
+}
+
+void gp__drop_dest(struct gp_core *c, struct gp_job *j)
+{
+    struct gp_demand d = j->demand;
+
+    if (!j->dest_held)
+        return;
+    d.gpus = j->dest.gpus;
+    book_dest(c, j, -1);
+    gp_cluster_give(c->cluster, &j->dest, &d);
+    gp_placement_fini(&j->dest);
+    j->dest_held = false;
+}
+
+/* A migrating job left its old resources (`give`: still taken in the
+ * cluster), keeping `saved` of its work: it starts on its destination now,
+ * as a restart (it pays the restart cost), not a preemption. A job whose
+ * destination was lost (a node went down) waits again instead. Callers
+ * reserve room for the requeue and the start. */
+static int move(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
+                int64_t now)
+{
+    bool held = j->dest_held;
+
+    if (held)
+        book_dest(c, j, -1); /* apply_start books it as its placement */
+    j->stop_reason = GP_STOP_NONE;
+    GP__MUST(gp__requeue_as(c, j, saved, give, now, GP_STOP_MIGRATE));
+    if (!held)
+        return GP_OK;
+    j->where = j->dest; /* the copy moves to the job's placement */
+    if (j->where.nslots == 1)
+        j->where.slots = &j->where.inline_slot;
+    memset(&j->dest, 0, sizeof(j->dest));
+    j->dest_held = false;
+    j->migrations++;
+    return gp__apply_start(c, j, now);
+}
+
+int gp__apply_migrate(struct gp_core *c, struct gp_job *j, int64_t now)
+{
+    /* the round reserved room for everything below (see reserve() in
+     * core.c) and copied the destination into j->dest */
+    j->dest_held = true;
+    book_dest(c, j, 1);
+    gp__running_remove(c, j);
+    if (c->cfg.grace_us > 0) {
+        /* signal, as a preemption; the destination waits for it */
+        GP__MUST(enter_stopping(c, j, GP_TENANT_NONE, GP_STOP_MIGRATE));
+        GP__MUST(gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
+                                TIMER_KILL));
+        GP__MUST(gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false));
+        return GP_OK;
+    }
+    /* the free model: stopped at once, nothing lost; the plan already gave
+     * the old resources back */
+    j->stop_reason = GP_STOP_MIGRATE;
+    GP__MUST(gp__emit(c, GP_ACT_KILL, j, now, true));
+    return move(c, j, INT64_MAX, false, now);
 }
 
 /* The placement is already the job's (copied when the round reserved). */

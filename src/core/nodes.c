@@ -27,12 +27,17 @@ bool gp__cluster_degraded(const struct gp_core *c)
            0;
 }
 
-static bool on_node(const struct gp_job *j, uint32_t node)
+static bool placed_on(const struct gp_placement *p, uint32_t node)
 {
-    for (uint32_t s = 0; s < j->where.nslots; s++)
-        if (j->where.slots[s].node == node)
+    for (uint32_t s = 0; s < p->nslots; s++)
+        if (p->slots[s].node == node)
             return true;
     return false;
+}
+
+static bool on_node(const struct gp_job *j, uint32_t node)
+{
+    return placed_on(&j->where, node);
 }
 
 /* The job's processes are gone with a node: requeue it (or finish it, if
@@ -54,6 +59,8 @@ static int lose_job(struct gp_core *c, struct gp_job *j, int64_t now_us)
     if ((rc = gp__outbox_reserve(c, 1)) != GP_OK ||
         (!cancelling && (rc = gp__pending_reserve(c, j)) != GP_OK))
         return rc;
+    /* a move under way ends here: the job waits again */
+    gp__drop_dest(c, j);
     /* the world closes its record of the run: nothing is left to stop */
     j->stop_reason = GP_STOP_NODE_DOWN;
     GP__MUST(gp__emit(c, GP_ACT_KILL, j, now_us, true));
@@ -68,7 +75,7 @@ static int lose_job(struct gp_core *c, struct gp_job *j, int64_t now_us)
         gp__running_remove(c, j);
     j->stop_reason = GP_STOP_NONE;
     j->node_failures++;
-    return gp__requeue_as(c, j, saved, true, now_us, false);
+    return gp__requeue_as(c, j, saved, true, now_us, GP_STOP_NODE_DOWN);
 }
 
 /* Collect the jobs holding resources (running heap and stopping list)
@@ -208,6 +215,14 @@ int gp_core_set_node_state(struct gp_core *c, uint32_t node,
             struct gp_job **v;
             size_t n;
 
+            /* a move to this node will not happen: the job, once stopped,
+             * waits again */
+            for (uint32_t k = 0; k < c->npreempting; k++) {
+                struct gp_job *p = J(c, c->preempting[k]);
+
+                if (p->dest_held && placed_on(&p->dest, node))
+                    gp__drop_dest(c, p);
+            }
             if ((rc = holders(c, pick_node, node, &v, &n)) == GP_OK)
                 for (size_t i = 0; i < n && rc == GP_OK; i++)
                     rc = lose_job(c, v[i], now_us);

@@ -41,6 +41,14 @@ static void plan_books(struct gp_core *c, const struct action *a,
                  &b->types[j->where.type].plan_incoming_milli, d);
         }
         return;
+    case OP_MIGRATE: /* takes the new, leaves the old */
+        book(&t->info.plan_starting_milli,
+             &t->types[a->where.type].plan_starting_milli,
+             sign * (int64_t)gp_placement_milli(&a->where));
+        book(&t->info.plan_stopping_milli,
+             &t->types[j->where.type].plan_stopping_milli,
+             sign * (int64_t)gp_placement_milli(&j->where));
+        return;
     case OP_RESIZE:
         d = (int64_t)gp_placement_milli(&a->where) -
             (int64_t)gp_placement_milli(&j->where);
@@ -225,6 +233,13 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
             gp__take_stopping(c);
             /* every later action was undone first: the GPUs are free */
             GP__MUST(gp_cluster_take(c->cluster, &a->where, &d));
+        } else if (a->op == OP_MIGRATE) {
+            gp__take_stopping(c);
+            gp_cluster_give(c->cluster, &a->where, &d);
+            /* free model: the old GPUs were given; every later action was
+             * undone first, so they are free again */
+            if (c->cfg.grace_us == 0)
+                GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
         }
         j->plan_op = 0;
         j->plan_mark = 0;
@@ -285,6 +300,39 @@ int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
         return rc;
     }
     return GP_OK;
+}
+
+int gp_plan_migrate(struct gp_plan *p, const struct gp_job *job,
+                    const struct gp_placement *where)
+{
+    struct gp_core *c = p->core;
+    struct gp_job *j;
+    struct gp_placement copy;
+    struct gp_demand d;
+    int rc;
+
+    if (!(j = own(c, job)))
+        return GP_EPLAN;
+    if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j) ||
+        c->cfg.model == GP_PLACE_COUNT || where->nslots == 0 ||
+        where->gpus != j->where.gpus || where->milli != j->where.milli ||
+        (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type))
+        return GP_EPLAN;
+    if ((rc = keep_copy(c, where, &copy)) != GP_OK)
+        return rc;
+    d = j->demand;
+    d.gpus = where->gpus;
+    gp__take_stopping(c);
+    /* free model: the old resources are free for the rest of the plan
+     * (and for the destination itself) at once */
+    if (c->cfg.grace_us == 0)
+        gp_cluster_give(c->cluster, &j->where, &j->demand);
+    if ((rc = gp_cluster_take(c->cluster, &copy, &d)) == GP_OK &&
+        (rc = add_action(c, OP_MIGRATE, j, &copy, GP_TENANT_NONE)) != GP_OK)
+        gp_cluster_give(c->cluster, &copy, &d);
+    if (rc != GP_OK && c->cfg.grace_us == 0)
+        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+    return rc;
 }
 
 int gp_plan_wake_at(struct gp_plan *p, int64_t at_us)

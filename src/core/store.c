@@ -226,6 +226,7 @@ void gp__jobs_free(struct gp_core *c)
 {
     for (size_t i = 0; i < c->njobs; i++) {
         gp_placement_fini(&J(c, (uint32_t)i)->where);
+        gp_placement_fini(&J(c, (uint32_t)i)->dest); /* one mid-move */
         gp_env_free(c->env, c->ext_mem[i]);
     }
     gp_env_free(c->env, c->ext_mem);

@@ -590,6 +590,7 @@ const char *gp__run_end_name(enum gp__run_end e)
     static const char *const names[] = {
         "running",   "completed",    "failed",    "time_limit", "cancelled",
         "preempted", "start_failed", "node_down", "resized",
+        "migrated",
     };
 
     return (size_t)e < sizeof(names) / sizeof(names[0]) ? names[e] : "";
@@ -649,6 +650,7 @@ static void on_preempted(void *priv, const struct gp_core *core,
     close_run(m, job, m->last_us);
     run_close(m, job,
               job->requeued_by == GP_STOP_NODE_DOWN ? GP__RUN_NODE_DOWN
+              : job->requeued_by == GP_STOP_MIGRATE ? GP__RUN_MIGRATED
                                                     : GP__RUN_PREEMPTED,
               m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))

@@ -35,6 +35,7 @@ enum gp__run_end {
     GP__RUN_START_FAILED, /* the world could not start it */
     GP__RUN_NODE_DOWN,    /* lost with its node */
     GP__RUN_RESIZED,      /* grown or shrunk: the next interval goes on */
+    GP__RUN_MIGRATED,     /* moved: it starts again at once elsewhere */
 };
 const char *gp__run_end_name(enum gp__run_end e);
 

@@ -1,7 +1,8 @@
 /* test_migrate.c - gp_plan_migrate: a running job stopped and started
  * elsewhere, its destination held meanwhile; under graceful and free
  * preemption; cancelled, or its destination lost, on the way; refused
- * where it cannot be; undone by a savepoint. */
+ * where it cannot be; undone by a savepoint. And the ledger following a
+ * reclaim in the plan, by type, and its rollback. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,10 @@ static struct script {
     int rc;          /* what gp_plan_migrate said */
     bool undo;       /* roll the move back at once */
     uint64_t moving; /* the tenant's plan columns right after the move */
+    uint64_t take;   /* handle of a job to preempt for tenant 0 */
+    uint64_t seen[4]; /* after it: tenant 0's incoming, in all and on its
+                         type; the victim's tenant's stopping and planned */
+    uint64_t after_undo; /* the same four, summed, after a rollback */
 } sc;
 
 static void plain_rank(void *priv, const struct gp_job *job, int64_t now,
@@ -38,6 +43,28 @@ static int mover(void *priv, const struct gp_view *v, struct gp_plan *p)
     int rc;
 
     (void)priv;
+    for (size_t i = 0; sc.take != UINT64_MAX && i < gp_view_nrunning(v); i++) {
+        const struct gp_job *r = gp_view_running_at(v, i);
+        const struct gp_tenant_info *to = gp_view_tenant(v, 0);
+        const struct gp_tenant_info *from = gp_view_tenant(v, r->tenant);
+        size_t mark = gp_plan_mark(p);
+
+        if (gp_job_handle(r) != sc.take)
+            continue;
+        sc.take = UINT64_MAX;
+        if ((rc = gp_plan_preempt_for(p, r, 0)) != GP_OK)
+            return rc;
+        sc.seen[0] = to->plan_incoming_milli;
+        sc.seen[1] = to->by_type[r->where.type].plan_incoming_milli;
+        sc.seen[2] = from->by_type[r->where.type].plan_stopping_milli;
+        sc.seen[3] = (uint64_t)gp_tenant_planned_milli(from);
+        gp_plan_rollback(p, mark);
+        sc.after_undo = to->plan_incoming_milli +
+                        to->by_type[r->where.type].plan_incoming_milli +
+                        from->by_type[r->where.type].plan_stopping_milli +
+                        from->plan_stopping_milli;
+        break;
+    }
     for (size_t i = 0; sc.move != UINT64_MAX && i < gp_view_nrunning(v); i++) {
         const struct gp_job *r = gp_view_running_at(v, i);
         size_t mark = gp_plan_mark(p);
@@ -92,7 +119,7 @@ static struct gp_core *two_nodes(enum gp_place_model model, int64_t grace_us,
     memset(r, 0, sizeof(*r));
     harness_rec = r;
     memset(&sc, 0, sizeof(sc));
-    sc.move = UINT64_MAX;
+    sc.move = sc.take = UINT64_MAX;
     assert_int_equal(gp_cluster_new(&c), GP_OK);
     assert_int_equal(gp_cluster_add_uniform(c, 2, 2, "gpu", 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
@@ -332,6 +359,31 @@ static void a_share_moves_to_another_device(void **state)
     gp_core_free(core);
 }
 
+/* The ledger follows a reclaim as the plan grows, in all and by type, and
+ * a savepoint takes it back. */
+static void the_ledger_follows_a_reclaim_and_its_rollback(void **state)
+{
+    struct rec r;
+    struct gp_core *core = two_nodes(GP_PLACE_PACK, S(60), &r);
+    struct gp_job_spec spec = {.id = "b", .tenant = "borrower", .gpus = 2,
+                               .duration_us = S(1000)};
+    uint64_t b;
+
+    (void)state;
+    submit(core, "t0", 2, 1000, 0); /* tenant "t" is tenant 0 */
+    assert_int_equal(gp_core_submit(core, &spec, 0, &b, NULL), GP_OK);
+    assert_int_equal(round_at(core, 0), 2);
+    sc.take = b;
+    round_at(core, S(50));
+    assert_int_equal(sc.seen[0], 2000);
+    assert_int_equal(sc.seen[1], 2000);
+    assert_int_equal(sc.seen[2], 2000);
+    assert_int_equal(sc.seen[3], 0); /* it will hold nothing */
+    assert_int_equal(sc.after_undo, 0);
+    assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +393,7 @@ int main(void)
         cmocka_unit_test(a_lost_destination_leaves_the_job_waiting),
         cmocka_unit_test(moves_that_cannot_be_are_refused_or_undone),
         cmocka_unit_test(a_share_moves_to_another_device),
+        cmocka_unit_test(the_ledger_follows_a_reclaim_and_its_rollback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

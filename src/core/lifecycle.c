@@ -535,6 +535,18 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
 
 /* ---- a round's decisions take effect ----------------------------------- */
 
+/* Graceful: the job is signalled and keeps its resources until it stops,
+ * or is killed when the grace ends. The round reserved the room. */
+static void signal_stop(struct gp_core *c, struct gp_job *j,
+                        uint32_t beneficiary, enum gp_stop_reason why,
+                        int64_t now)
+{
+    GP__MUST(enter_stopping(c, j, beneficiary, why));
+    GP__MUST(gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
+                            TIMER_KILL));
+    GP__MUST(gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false));
+}
+
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
                       int64_t now)
 {
@@ -542,12 +554,7 @@ int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
      * core.c): a valid plan takes effect whole */
     gp__running_remove(c, j);
     if (c->cfg.grace_us > 0) {
-        /* signal; the job keeps its resources until it stops, or is
-         * killed when the grace ends */
-        GP__MUST(enter_stopping(c, j, beneficiary, GP_STOP_PREEMPT));
-        GP__MUST(gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
-                                TIMER_KILL));
-        GP__MUST(gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false));
+        signal_stop(c, j, beneficiary, GP_STOP_PREEMPT, now);
         return GP_OK;
     }
     /* the free model: at once, and nothing is lost; the plan already gave
@@ -617,11 +624,8 @@ int gp__apply_migrate(struct gp_core *c, struct gp_job *j, int64_t now)
     book_dest(c, j, 1);
     gp__running_remove(c, j);
     if (c->cfg.grace_us > 0) {
-        /* signal, as a preemption; the destination waits for it */
-        GP__MUST(enter_stopping(c, j, GP_TENANT_NONE, GP_STOP_MIGRATE));
-        GP__MUST(gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
-                                TIMER_KILL));
-        GP__MUST(gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false));
+        /* as a preemption; the destination waits for it */
+        signal_stop(c, j, GP_TENANT_NONE, GP_STOP_MIGRATE, now);
         return GP_OK;
     }
     /* the free model: stopped at once, nothing lost; the plan already gave

@@ -124,6 +124,27 @@ static int keep_copy(struct gp_core *c, const struct gp_placement *where,
     return GP_OK;
 }
 
+/* Take `copy` (of demand d) for job j's action `op`, and add the action;
+ * with leave_old, the job's present resources are given back first (the
+ * new may overlap them). On failure the cluster is as it was. */
+static int take_for(struct gp_core *c, struct gp_job *j, uint8_t op,
+                    const struct gp_placement *copy, const struct gp_demand *d,
+                    bool leave_old)
+{
+    int rc;
+
+    gp__take_stopping(c);
+    if (leave_old)
+        gp_cluster_give(c->cluster, &j->where, &j->demand);
+    if ((rc = gp_cluster_take(c->cluster, copy, d)) == GP_OK &&
+        (rc = add_action(c, op, j, copy, GP_TENANT_NONE)) != GP_OK)
+        gp_cluster_give(c->cluster, copy, d);
+    /* given just above, and nothing took them since */
+    if (rc != GP_OK && leave_old)
+        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+    return rc;
+}
+
 /* The core's record of a job a policy names: the view hands out only the
  * core's own records of live jobs, and anything else is refused. */
 static struct gp_job *own(const struct gp_core *c, const struct gp_job *job)
@@ -161,14 +182,7 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
         return rc;
     d = j->demand;
     d.gpus = where->gpus;
-    gp__take_stopping(c);
-    if ((rc = gp_cluster_take(c->cluster, &copy, &d)) != GP_OK)
-        return rc;
-    if ((rc = add_action(c, OP_START, j, &copy, GP_TENANT_NONE)) != GP_OK) {
-        gp_cluster_give(c->cluster, &copy, &d);
-        return rc;
-    }
-    return GP_OK;
+    return take_for(c, j, OP_START, &copy, &d, false);
 }
 
 int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
@@ -287,19 +301,8 @@ int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
         return rc;
     d = j->demand;
     d.gpus = where->gpus;
-    gp__take_stopping(c);
     /* leave the old GPUs, take the new (they may overlap) */
-    gp_cluster_give(c->cluster, &j->where, &j->demand);
-    if ((rc = gp_cluster_take(c->cluster, &copy, &d)) != GP_OK) {
-        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
-        return rc;
-    }
-    if ((rc = add_action(c, OP_RESIZE, j, &copy, GP_TENANT_NONE)) != GP_OK) {
-        gp_cluster_give(c->cluster, &copy, &d);
-        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
-        return rc;
-    }
-    return GP_OK;
+    return take_for(c, j, OP_RESIZE, &copy, &d, true);
 }
 
 int gp_plan_migrate(struct gp_plan *p, const struct gp_job *job,
@@ -322,17 +325,9 @@ int gp_plan_migrate(struct gp_plan *p, const struct gp_job *job,
         return rc;
     d = j->demand;
     d.gpus = where->gpus;
-    gp__take_stopping(c);
     /* free model: the old resources are free for the rest of the plan
      * (and for the destination itself) at once */
-    if (c->cfg.grace_us == 0)
-        gp_cluster_give(c->cluster, &j->where, &j->demand);
-    if ((rc = gp_cluster_take(c->cluster, &copy, &d)) == GP_OK &&
-        (rc = add_action(c, OP_MIGRATE, j, &copy, GP_TENANT_NONE)) != GP_OK)
-        gp_cluster_give(c->cluster, &copy, &d);
-    if (rc != GP_OK && c->cfg.grace_us == 0)
-        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
-    return rc;
+    return take_for(c, j, OP_MIGRATE, &copy, &d, c->cfg.grace_us == 0);
 }
 
 int gp_plan_wake_at(struct gp_plan *p, int64_t at_us)

@@ -22,15 +22,6 @@ static struct script {
     int rc;
 } sc;
 
-static void plain_rank(void *priv, const struct gp_job *job, int64_t now,
-                       int64_t rank[2])
-{
-    (void)priv;
-    (void)now;
-    rank[0] = job->submit_us;
-    rank[1] = 0;
-}
-
 static int scripted(void *priv, const struct gp_view *v, struct gp_plan *p)
 {
     struct gp_pending_iter it;

@@ -289,8 +289,8 @@ struct gp_tenant_spec {
 /* A tenant's books on one GPU type, in milli-GPUs (GP_MILLI_PER_GPU to a
  * GPU: a job holding a share of a device counts its share). */
 struct gp_tenant_type {
-    uint32_t guarantee;     /* its part of guarantee_by_type, in GPUs; 0
-                               without one */
+    uint32_t guarantee;      /* its part of guarantee_by_type, in GPUs; 0
+                                without one */
     uint64_t held_milli;     /* held by its jobs on this type */
     uint64_t incoming_milli; /* being reclaimed for it, on this type */
     uint64_t outgoing_milli; /* of its own jobs that are stopping */
@@ -577,8 +577,7 @@ size_t gp_core_nrunning(const struct gp_core *core);
 uint64_t gp_core_busy_milli(const struct gp_core *core);
 size_t gp_core_ntenants(const struct gp_core *core);
 const char *gp_core_tenant_name(const struct gp_core *core, uint32_t tenant);
-uint64_t gp_core_tenant_busy_milli(const struct gp_core *core,
-                                   uint32_t tenant);
+uint64_t gp_core_tenant_busy_milli(const struct gp_core *core, uint32_t tenant);
 const char *gp_core_str(const struct gp_core *core, uint32_t strid);
 const struct gp_policy_ops *gp_core_policy(const struct gp_core *core);
 enum gp_place_model gp_core_model(const struct gp_core *core);

@@ -31,8 +31,8 @@ static void tenant_touch(const struct gp_core *c, struct tenant *t)
         return;
     e = exp(-c->decay_per_us * (double)dt);
     t->info.usage_gpu_s =
-        t->info.usage_gpu_s * e + gp_milli_gpus(t->info.held_milli) *
-                                      (1.0 - e) / c->decay_per_us / 1e6;
+        t->info.usage_gpu_s * e +
+        gp_milli_gpus(t->info.held_milli) * (1.0 - e) / c->decay_per_us / 1e6;
     t->usage_t_us = c->now_us;
 }
 

@@ -223,8 +223,8 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
     j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
     if (j->duration_us > 0 && j->work_done_us > j->duration_us)
         j->work_done_us = j->duration_us;
-    j->attained_gpu_us = gp_add_sat(j->attained_gpu_us,
-                                    gp_placement_gpu_us(&j->where, useful));
+    j->attained_gpu_us =
+        gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(&j->where, useful));
     c->busy_milli -= gp_placement_milli(&j->where);
     gp__tenant_held(c, j->tenant, j->where.type,
                     -(int64_t)gp_placement_milli(&j->where), -1);
@@ -542,8 +542,8 @@ static void signal_stop(struct gp_core *c, struct gp_job *j,
                         int64_t now)
 {
     GP__MUST(enter_stopping(c, j, beneficiary, why));
-    GP__MUST(gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts,
-                            TIMER_KILL));
+    GP__MUST(
+        gp__timer_push(c, now + c->cfg.grace_us, j->id, j->starts, TIMER_KILL));
     GP__MUST(gp__emit(c, GP_ACT_SIGNAL, j, now + c->cfg.grace_us, false));
 }
 
@@ -686,8 +686,8 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
                       struct gp_placement *old, int64_t now)
 {
     int64_t held = now - j->held_since_us, useful = 0;
-    int64_t delta = ((int64_t)j->where.gpus - (int64_t)old->gpus) *
-                    GP_MILLI_PER_GPU;
+    int64_t delta =
+        ((int64_t)j->where.gpus - (int64_t)old->gpus) * GP_MILLI_PER_GPU;
 
     if (held < 0)
         held = 0;

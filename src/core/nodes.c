@@ -131,8 +131,8 @@ static int younger_first(const void *a, const void *b)
 static int shrink_count(struct gp_core *c, int64_t now_us)
 {
     for (uint32_t t = 0; t < gp_cluster_ntypes(c->cluster); t++) {
-        uint64_t up = gp_cluster_type_up_gpus(c->cluster, (uint8_t)t) *
-                      GP_MILLI_PER_GPU;
+        uint64_t up =
+            gp_cluster_type_up_gpus(c->cluster, (uint8_t)t) * GP_MILLI_PER_GPU;
         uint64_t held = 0;
         struct gp_job **v;
         size_t n;

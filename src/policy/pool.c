@@ -979,9 +979,8 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
     /* how far the tenant is below its entitlement, what is on its way
      * counted: a victim's tenant must be left less short than that */
-    double short_by =
-        gp_view_tenant(v, ts[i].t)->entitled -
-        gpus_of(held_of(v, ts[i].t) + incoming_of(v, ts[i].t));
+    double short_by = gp_view_tenant(v, ts[i].t)->entitled -
+                      gpus_of(held_of(v, ts[i].t) + incoming_of(v, ts[i].t));
     int rc = GP_OK;
 
     /* every victim chosen frees at least one milli-GPU */
@@ -1030,8 +1029,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
                 continue;
         } else {
-            double after =
-                gpus_of(held_of(v, x->tenant) - taken[xi] - ask(x));
+            double after = gpus_of(held_of(v, x->tenant) - taken[xi] - ask(x));
 
             /* not below its entitlement rounded down, nor as far below
              * it as the tenant reclaiming is now: with fractional
@@ -1065,8 +1063,8 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         }
     }
     for (size_t k = 0; tot->typed && k < nc; k++)
-        per_type(tot, tot->chosen_t, chosen[k]->tenant)[chosen[k]->where.type] -=
-            ask(chosen[k]);
+        per_type(tot, tot->chosen_t,
+                 chosen[k]->tenant)[chosen[k]->where.type] -= ask(chosen[k]);
     if (rc != GP_OK)
         return rc;
     /* a later tenant skips them: they are in the plan (gp_plan_has), and
@@ -1085,8 +1083,8 @@ static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
 
     for (size_t k = 0; k < nts; k++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[k].t);
-        int64_t over = held_of(v, ts[k].t) -
-                       (int64_t)floor(ti->entitled + 1e-9) * MILLI;
+        int64_t over =
+            held_of(v, ts[k].t) - (int64_t)floor(ti->entitled + 1e-9) * MILLI;
 
         if (ts[k].t != for_tenant && over > 0)
             sum += over;
@@ -1151,8 +1149,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         return rc;
     for (uint8_t type = 0; type < tot->ntypes; type++) {
         struct memo *m = &p->tfail[(size_t)t * tot->ntypes + type];
-        int64_t room =
-            typed_room(v, tot, t, type) - typed_incoming(v, t, type);
+        int64_t room = typed_room(v, tot, t, type) - typed_incoming(v, t, type);
         int64_t want = 0, have, key;
         struct until until = {INT64_MAX, INT64_MAX};
         struct gp_pending_iter it;
@@ -1430,9 +1427,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
             if (typed_need > need)
                 need = typed_need;
         }
-        ts[nts].owed = (int64_t)ti->owed_milli < need
-                           ? (int64_t)ti->owed_milli
-                           : (need > 0 ? need : 0);
+        ts[nts].owed = (int64_t)ti->owed_milli < need ? (int64_t)ti->owed_milli
+                                                      : (need > 0 ? need : 0);
         if (tot.typed) {
             /* and no more on its types than in all */
             int64_t budget = ts[nts].owed,
@@ -1467,8 +1463,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         size_t i = tindex(tot.pos, nts, r.job->tenant);
         const struct gp_tenant_info *ti = gp_view_tenant(v, r.job->tenant);
 
-        if (!ti->cap ||
-            held_of(v, r.job->tenant) + ask(r.job) <= (int64_t)ti->cap * MILLI) {
+        if (!ti->cap || held_of(v, r.job->tenant) + ask(r.job) <=
+                            (int64_t)ti->cap * MILLI) {
             rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
             if (rc != GP_OK && rc != GP_ENOFIT)
                 return rc;

@@ -50,9 +50,9 @@ __extension__ typedef unsigned __int128 u128;
 #define MILLI GP_MILLI_PER_GPU
 
 struct tenant_acc {
-    uint64_t busy;   /* milli-GPUs held now */
-    int64_t last_us; /* integrated up to here */
-    uint64_t *sums;  /* NB buckets of milli-GPU-us; NULL until first busy */
+    uint64_t busy;       /* milli-GPUs held now */
+    int64_t last_us;     /* integrated up to here */
+    uint64_t *sums;      /* NB buckets of milli-GPU-us; NULL until first busy */
     u128 total_gpu_us;   /* milli-GPU-us */
     uint64_t pend;       /* milli-GPUs its pending jobs ask for */
     uint64_t guarantee;  /* milli-GPUs, as the core has it, once known */
@@ -589,8 +589,7 @@ const char *gp__run_end_name(enum gp__run_end e)
 {
     static const char *const names[] = {
         "running",   "completed",    "failed",    "time_limit", "cancelled",
-        "preempted", "start_failed", "node_down", "resized",
-        "migrated",
+        "preempted", "start_failed", "node_down", "resized",    "migrated",
     };
 
     return (size_t)e < sizeof(names) / sizeof(names[0]) ? names[e] : "";
@@ -838,7 +837,8 @@ static void fill_series(const struct gp_metrics *m, struct gp_series *s,
 
         if (covered > m->width_us)
             covered = m->width_us;
-        s->v[i] = (milli ? gpus_of(sums[i]) : (double)sums[i]) / (double)covered;
+        s->v[i] =
+            (milli ? gpus_of(sums[i]) : (double)sums[i]) / (double)covered;
     }
 }
 
@@ -1328,8 +1328,7 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     }
     s->restart_gpu_s = us_to_s(m->restart_gpu_us / MILLI);
     s->lost_work_gpu_s = us_to_s(m->lost_work_gpu_us / MILLI);
-    s->lost_gpu_s =
-        us_to_s((m->restart_gpu_us + m->lost_work_gpu_us) / MILLI);
+    s->lost_gpu_s = us_to_s((m->restart_gpu_us + m->lost_work_gpu_us) / MILLI);
     if (admitted)
         s->preemptions_per_job_mean =
             (double)admitted_preemptions / (double)admitted;
@@ -1439,8 +1438,7 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
         uint32_t t = m->tseries_of[i];
 
         fill_series(m, &m->tseries[i], t < m->ntacc ? m->tacc[t].sums : NULL,
-                    true,
-                    window_end_us);
+                    true, window_end_us);
     }
     free(m->run_gpus);
     m->run_gpus = NULL;

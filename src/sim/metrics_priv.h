@@ -17,7 +17,7 @@ struct gp__job_rec {
     uint32_t ext_off;    /* into the id buffer; UINT32_MAX = none */
     uint32_t tenant;     /* index into gp_summary.tenants */
     uint32_t user, name; /* the metrics' own string ids */
-    uint32_t milli; /* milli-GPUs it asks for */
+    uint32_t milli;      /* milli-GPUs it asks for */
     uint32_t preemptions, starts;
     uint8_t state; /* enum gp_job_state */
     bool final;    /* kept when the job was over (not at the run's end) */
@@ -45,8 +45,8 @@ struct gp__run_rec {
     uint32_t job;             /* the core's job id */
     uint32_t run;             /* 1 for its first start, 2 after a restart */
     uint32_t milli;           /* milli-GPUs it held */
-    uint32_t type, where; /* the metrics' string ids: GPU type, placement */
-    uint8_t end;          /* enum gp__run_end */
+    uint32_t type, where;     /* the metrics' string ids: GPU type, placement */
+    uint8_t end;              /* enum gp__run_end */
 };
 
 /* The run records, in start order (n = 0 unless recorded). */

@@ -408,8 +408,7 @@ static void setting_of(const struct gp_summary *s, size_t k, char *buf,
         break;
     case 2:
         if (s->shares)
-            snprintf(buf, len, "%s; shares: %s", s->placement,
-                     s->shares);
+            snprintf(buf, len, "%s; shares: %s", s->placement, s->shares);
         else
             snprintf(buf, len, "%s", s->placement);
         break;

@@ -634,8 +634,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     w.delay_us = cfg->actuation_delay_us;
     {
         char pre[256];
-        struct gp_run_desc d = {cfg->trace, wl->format, cfg->cluster_spec, pre,
-                                cfg->seed, NULL};
+        struct gp_run_desc d = {cfg->trace, wl->format, cfg->cluster_spec,
+                                pre,        cfg->seed,  NULL};
 
         for (size_t i = 0; i < wl->n && !d.shares; i++)
             if (wl->jobs[i].gpus == 0 && wl->jobs[i].gpu_milli > 0)

@@ -3,12 +3,12 @@
  *
  * A pod asking for a fraction of one GPU (num_gpu 1, gpu_milli < 1000) is
  * a job of gpus 0 and that gpu_milli: a share of one device (the
- * simulator's --shares round-up gives it a whole GPU instead). A pod runs from scheduled_time
- * to deletion_time; a pod never scheduled (Pending, empty scheduled_time)
- * is replayed as running from creation_time, so its demand is not lost.
- * CPU-only pods and pods of zero lifetime are not GPU jobs and are skipped
- * with a reason. Multi-type specs ("V100M16|V100M32") are relaxed to any
- * type: a job names one type or none.
+ * simulator's --shares round-up gives it a whole GPU instead). A pod runs from
+ * scheduled_time to deletion_time; a pod never scheduled (Pending, empty
+ * scheduled_time) is replayed as running from creation_time, so its demand is
+ * not lost. CPU-only pods and pods of zero lifetime are not GPU jobs and are
+ * skipped with a reason. Multi-type specs ("V100M16|V100M32") are relaxed to
+ * any type: a job names one type or none.
  */
 #include <string.h>
 

@@ -120,9 +120,8 @@ mkcore(const char *policy, uint32_t nodes, uint32_t gpus, struct rec *r)
 }
 
 /* A rank for test policies: submit order. */
-__attribute__((unused)) static void plain_rank(void *priv,
-                                               const struct gp_job *job,
-                                               int64_t now, int64_t rank[2])
+__attribute__((unused)) static void
+plain_rank(void *priv, const struct gp_job *job, int64_t now, int64_t rank[2])
 {
     (void)priv;
     (void)now;

@@ -5,8 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -79,8 +79,7 @@ static struct gp_core *core_with(const struct gp_policy_ops *ops,
 {
     struct gp_cluster *c;
     struct gp_core *core;
-    struct gp_core_config cfg = {.policy = ops,
-                                 .model = GP_PLACE_PACK};
+    struct gp_core_config cfg = {.policy = ops, .model = GP_PLACE_PACK};
 
     memset(r, 0, sizeof(*r));
     harness_rec = r;
@@ -221,7 +220,8 @@ static void accounting_adds_up_over_preemption_and_completion(void **state)
     assert_int_equal(j->gpu_us, S(4 * (20 + 85)));
     assert_int_equal(j->work_done_us, S(100));
     assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 0);
-    assert_int_equal((gp_core_tenant_busy_milli(core, 0) / GP_MILLI_PER_GPU), 0);
+    assert_int_equal((gp_core_tenant_busy_milli(core, 0) / GP_MILLI_PER_GPU),
+                     0);
     gp_core_free(core);
 }
 
@@ -332,9 +332,8 @@ static void stopping_gpus_given_to_fit_if_freed_show_nowhere_else(void **state)
     struct rec r;
     struct gp_cluster *c;
     struct gp_core *core;
-    struct gp_core_config cfg = {.policy = &prober_policy,
-                                 .model = GP_PLACE_PACK,
-                                 .grace_us = S(60)};
+    struct gp_core_config cfg = {
+        .policy = &prober_policy, .model = GP_PLACE_PACK, .grace_us = S(60)};
     uint32_t b;
 
     (void)state;

@@ -93,8 +93,8 @@ static void shares_fill_one_device_and_no_more(void **state)
     assert_int_equal(gp_cluster_node_dev_used(gp_core_cluster(core), 0, 0),
                      1000);
     /* one ends: its quarter is free for the fifth */
-    assert_int_equal(
-        gp_core_job_ended(core, q[1], GP_JOB_COMPLETED, S(100)), GP_OK);
+    assert_int_equal(gp_core_job_ended(core, q[1], GP_JOB_COMPLETED, S(100)),
+                     GP_OK);
     assert_int_equal(gp_core_busy_milli(core), 750);
     assert_int_equal(round_at(core, S(100)), 1);
     assert_int_equal(state_of(core, q[4]), GP_JOB_RUNNING);
@@ -147,8 +147,8 @@ static void zero_gpu_jobs_take_cpus_not_gpus(void **state)
     /* the ledger counts GPUs: the parts hold none */
     assert_int_equal(gp_core_busy_milli(core), 2000);
     assert_int_equal(gp_core_job(core, ps[0])->speed, 1.0);
-    assert_int_equal(
-        gp_core_job_ended(core, ps[0], GP_JOB_COMPLETED, S(50)), GP_OK);
+    assert_int_equal(gp_core_job_ended(core, ps[0], GP_JOB_COMPLETED, S(50)),
+                     GP_OK);
     assert_int_equal(round_at(core, S(50)), 1);
     assert_int_equal(state_of(core, ps[2]), GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, ps[0])->gpu_us, 0);

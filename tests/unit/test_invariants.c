@@ -85,7 +85,8 @@ static void check_typed(struct watch *w, const struct gp_core *c, int64_t now,
         for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
             const struct gp_tenant_type *b =
                 &gp_core_tenant_info(c, t)->by_type[k];
-            uint64_t demand = b->held_milli / GP_MILLI_PER_GPU + w->pend[t][k] + w->pend[t][NTYPES];
+            uint64_t demand = b->held_milli / GP_MILLI_PER_GPU + w->pend[t][k] +
+                              w->pend[t][NTYPES];
             uint64_t want = demand < b->guarantee ? demand : b->guarantee;
             bool owed = borrowed[t] && b->held_milli / GP_MILLI_PER_GPU < want;
 
@@ -139,7 +140,9 @@ static void check_books(struct watch *w, const struct gp_core *c, int64_t now,
         return;
     for (uint32_t t = 0; t < gp_core_ntenants(c) && t < NT; t++) {
         const struct gp_tenant_info *ti = gp_core_tenant_info(c, t);
-        uint64_t want = ti->demand_milli / GP_MILLI_PER_GPU < ti->guarantee ? ti->demand_milli / GP_MILLI_PER_GPU : ti->guarantee;
+        uint64_t want = ti->demand_milli / GP_MILLI_PER_GPU < ti->guarantee
+                            ? ti->demand_milli / GP_MILLI_PER_GPU
+                            : ti->guarantee;
         bool owed = borrowed && ti->held_milli / GP_MILLI_PER_GPU < want;
 
         if (owed && w->owed_since[t] == GP_TIME_NONE)

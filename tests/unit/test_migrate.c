@@ -16,13 +16,13 @@
 /* A policy that starts what fits in submit order and, when told, moves one
  * running job to wherever it fits. */
 static struct script {
-    uint64_t move;   /* handle of the job to move; UINT64_MAX = none */
-    int rc;          /* what gp_plan_migrate said */
-    bool undo;       /* roll the move back at once */
-    uint64_t moving; /* the tenant's plan columns right after the move */
-    uint64_t take;   /* handle of a job to preempt for tenant 0 */
-    uint64_t seen[4]; /* after it: tenant 0's incoming, in all and on its
-                         type; the victim's tenant's stopping and planned */
+    uint64_t move;       /* handle of the job to move; UINT64_MAX = none */
+    int rc;              /* what gp_plan_migrate said */
+    bool undo;           /* roll the move back at once */
+    uint64_t moving;     /* the tenant's plan columns right after the move */
+    uint64_t take;       /* handle of a job to preempt for tenant 0 */
+    uint64_t seen[4];    /* after it: tenant 0's incoming, in all and on its
+                            type; the victim's tenant's stopping and planned */
     uint64_t after_undo; /* the same four, summed, after a rollback */
 } sc;
 
@@ -181,9 +181,8 @@ static void a_graceful_move_holds_the_destination_until_the_stop(void **state)
     assert_int_equal(gp_core_tenant_info(core, 0)->held_milli, 4000);
     assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 0);
     /* it stops 10 s later, its checkpoint holding all its work */
-    assert_int_equal(gp_core_job_stopped(core, a, gp_job_work_at(j, S(110)),
-                                         S(110)),
-                     GP_OK);
+    assert_int_equal(
+        gp_core_job_stopped(core, a, gp_job_work_at(j, S(110)), S(110)), GP_OK);
     assert_int_equal(j->state, GP_JOB_STARTING);
     assert_int_equal(node_of(core, a), 1);
     assert_int_equal(j->preemptions, 0);
@@ -271,16 +270,14 @@ static void a_lost_destination_leaves_the_job_waiting(void **state)
     sc.move = a;
     round_at(core, S(100));
     assert_int_equal(sc.rc, GP_OK);
-    assert_int_equal(gp_core_set_node_state(core, 1, GP_NODE_DOWN, S(101),
-                                            NULL),
-                     GP_OK);
+    assert_int_equal(
+        gp_core_set_node_state(core, 1, GP_NODE_DOWN, S(101), NULL), GP_OK);
     j = gp_core_job(core, a);
     assert_false(j->dest_held);
     assert_int_equal(j->state, GP_JOB_STOPPING); /* its own node is up */
     assert_int_equal(gp_core_busy_milli(core), 2000);
-    assert_int_equal(gp_core_job_stopped(core, a, gp_job_work_at(j, S(105)),
-                                         S(105)),
-                     GP_OK);
+    assert_int_equal(
+        gp_core_job_stopped(core, a, gp_job_work_at(j, S(105)), S(105)), GP_OK);
     assert_int_equal(j->state, GP_JOB_PENDING);
     assert_int_equal(j->preemptions, 0);
     assert_int_equal(j->migrations, 0);
@@ -326,8 +323,8 @@ static void a_share_moves_to_another_device(void **state)
 {
     struct rec r;
     struct gp_core *core = two_nodes(GP_PLACE_PACK, 0, &r);
-    struct gp_job_spec spec = {.id = "s", .gpu_milli = 300,
-                               .duration_us = S(1000)};
+    struct gp_job_spec spec = {
+        .id = "s", .gpu_milli = 300, .duration_us = S(1000)};
     uint64_t s, fill;
 
     (void)state;
@@ -356,8 +353,8 @@ static void the_ledger_follows_a_reclaim_and_its_rollback(void **state)
 {
     struct rec r;
     struct gp_core *core = two_nodes(GP_PLACE_PACK, S(60), &r);
-    struct gp_job_spec spec = {.id = "b", .tenant = "borrower", .gpus = 2,
-                               .duration_us = S(1000)};
+    struct gp_job_spec spec = {
+        .id = "b", .tenant = "borrower", .gpus = 2, .duration_us = S(1000)};
     uint64_t b;
 
     (void)state;

@@ -204,8 +204,9 @@ static void nodes_and_gpu_types_join_at_run_time(void **state)
                         "A100");
     /* the tenant's books have a place for the new type */
     assert_int_equal(gp_core_tenant_info(core, gp_core_job(core, t)->tenant)
-                         ->by_type[gp_core_job(core, t)->where.type]
-                         .held_milli / GP_MILLI_PER_GPU,
+                             ->by_type[gp_core_job(core, t)->where.type]
+                             .held_milli /
+                         GP_MILLI_PER_GPU,
                      8);
     assert_int_equal(gp_core_add_node(core, &spec, S(2), NULL), GP_EEXIST);
     gp_core_free(core);

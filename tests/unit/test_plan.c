@@ -50,14 +50,22 @@ static int scripted(void *priv, const struct gp_view *v, struct gp_plan *p)
 
             if ((rc = gp_plan_resize(p, r, &where)) != GP_OK)
                 return rc;
-            sc.starting_seen = gp_view_tenant(v, r->tenant)->plan_starting_milli / GP_MILLI_PER_GPU;
-            sc.stopping_seen = gp_view_tenant(v, r->tenant)->plan_stopping_milli / GP_MILLI_PER_GPU;
+            sc.starting_seen =
+                gp_view_tenant(v, r->tenant)->plan_starting_milli /
+                GP_MILLI_PER_GPU;
+            sc.stopping_seen =
+                gp_view_tenant(v, r->tenant)->plan_stopping_milli /
+                GP_MILLI_PER_GPU;
             if (sc.step == 99) { /* try the savepoint: undo, then redo */
                 gp_plan_rollback(p, mark);
-                assert_int_equal(gp_view_tenant(v, r->tenant)->plan_starting_milli / GP_MILLI_PER_GPU,
-                                 0);
-                assert_int_equal(gp_view_tenant(v, r->tenant)->plan_stopping_milli / GP_MILLI_PER_GPU,
-                                 0);
+                assert_int_equal(
+                    gp_view_tenant(v, r->tenant)->plan_starting_milli /
+                        GP_MILLI_PER_GPU,
+                    0);
+                assert_int_equal(
+                    gp_view_tenant(v, r->tenant)->plan_stopping_milli /
+                        GP_MILLI_PER_GPU,
+                    0);
                 assert_int_equal(
                     gp_view_fit_resize(v, r, (uint32_t)sc.resize_to, &where),
                     GP_OK);
@@ -185,7 +193,8 @@ static void an_elastic_job_grows_in_place_and_its_books_follow(void **state)
     assert_int_equal(j->work_done_us, S(100));
     assert_int_equal(j->gpu_us, 2 * S(100));
     assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 4);
-    assert_int_equal((gp_core_tenant_busy_milli(core, j->tenant) / GP_MILLI_PER_GPU), 4);
+    assert_int_equal(
+        (gp_core_tenant_busy_milli(core, j->tenant) / GP_MILLI_PER_GPU), 4);
     /* the resize cost comes first: at 150 s, 40 s of new work */
     assert_int_equal(gp_job_work_at(j, S(150)), S(140));
     /* and it shrinks back to 1 */

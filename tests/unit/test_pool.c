@@ -121,7 +121,8 @@ static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 1000, 0, 0, true);
     assert_int_equal(round_at(core, 0), 8);
-    assert_int_equal(gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 8);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 8);
     assert_true(gp_core_tenant_info(core, 1)->entitled > 7.99);
     gp_core_free(core);
 }
@@ -143,7 +144,8 @@ static void lender_reclaims_within_grace_plus_one_round(void **state)
     assert_int_equal(round_at(core, S(500)), 2);
     assert_int_equal(r.preempts, 2);
     assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 8);
-    assert_int_equal(gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 2);
+    assert_int_equal(
+        gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 2);
     assert_int_equal(state_of(core, a1), GP_JOB_PENDING);
     /* a round before they stop changes nothing: no second reclaim */
     assert_int_equal(round_at(core, S(510)), 0);
@@ -219,7 +221,8 @@ static void no_job_is_preempted_beyond_its_cap(void **state)
                      1);
     gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(110));
     round_at(core, S(110)); /* b's preempted job borrows again */
-    assert_int_equal(gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 2);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 2);
     /* a comes back; the preempted job is capped, the other one goes */
     job_of(core, "a", 1, 100, 200, 0, true);
     assert_int_equal(round_at(core, S(200)), 2);
@@ -260,7 +263,8 @@ static void victims_go_lowest_priority_first_then_least_loss(void **state)
     /* b is at its entitlement (4): nothing more goes */
     job_of(core, "a", 2, 100, 30, 0, true);
     assert_int_equal(round_at(core, S(30)), 0);
-    assert_int_equal(gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 4);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 4);
     gp_core_free(core);
 }
 
@@ -292,7 +296,8 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
         high[i] = job_of(core, "b", 1, 10000, 0, 1, false);
     }
     assert_int_equal(round_at(core, 0), 32);
-    assert_int_equal(gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 24);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 24);
     /* c and d want their guarantees back at once */
     for (int i = 0; i < 8; i++) {
         job_of(core, "c", 1, 100, 10, 0, true);
@@ -300,8 +305,10 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
     }
     assert_int_equal(round_at(core, S(10)), 16);
     assert_int_equal(r.preempts, 16);
-    assert_int_equal(gp_core_tenant_info(core, 2)->incoming_milli / GP_MILLI_PER_GPU, 8);
-    assert_int_equal(gp_core_tenant_info(core, 3)->incoming_milli / GP_MILLI_PER_GPU, 8);
+    assert_int_equal(
+        gp_core_tenant_info(core, 2)->incoming_milli / GP_MILLI_PER_GPU, 8);
+    assert_int_equal(
+        gp_core_tenant_info(core, 3)->incoming_milli / GP_MILLI_PER_GPU, 8);
     /* the low-priority jobs first, then the normal ones that lose nothing;
      * b keeps 8: those that would lose work, and the high ones */
     for (int i = 0; i < 8; i++) {
@@ -336,7 +343,8 @@ static void a_high_job_takes_a_lower_job_of_its_own_tenant(void **state)
     job_of(core, "a", 1, 100, 10, 1, true);
     assert_int_equal(round_at(core, S(10)), 1);
     assert_int_equal(r.last_preempted, low);
-    assert_int_equal(gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 1);
+    assert_int_equal(
+        gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 1);
     gp_core_free(core);
 }
 
@@ -370,8 +378,10 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
     assert_int_equal(state_of(core, h1), GP_JOB_STOPPING);
     assert_int_equal(state_of(core, h2), GP_JOB_STOPPING);
     assert_int_equal(state_of(core, gang), GP_JOB_STOPPING);
-    assert_int_equal(gp_core_tenant_info(core, 1)->incoming_milli / GP_MILLI_PER_GPU, 2);
-    assert_int_equal(gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 8);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->incoming_milli / GP_MILLI_PER_GPU, 2);
+    assert_int_equal(
+        gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 8);
     gp_core_free(core);
 }
 
@@ -403,7 +413,8 @@ static void static_quota_never_lends(void **state)
     for (int i = 0; i < 8; i++)
         job_of(core, "b", 1, 1000, 0, 0, true);
     assert_int_equal(round_at(core, 0), 4);
-    assert_int_equal(gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 4);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 4);
     /* one job larger than the guarantee may run while b holds nothing */
     gp_core_free(core);
     core = pool_core("static-quota", 8, two, 2, &s, &r);
@@ -603,8 +614,11 @@ static int64_t v100_start(bool split)
         const struct gp_tenant_info *ti = gp_core_tenant_info(core, 0);
 
         started = gp_core_job(core, aj)->run_start_us;
-        assert_int_equal(ti->by_type[type_of(core, "V100")].held_milli / GP_MILLI_PER_GPU, 8);
-        assert_int_equal(ti->by_type[type_of(core, "K80")].held_milli / GP_MILLI_PER_GPU, 0);
+        assert_int_equal(ti->by_type[type_of(core, "V100")].held_milli /
+                             GP_MILLI_PER_GPU,
+                         8);
+        assert_int_equal(
+            ti->by_type[type_of(core, "K80")].held_milli / GP_MILLI_PER_GPU, 0);
         assert_int_equal(gp_core_job(core, uj)->state, GP_JOB_PENDING);
     }
     gp_core_free(core);
@@ -637,7 +651,8 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     for (int i = 0; i < 8; i++)
         typed_job(core, "a", 1, "K80", 0);
     round_at(core, 0);
-    assert_int_equal(gp_core_tenant_info(core, 0)->held_milli / GP_MILLI_PER_GPU, 12);
+    assert_int_equal(
+        gp_core_tenant_info(core, 0)->held_milli / GP_MILLI_PER_GPU, 12);
     for (int i = 0; i < 8; i++)
         typed_job(core, "b", 1, NULL, 100);
     round_at(core, S(100));
@@ -653,8 +668,11 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     assert_int_equal(preempted_k80, 4);
     stop_signalled(core, S(130));
     round_at(core, S(130));
-    assert_int_equal(gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 8);
-    assert_int_equal(gp_core_tenant_info(core, 0)->by_type[v100].held_milli / GP_MILLI_PER_GPU, 4);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 8);
+    assert_int_equal(gp_core_tenant_info(core, 0)->by_type[v100].held_milli /
+                         GP_MILLI_PER_GPU,
+                     4);
     gp_core_free(core);
 }
 
@@ -762,11 +780,13 @@ static void a_gang_that_lands_nearer_the_share_is_reclaimed(void **state)
     round_at(core, S(10));
     assert_true(fabs(gp_core_tenant_info(core, 0)->entitled - 5.0) < 1e-9);
     assert_int_equal(r.preempts, 4);
-    assert_int_equal(gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 4);
+    assert_int_equal(
+        gp_core_tenant_info(core, 0)->incoming_milli / GP_MILLI_PER_GPU, 4);
     stop_signalled(core, S(40));
     round_at(core, S(40));
     assert_int_equal(gp_core_job(core, gang)->state, GP_JOB_RUNNING);
-    assert_int_equal(gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 10);
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 10);
     gp_core_free(core);
 }
 

@@ -420,8 +420,9 @@ static void optional_gpupool_columns_are_checked(void **state)
         {"cpus", "x", "field 'cpus': \"x\" is not a number"},
         {"mem_mib", "-1", "field 'mem_mib': \"-1\" is negative"},
         {"time_limit_s", "1e10", "field 'time_limit_s': \"1e10\" is too large"},
-        {"gpu_milli", "500", "field 'gpu_milli': a share of one device asks "
-                             "gpus 0 (gpus is 2)"},
+        {"gpu_milli", "500",
+         "field 'gpu_milli': a share of one device asks "
+         "gpus 0 (gpus is 2)"},
     };
 
     (void)state;

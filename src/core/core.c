@@ -222,7 +222,6 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     gp_arena_reset(&c->scratch);
     c->nactions = 0;
     c->walk_err = GP_OK;
-    gp__plan_books_clear(c);
     rc = c->cfg.policy->schedule(c->ppriv, &c->view, &c->plan);
     if (rc == GP_OK && c->walk_err != GP_OK)
         rc = gp_diag_set(&diag, c->walk_err, "round",

@@ -80,6 +80,7 @@ struct tenant {
     uint64_t sub_demand;          /* demand of its whole subtree (milli) */
     uint32_t depth;               /* 0 at the top level */
     double sub_entitled;
+    bool owes; /* something was owed to it since the last round's end */
 };
 
 struct action {
@@ -127,6 +128,7 @@ struct gp_core {
     double decay_per_us; /* ln 2 / half-life */
     struct gp_predictor *predictor;
     uint64_t preempting_milli;
+    uint32_t nowing;      /* tenants with `owes` set */
     uint32_t *preempting; /* ids of signalled jobs; job->heap_pos indexes */
     uint32_t npreempting, cappreempting;
     /* the preempting jobs' GPUs are given back to the cluster for now
@@ -296,7 +298,8 @@ bool gp__cluster_degraded(const struct gp_core *c);
 
 /* plan.c */
 int gp__plan_validate(struct gp_core *c, struct gp_diag *diag);
-/* Zero the ledger's plan columns (before a round, and once applied). */
+/* Zero the ledger's plan columns of the tenants the plan's actions touch,
+ * once the plan applied (they are zero outside a round). */
 void gp__plan_books_clear(struct gp_core *c);
 
 #endif

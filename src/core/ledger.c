@@ -383,14 +383,18 @@ out:
  * then it is anyone's. */
 void gp__ledger_round_end(struct gp_core *c)
 {
-    for (uint32_t t = 0; t < c->ntenants; t++) {
+    uint32_t nt = gp_cluster_ntypes(c->cluster);
+
+    for (uint32_t t = 0; c->nowing > 0 && t < c->ntenants; t++) {
         struct tenant *tn = &c->tenants[t];
 
-        if (tn->info.incoming_milli == 0) {
-            tn->info.owed_milli = 0;
-            for (uint32_t k = 0; k < gp_cluster_ntypes(c->cluster); k++)
-                tn->types[k].owed_milli = 0;
-        }
+        if (!tn->owes || tn->info.incoming_milli != 0)
+            continue;
+        tn->info.owed_milli = 0;
+        for (uint32_t k = 0; k < nt; k++)
+            tn->types[k].owed_milli = 0;
+        tn->owes = false;
+        c->nowing--;
     }
 }
 

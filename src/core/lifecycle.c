@@ -279,6 +279,10 @@ void gp__leave_preempting(struct gp_core *c, struct gp_job *j)
         struct tenant *b = &c->tenants[j->reclaim_for];
         b->info.incoming_milli -= m;
         b->info.owed_milli += m;
+        if (!b->owes) {
+            b->owes = true;
+            c->nowing++;
+        }
         b->types[j->where.type].incoming_milli -= m;
         b->types[j->where.type].owed_milli += m;
     }

@@ -62,20 +62,26 @@ static void plan_books(struct gp_core *c, const struct action *a,
     }
 }
 
-void gp__plan_books_clear(struct gp_core *c)
+static void clear_books(struct gp_core *c, uint32_t tenant)
 {
+    struct tenant *tn = &c->tenants[tenant];
     uint32_t nt = gp_cluster_ntypes(c->cluster);
 
-    for (uint32_t t = 0; t < c->ntenants; t++) {
-        struct tenant *tn = &c->tenants[t];
+    tn->info.plan_starting_milli = tn->info.plan_stopping_milli = 0;
+    tn->info.plan_incoming_milli = 0;
+    for (uint32_t k = 0; k < nt; k++) {
+        tn->types[k].plan_starting_milli = 0;
+        tn->types[k].plan_stopping_milli = 0;
+        tn->types[k].plan_incoming_milli = 0;
+    }
+}
 
-        tn->info.plan_starting_milli = tn->info.plan_stopping_milli = 0;
-        tn->info.plan_incoming_milli = 0;
-        for (uint32_t k = 0; k < nt; k++) {
-            tn->types[k].plan_starting_milli = 0;
-            tn->types[k].plan_stopping_milli = 0;
-            tn->types[k].plan_incoming_milli = 0;
-        }
+void gp__plan_books_clear(struct gp_core *c)
+{
+    for (size_t i = 0; i < c->nactions; i++) {
+        clear_books(c, J(c, c->actions[i].job)->tenant);
+        if (c->actions[i].beneficiary != GP_TENANT_NONE)
+            clear_books(c, c->actions[i].beneficiary);
     }
 }
 

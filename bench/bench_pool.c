@@ -1,8 +1,10 @@
 /* bench_pool.c - how long one round of the `pool` policy takes at scale.
  *
  * The issue's target: a pool round on 10,000 GPUs with 50 tenants and
- * 50,000 pending jobs stays under 5 ms. This builds that state on a core
- * directly (no simulator, no trace), then times single rounds:
+ * 50,000 pending jobs stays under 5 ms; and on 100,000 GPUs with 500,000
+ * pending (--scale 10: nodes, guarantees and pending jobs times 10, a fill
+ * round every 640 arrivals). This builds that state on a core directly (no
+ * simulator, no trace), then times single rounds:
  *
  *   1. 1,250 nodes x 8 GPUs, switches of 32 nodes, placement pack, policy
  *      pool, grace 120 s, the policy's protections, restart cost 30 s.
@@ -50,7 +52,6 @@
 #define NODE_GPUS 8
 #define PER_SWITCH 32
 #define NTENANTS 50
-#define TOTAL_GUARANTEE (NODES * NODE_GPUS)
 #define GRACE_US (120 * GP_US_PER_S)
 #define RESTART_COST_US (30 * GP_US_PER_S)
 #define FILL_SPAN_US (3600 * GP_US_PER_S)    /* fill arrivals: first hour */
@@ -192,6 +193,9 @@ struct bench {
     struct rec rec;
     struct gp_rng rng;
     int64_t now;
+    uint32_t nodes; /* NODES x --scale */
+    uint64_t total; /* GPUs, all guaranteed */
+    uint32_t batch; /* fill arrivals between rounds */
     uint32_t guarantee[NTENANTS];
     char names[NTENANTS][16];
     double cum[NMIX];
@@ -223,8 +227,8 @@ static double std_normal(struct gp_rng *rng)
     return sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
 }
 
-/* Zipf guarantees (1/(i+1)), largest remainder to TOTAL_GUARANTEE. */
-static void zipf_guarantees(uint32_t *g)
+/* Zipf guarantees (1/(i+1)), largest remainder to `total`. */
+static void zipf_guarantees(uint32_t *g, uint64_t total)
 {
     double raw[NTENANTS], sum = 0, rem[NTENANTS];
     uint32_t given = 0;
@@ -232,13 +236,13 @@ static void zipf_guarantees(uint32_t *g)
     for (int i = 0; i < NTENANTS; i++)
         sum += raw[i] = 1.0 / (i + 1);
     for (int i = 0; i < NTENANTS; i++) {
-        double x = raw[i] / sum * TOTAL_GUARANTEE;
+        double x = raw[i] / sum * (double)total;
 
         g[i] = (uint32_t)floor(x);
         rem[i] = x - g[i];
         given += g[i];
     }
-    while (given < TOTAL_GUARANTEE) { /* largest remainder, ties: lower i */
+    while (given < total) { /* largest remainder, ties: lower i */
         int best = 0;
 
         for (int i = 1; i < NTENANTS; i++)
@@ -329,7 +333,7 @@ static int setup(struct bench *b, uint64_t seed, struct gp_diag *diag)
         return gp_diag_set(diag, GP_ENOENT, "pool", "no policy 'pool'");
     if ((rc = gp_cluster_new(&c)) != GP_OK)
         return gp_diag_set(diag, rc, "cluster", "out of memory");
-    if ((rc = gp_cluster_add_uniform(c, NODES, NODE_GPUS, "V100", PER_SWITCH,
+    if ((rc = gp_cluster_add_uniform(c, b->nodes, NODE_GPUS, "V100", PER_SWITCH,
                                      diag)) != GP_OK) {
         gp_cluster_free(c);
         return rc;
@@ -338,7 +342,7 @@ static int setup(struct bench *b, uint64_t seed, struct gp_diag *diag)
         gp_cluster_free(c);
         return rc;
     }
-    zipf_guarantees(b->guarantee);
+    zipf_guarantees(b->guarantee, b->total);
     for (int i = 0; i < NTENANTS; i++) {
         struct gp_tenant_spec ts = {0};
         uint32_t idx;
@@ -393,7 +397,7 @@ static int fill(struct bench *b, struct gp_diag *diag)
             return GP_EINVAL;
         left -= g < want[t] ? g : want[t];
         want[t] -= g;
-        if (++k % FILL_BATCH == 0 && (rc = round_now(b, NULL)) < 0)
+        if (++k % b->batch == 0 && (rc = round_now(b, NULL)) < 0)
             return rc;
     }
     b->now = FILL_SPAN_US;
@@ -488,7 +492,8 @@ static int random_under(struct bench *b)
     int under[NTENANTS], n = 0;
 
     for (int t = 0; t < NTENANTS; t++)
-        if (gp_core_tenant_busy_milli(b->core, (uint32_t)t) / GP_MILLI_PER_GPU < b->guarantee[t])
+        if (gp_core_tenant_busy_milli(b->core, (uint32_t)t) / GP_MILLI_PER_GPU <
+            b->guarantee[t])
             under[n++] = t;
     if (n == 0)
         return 1 + 4 * (int)(gp_rng_next(&b->rng) % NLENDERS);
@@ -522,7 +527,7 @@ static const char *verdict(double ms)
 }
 
 static int run(uint64_t seed, uint64_t pending, uint64_t reps,
-               int64_t ckpt_cost_us)
+               int64_t ckpt_cost_us, uint32_t scale)
 {
     struct bench *b = calloc(1, sizeof(*b));
     struct gp_diag diag = {{0}, {0}};
@@ -536,6 +541,9 @@ static int run(uint64_t seed, uint64_t pending, uint64_t reps,
     if (!b)
         return GP_ENOMEM;
     b->digest = 0xcbf29ce484222325ull;
+    b->nodes = NODES * scale;
+    b->total = (uint64_t)b->nodes * NODE_GPUS;
+    b->batch = FILL_BATCH * scale;
     ms = calloc(reps, sizeof(*ms));
     ms_end = calloc(reps, sizeof(*ms));
     ms_sub = calloc(reps, sizeof(*ms));
@@ -569,7 +577,7 @@ static int run(uint64_t seed, uint64_t pending, uint64_t reps,
         if (gp_rng_unit(&b->rng) < LENDER_SHARE) {
             t = 1 + 4 * (int)(gp_rng_next(&b->rng) % NLENDERS);
         } else {
-            int64_t x = (int64_t)(gp_rng_next(&b->rng) % TOTAL_GUARANTEE);
+            int64_t x = (int64_t)(gp_rng_next(&b->rng) % b->total);
 
             for (t = 0; x >= b->guarantee[t]; t++)
                 x -= b->guarantee[t];
@@ -664,7 +672,10 @@ static int run(uint64_t seed, uint64_t pending, uint64_t reps,
                (unsigned long long)b->rec.starts,
                (unsigned long long)b->rec.preempts, gp_core_npending(b->core),
                gp_core_nrunning(b->core), (unsigned long long)b->digest);
-        printf("\nsummary (target: a pool round < %.1f ms):\n", TARGET_MS);
+        printf("\nsummary (target: a pool round < %.1f ms; %llu GPUs, %d "
+               "tenants, %llu pending):\n",
+               TARGET_MS, (unsigned long long)b->total, NTENANTS,
+               (unsigned long long)pending);
         printf("  median %8.3f ms  ratio %5.2f  %s\n", all.med,
                all.med / TARGET_MS, verdict(all.med));
         printf("  p90    %8.3f ms  ratio %5.2f  %s\n", all.p90,
@@ -719,31 +730,36 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: bench_pool [--reps N] [--pending N] [--seed N] "
-            "[--ckpt-cost S]\n\n"
+            "[--ckpt-cost S] [--scale N]\n\n"
             "  --reps N       timed rounds (default 2000)\n"
             "  --pending N    jobs pending before the timed rounds (default "
-            "50000)\n"
+            "50000 x scale)\n"
             "  --seed N       seed of the jobs (default 1)\n"
             "  --ckpt-cost S  report signalled jobs stopped as the simulator "
             "does: after S\n"
             "                 seconds if they can checkpoint, at once if "
             "not (default: never;\n"
             "                 the core stops them when the 120 s grace "
-            "ends)\n");
+            "ends)\n"
+            "  --scale N      N times the nodes, the guarantees and the "
+            "default pending\n"
+            "                 jobs (default 1: 10,000 GPUs; 10: 100,000 "
+            "GPUs, 500,000 pending)\n");
 }
 
 int main(int argc, char **argv)
 {
-    enum { O_REPS = 256, O_PENDING, O_SEED, O_CKPT };
+    enum { O_REPS = 256, O_PENDING, O_SEED, O_CKPT, O_SCALE };
     static const struct option longopts[] = {
         {"reps", required_argument, NULL, O_REPS},
         {"pending", required_argument, NULL, O_PENDING},
         {"seed", required_argument, NULL, O_SEED},
         {"ckpt-cost", required_argument, NULL, O_CKPT},
+        {"scale", required_argument, NULL, O_SCALE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    uint64_t reps = 2000, pending = 50000, seed = 1, ckpt_s = 0;
+    uint64_t reps = 2000, pending = 0, seed = 1, ckpt_s = 0, scale = 1;
     bool stops = false;
     int ch;
 
@@ -766,6 +782,10 @@ int main(int argc, char **argv)
                 return 2;
             stops = true;
             break;
+        case O_SCALE:
+            if (parse_u64("--scale", optarg, 1, 100, &scale))
+                return 2;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -778,8 +798,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_pool: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    return run(seed, pending, reps,
-               stops ? (int64_t)ckpt_s * GP_US_PER_S : -1) == GP_OK
+    if (pending == 0)
+        pending = 50000 * scale;
+    return run(seed, pending, reps, stops ? (int64_t)ckpt_s * GP_US_PER_S : -1,
+               (uint32_t)scale) == GP_OK
                ? 0
                : 1;
 }

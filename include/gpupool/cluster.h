@@ -233,6 +233,17 @@ static inline uint64_t gp_demand_milli(const struct gp_demand *d)
 {
     return (uint64_t)d->gpus * GP_MILLI_PER_GPU + d->gpu_milli;
 }
+/* CPUs and memory a demand takes when placed on `gpus` whole GPUs (a
+ * gang: per GPU; a share or a zero-GPU job: for the whole job). */
+static inline uint64_t gp_demand_cpus(const struct gp_demand *d, uint32_t gpus)
+{
+    return d->gpus ? (uint64_t)d->cpus_per_gpu * gpus : d->cpus;
+}
+static inline uint64_t gp_demand_mem_mib(const struct gp_demand *d,
+                                         uint32_t gpus)
+{
+    return d->gpus ? d->mem_mib_per_gpu * gpus : d->mem_mib;
+}
 
 /* How fractional and zero-GPU jobs (and, under FGD, gangs that fit on one
  * node) choose their node and device:
@@ -319,6 +330,11 @@ uint32_t gp_cluster_nshapes(const struct gp_cluster *c);
 /* Milli-GPUs on UP nodes: that exist there, and allocated there (shares,
  * whole devices, and what the `count` model handed out). O(1). */
 uint64_t gp_cluster_up_milli(const struct gp_cluster *c);
+/* CPUs and memory of the UP nodes that track them (a node with cpus or
+ * mem_mib 0 adds nothing), for shares of resources other than GPUs
+ * (DRF). O(1). */
+uint64_t gp_cluster_up_cpus(const struct gp_cluster *c);
+uint64_t gp_cluster_up_mem_mib(const struct gp_cluster *c);
 uint64_t gp_cluster_alloc_milli(const struct gp_cluster *c);
 /* The GPU allocation rate: allocated / existing milli-GPUs on UP nodes, in
  * [0, 1] (0 for a cluster with no UP GPU). O(1). */

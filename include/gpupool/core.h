@@ -313,11 +313,14 @@ struct gp_tenant_info {
     uint32_t guarantee, cap, lend_limit; /* GPUs */
     uint64_t held_milli;    /* of its running and preempting jobs */
     uint64_t pending_milli; /* what its pending jobs ask for */
-    uint64_t demand_milli;  /* held + pending */
-    double entitled;        /* GPUs: its guarantee up to its demand, plus a
-                               weighted share of what remains, water-filled
-                               over tenants with unmet demand, <= cap */
-    double usage_gpu_s;     /* past GPU use, decayed with the half-life */
+    /* CPUs and memory, the same way (on nodes that track them; see
+     * gp_cluster_up_cpus for the cluster's) */
+    uint64_t held_cpus, held_mem_mib, pending_cpus, pending_mem_mib;
+    uint64_t demand_milli; /* held + pending */
+    double entitled;       /* GPUs: its guarantee up to its demand, plus a
+                              weighted share of what remains, water-filled
+                              over tenants with unmet demand, <= cap */
+    double usage_gpu_s;    /* past GPU use, decayed with the half-life */
     uint32_t npending, nrunning;
     uint64_t incoming_milli; /* being reclaimed for it (preempting) */
     uint64_t outgoing_milli; /* of its own jobs that are stopping */

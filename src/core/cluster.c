@@ -355,6 +355,8 @@ static void count_up(struct gp_cluster *c, uint32_t i, int sign)
 
     t->up_gpus += (uint64_t)((int64_t)sign * n->gpus);
     c->up_gpus += (uint64_t)((int64_t)sign * n->gpus);
+    c->up_cpus += (uint64_t)((int64_t)sign * n->cpus);
+    c->up_mem_mib += (uint64_t)((int64_t)sign * (int64_t)n->mem_mib);
     t->free += sign * (int64_t)n->free;
     c->free += sign * (int64_t)n->free;
     t->alloc_milli += (uint64_t)((int64_t)sign * n->used_milli);
@@ -801,6 +803,16 @@ const char *gp_cluster_switch_name(const struct gp_cluster *c, uint32_t sw)
 uint64_t gp_cluster_up_milli(const struct gp_cluster *c)
 {
     return c->up_gpus * MILLI;
+}
+
+uint64_t gp_cluster_up_cpus(const struct gp_cluster *c)
+{
+    return c->up_cpus;
+}
+
+uint64_t gp_cluster_up_mem_mib(const struct gp_cluster *c)
+{
+    return c->up_mem_mib;
 }
 
 uint64_t gp_cluster_free_milli(const struct gp_cluster *c)

@@ -104,6 +104,7 @@ struct gp_cluster {
     struct gtype types[GP_MAX_GPU_TYPES];
     uint32_t ntypes;
     uint64_t gpus, up_gpus, alloc_milli;
+    uint64_t up_cpus, up_mem_mib; /* of UP nodes that track them */
     int64_t free;
     uint32_t nstate[4];
     uint32_t epoch;

@@ -247,8 +247,12 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us);
 
 /* ledger.c */
 int gp__tenant_of(struct gp_core *c, const char *name, uint32_t *out);
-void gp__tenant_held(struct gp_core *c, uint32_t tenant, uint8_t type,
-                     int64_t delta, int nrunning_delta);
+/* Job j takes (sign 1) or leaves (-1) a placement: its tenant's held
+ * milli-GPUs (in all and on the placement's type), CPUs and memory, and
+ * the core's busy count; nrunning_delta moves its running count. */
+void gp__book_held(struct gp_core *c, const struct gp_job *j,
+                   const struct gp_placement *where, int sign,
+                   int nrunning_delta);
 void gp__ledger_update(const struct gp_core *c);
 void gp__ledger_round_end(struct gp_core *c);
 void gp__tenants_free(struct gp_core *c);

@@ -36,15 +36,26 @@ static void tenant_touch(const struct gp_core *c, struct tenant *t)
     t->usage_t_us = c->now_us;
 }
 
-void gp__tenant_held(struct gp_core *c, uint32_t tenant, uint8_t type,
-                     int64_t delta, int nrunning_delta)
+static void add(uint64_t *x, int64_t d)
 {
-    struct tenant *t = &c->tenants[tenant];
+    *x = (uint64_t)((int64_t)*x + d);
+}
+
+void gp__book_held(struct gp_core *c, const struct gp_job *j,
+                   const struct gp_placement *where, int sign,
+                   int nrunning_delta)
+{
+    struct tenant *t = &c->tenants[j->tenant];
+    int64_t m = sign * (int64_t)gp_placement_milli(where);
 
     tenant_touch(c, t);
-    t->info.held_milli = (uint64_t)((int64_t)t->info.held_milli + delta);
-    t->types[type].held_milli =
-        (uint64_t)((int64_t)t->types[type].held_milli + delta);
+    add(&c->busy_milli, m);
+    add(&t->info.held_milli, m);
+    add(&t->types[where->type].held_milli, m);
+    add(&t->info.held_cpus,
+        sign * (int64_t)gp_demand_cpus(&j->demand, where->gpus));
+    add(&t->info.held_mem_mib,
+        sign * (int64_t)gp_demand_mem_mib(&j->demand, where->gpus));
     t->info.nrunning = (uint32_t)((int32_t)t->info.nrunning + nrunning_delta);
     c->lc->stale = true;
 }

@@ -225,9 +225,7 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
         j->work_done_us = j->duration_us;
     j->attained_gpu_us =
         gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(&j->where, useful));
-    c->busy_milli -= gp_placement_milli(&j->where);
-    gp__tenant_held(c, j->tenant, j->where.type,
-                    -(int64_t)gp_placement_milli(&j->where), -1);
+    gp__book_held(c, j, &j->where, -1, -1);
     if (give)
         gp_cluster_give(c->cluster, &j->where, &j->demand);
     gp_placement_fini(&j->where);
@@ -576,10 +574,7 @@ int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
  * placement or are given up (sign -1). */
 static void book_dest(struct gp_core *c, struct gp_job *j, int sign)
 {
-    int64_t m = sign * (int64_t)gp_placement_milli(&j->dest);
-
-    c->busy_milli = (uint64_t)((int64_t)c->busy_milli + m);
-    gp__tenant_held(c, j->tenant, j->dest.type, m, 0);
+    gp__book_held(c, j, &j->dest, sign, 0);
 }
 
 void gp__drop_dest(struct gp_core *c, struct gp_job *j)
@@ -659,8 +654,7 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now)
         struct gp_tenant_type *tt = &c->tenants[j->tenant].types[where->type];
         uint64_t m = gp_placement_milli(where);
 
-        c->busy_milli += m;
-        gp__tenant_held(c, j->tenant, where->type, (int64_t)m, 1);
+        gp__book_held(c, j, where, 1, 1);
         ti->owed_milli = ti->owed_milli > m ? ti->owed_milli - m : 0;
         tt->owed_milli = tt->owed_milli > m ? tt->owed_milli - m : 0;
     }
@@ -690,8 +684,6 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
                       struct gp_placement *old, int64_t now)
 {
     int64_t held = now - j->held_since_us, useful = 0;
-    int64_t delta =
-        ((int64_t)j->where.gpus - (int64_t)old->gpus) * GP_MILLI_PER_GPU;
 
     if (held < 0)
         held = 0;
@@ -705,8 +697,8 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
         j->work_done_us = j->duration_us;
     j->attained_gpu_us =
         gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(old, useful));
-    c->busy_milli = (uint64_t)((int64_t)c->busy_milli + delta);
-    gp__tenant_held(c, j->tenant, j->where.type, delta, 0);
+    gp__book_held(c, j, old, -1, 0);
+    gp__book_held(c, j, &j->where, 1, 0);
     j->held_since_us = now;
     j->run_start_us = now;
     j->overhead_us = c->cfg.resize_cost_us;

@@ -258,6 +258,10 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j)
     c->npending++;
     c->tenants[j->tenant].info.npending++;
     c->tenants[j->tenant].info.pending_milli += gp_demand_milli(&j->demand);
+    c->tenants[j->tenant].info.pending_cpus +=
+        gp_demand_cpus(&j->demand, j->demand.gpus);
+    c->tenants[j->tenant].info.pending_mem_mib +=
+        gp_demand_mem_mib(&j->demand, j->demand.gpus);
     c->lc->stale = true;
     return GP_OK;
 }
@@ -272,6 +276,10 @@ void gp__pending_remove(struct gp_core *c, struct gp_job *j)
     c->npending--;
     c->tenants[j->tenant].info.npending--;
     c->tenants[j->tenant].info.pending_milli -= gp_demand_milli(&j->demand);
+    c->tenants[j->tenant].info.pending_cpus -=
+        gp_demand_cpus(&j->demand, j->demand.gpus);
+    c->tenants[j->tenant].info.pending_mem_mib -=
+        gp_demand_mem_mib(&j->demand, j->demand.gpus);
     c->lc->stale = true;
 }
 

@@ -144,14 +144,20 @@ static void zero_gpu_jobs_take_cpus_not_gpus(void **state)
     assert_int_equal(gp_core_job(core, ps[0])->where.gpus, 0);
     assert_int_equal(gp_core_job(core, ps[0])->where.milli, 0);
     assert_int_equal(gp_cluster_node_cpus_free(gp_core_cluster(core), 0), 0);
-    /* the ledger counts GPUs: the parts hold none */
+    /* the ledger counts GPUs (the parts hold none), CPUs and memory */
     assert_int_equal(gp_core_busy_milli(core), 2000);
+    assert_int_equal(gp_core_tenant_info(core, 0)->held_milli, 2000);
+    assert_int_equal(gp_core_tenant_info(core, 0)->held_cpus, 4);
+    assert_int_equal(gp_core_tenant_info(core, 0)->pending_cpus, 2);
+    assert_int_equal(gp_cluster_up_cpus(gp_core_cluster(core)), 4);
     assert_int_equal(gp_core_job(core, ps[0])->speed, 1.0);
     assert_int_equal(gp_core_job_ended(core, ps[0], GP_JOB_COMPLETED, S(50)),
                      GP_OK);
     assert_int_equal(round_at(core, S(50)), 1);
     assert_int_equal(state_of(core, ps[2]), GP_JOB_RUNNING);
     assert_int_equal(gp_core_job(core, ps[0])->gpu_us, 0);
+    assert_int_equal(gp_core_tenant_info(core, 0)->held_cpus, 4);
+    assert_int_equal(gp_core_tenant_info(core, 0)->pending_cpus, 0);
     gp_core_free(core);
 }
 

@@ -160,6 +160,14 @@ const struct gp_job *gp_view_tenant_running(const struct gp_view *v,
                                             uint32_t tenant);
 const struct gp_job *gp_view_tenant_running_next(const struct gp_view *v,
                                                  const struct gp_job *job);
+/* The same for one priority class only (the walk follows the class: low,
+ * normal, high), so a policy that wants the low ones first need not read
+ * the rest. */
+const struct gp_job *gp_view_tenant_running_in(const struct gp_view *v,
+                                               uint32_t tenant,
+                                               enum gp_prio_class cls);
+const struct gp_job *gp_view_tenant_running_next_in(const struct gp_view *v,
+                                                    const struct gp_job *job);
 
 /* The fair-share ledger as of this round (see gp_tenant_info). */
 size_t gp_view_ntenants(const struct gp_view *v);

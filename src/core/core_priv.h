@@ -75,7 +75,8 @@ struct tenant {
     int64_t usage_t_us; /* usage_gpu_s is as of this time */
     bool declared;
     bool has_children;
-    uint32_t run_head; /* its running jobs, linked through t_prev/t_next */
+    /* its running jobs by priority class, linked through t_prev/t_next */
+    uint32_t run_head[GP_NPRIO];
     struct gp_tenant_type *types; /* per GPU type (info.by_type) */
     uint64_t sub_demand;          /* demand of its whole subtree (milli) */
     uint32_t depth;               /* 0 at the top level */

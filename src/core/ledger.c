@@ -101,7 +101,8 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
     t->info.parent = GP_TENANT_NONE;
     t->info.weight = 1.0;
     t->usage_t_us = c->now_us;
-    t->run_head = NONE;
+    for (int k = 0; k < GP_NPRIO; k++)
+        t->run_head[k] = NONE;
     c->tenant_by_name[id] = idx;
     *out = idx;
     c->lc->stale = true;

@@ -292,11 +292,13 @@ int gp__running_push(struct gp_core *c, struct gp_job *j)
     if ((rc = runq_push(c->env, &c->running, &c->nrunning, &c->caprunning,
                         j->id, c)))
         return rc;
+    uint32_t *head = &t->run_head[gp_job_class(j)];
+
     j->t_prev = NONE;
-    j->t_next = t->run_head;
-    if (t->run_head != NONE)
-        J(c, t->run_head)->t_prev = j->id;
-    t->run_head = j->id;
+    j->t_next = *head;
+    if (*head != NONE)
+        J(c, *head)->t_prev = j->id;
+    *head = j->id;
     c->running_epoch++;
     return GP_OK;
 }
@@ -308,7 +310,7 @@ void gp__running_remove(struct gp_core *c, struct gp_job *j)
     if (j->t_prev != NONE)
         J(c, j->t_prev)->t_next = j->t_next;
     else
-        t->run_head = j->t_next;
+        t->run_head[gp_job_class(j)] = j->t_next;
     if (j->t_next != NONE)
         J(c, j->t_next)->t_prev = j->t_prev;
     runq_remove(c->running, &c->nrunning, j->heap_pos, c);

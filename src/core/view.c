@@ -215,13 +215,39 @@ const struct gp_job *gp_view_tenant_running(const struct gp_view *v,
 {
     const struct gp_core *c = v->core;
 
-    if (tenant >= c->ntenants || c->tenants[tenant].run_head == NONE)
-        return NULL;
-    return J(c, c->tenants[tenant].run_head);
+    for (int k = 0; tenant < c->ntenants && k < GP_NPRIO; k++)
+        if (c->tenants[tenant].run_head[k] != NONE)
+            return J(c, c->tenants[tenant].run_head[k]);
+    return NULL;
 }
 
 const struct gp_job *gp_view_tenant_running_next(const struct gp_view *v,
                                                  const struct gp_job *job)
+{
+    const struct gp_core *c = v->core;
+
+    if (job->t_next != NONE)
+        return J(c, job->t_next);
+    for (int k = (int)gp_job_class(job) + 1; k < GP_NPRIO; k++)
+        if (c->tenants[job->tenant].run_head[k] != NONE)
+            return J(c, c->tenants[job->tenant].run_head[k]);
+    return NULL;
+}
+
+const struct gp_job *gp_view_tenant_running_in(const struct gp_view *v,
+                                               uint32_t tenant,
+                                               enum gp_prio_class cls)
+{
+    const struct gp_core *c = v->core;
+
+    if (tenant >= c->ntenants || (unsigned)cls >= GP_NPRIO ||
+        c->tenants[tenant].run_head[cls] == NONE)
+        return NULL;
+    return J(c, c->tenants[tenant].run_head[cls]);
+}
+
+const struct gp_job *gp_view_tenant_running_next_in(const struct gp_view *v,
+                                                    const struct gp_job *job)
 {
     return job->t_next == NONE ? NULL : J(v->core, job->t_next);
 }

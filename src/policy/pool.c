@@ -716,6 +716,14 @@ struct victims {
     struct victim *v;
     size_t n, sorted;
     size_t first; /* v[0, first) are all taken */
+    /* a tenant's own lower jobs, walked a priority class at a time (low,
+     * then normal: every low victim sorts before every normal one), so
+     * that a reclaim low jobs serve does not read the rest; next_cls is
+     * the class still to walk, GP_PRIO_HIGH when none is */
+    int next_cls;
+    const struct gp_view *view;
+    uint32_t tenant;
+    struct until *until;
 };
 
 static struct victim *heap_at(struct victims *q, size_t h)
@@ -749,6 +757,7 @@ static void victims_init(struct victims *q, struct victim *v, size_t n)
     q->n = n;
     q->sorted = 0;
     q->first = 0;
+    q->next_cls = GP_PRIO_HIGH;
     for (size_t h = n / 2; h-- > 0;)
         victims_sift_down(q, h);
 }
@@ -925,34 +934,47 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
 }
 
 /* Tenant t's own jobs below high priority that `all` does not hold. */
-static int own_victims(const struct gp_view *v, struct candidates *c,
-                       uint32_t t, struct victims *out, struct until *until)
+/* The next class of a tenant's own jobs, once the list holds none that is
+ * not taken (see struct victims): the list starts again with them. */
+static int own_next_class(struct victims *q)
 {
-    const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+    const struct gp_view *v = q->view;
+    const struct gp_tenant_info *ti = gp_view_tenant(v, q->tenant);
     int64_t eff = eff_held(ti);
+    int cls = q->next_cls;
     const struct gp_job *j;
     struct victim *vs;
     size_t k = 0;
     bool added;
 
+    vs = gp_arena_alloc(gp_view_scratch(v), (ti->nrunning + 1) * sizeof(*vs));
+    if (!vs)
+        return GP_ENOMEM;
+    for (j = gp_view_tenant_running_in(v, q->tenant, (enum gp_prio_class)cls);
+         j; j = gp_view_tenant_running_next_in(v, j)) {
+        add_candidate(v, j, ti, eff, &vs[k], q->until, &added);
+        k += added;
+    }
+    victims_init(q, vs, k);
+    q->next_cls = cls + 1;
+    return GP_OK;
+}
+
+static int own_victims(const struct gp_view *v, struct candidates *c,
+                       uint32_t t, struct victims *out, struct until *until)
+{
     if (c->own_at[t] != SIZE_MAX) {
         until_merge(until, &c->own_until[t]);
         victims_init(out, c->all.v + c->own_at[t], c->own_n[t]);
         return GP_OK;
     }
-    vs = gp_arena_alloc(gp_view_scratch(v), (ti->nrunning + 1) * sizeof(*vs));
-    if (!vs)
-        return GP_ENOMEM;
-    /* not above its entitlement: none of its jobs is borrowed */
-    for (j = gp_view_tenant_running(v, t); j;
-         j = gp_view_tenant_running_next(v, j)) {
-        if (gp_job_class(j) < GP_PRIO_HIGH) {
-            add_candidate(v, j, ti, eff, &vs[k], until, &added);
-            k += added;
-        }
-    }
-    victims_init(out, vs, k);
-    return GP_OK;
+    /* not above its entitlement: none of its jobs is borrowed; walked a
+     * class at a time, low first */
+    out->view = v;
+    out->tenant = t;
+    out->until = until;
+    out->next_cls = GP_PRIO_LOW;
+    return own_next_class(out);
 }
 
 /* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
@@ -972,7 +994,12 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     struct victim **picked; /* the same, as entries of the lists */
     int64_t *taken;         /* GPUs already chosen per tenant */
     size_t nc = 0, mark = gp_plan_mark(plan), a = all->first;
-    size_t b = own ? own->first : 0, most = all->n + (own ? own->n : 0);
+    /* own may grow by a class: bound it by every running job of its
+     * tenant */
+    size_t b = own ? own->first : 0,
+           most =
+               all->n +
+               (own ? own->n + gp_view_tenant(v, probe->tenant)->nrunning : 0);
     struct gp_placement where;
     struct gp_job as = *probe;
     int64_t freed = 0;
@@ -995,6 +1022,14 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     while (freed < need) {
         struct victim *va = next_victim(all, &a);
         struct victim *vb = own ? next_victim(own, &b) : NULL;
+
+        while (own && !vb && own->next_cls < GP_PRIO_HIGH && rc == GP_OK) {
+            rc = own_next_class(own);
+            b = 0;
+            vb = next_victim(own, &b);
+        }
+        if (rc != GP_OK)
+            break; /* out of memory: undone below */
         struct victim *vx;
         const struct gp_job *x;
         size_t xi;
@@ -1052,8 +1087,9 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     }
     if (type != GP_TYPE_ANY)
         as.demand.type = type;
-    if (nc == 0 || freed < need ||
-        gp_view_fit_if_freed(v, &as, chosen, nc, &where) != GP_OK)
+    if (rc == GP_OK &&
+        (nc == 0 || freed < need ||
+         gp_view_fit_if_freed(v, &as, chosen, nc, &where) != GP_OK))
         rc = GP_ENOFIT;
     for (size_t k = 0; k < nc && rc == GP_OK; k++) {
         if ((rc = gp_plan_preempt_for(plan, chosen[k], probe->tenant))) {

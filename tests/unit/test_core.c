@@ -370,6 +370,66 @@ static void stopping_gpus_given_to_fit_if_freed_show_nowhere_else(void **state)
     gp_core_free(core);
 }
 
+/* A policy's view of a tenant's running jobs: all of them, low class
+ * first, and each class alone. */
+static int by_class_seen[GP_NPRIO + 1];
+
+static int count_by_class(void *priv, const struct gp_view *v,
+                          struct gp_plan *p)
+{
+    const struct gp_job *j;
+    int last = -1;
+
+    (void)priv;
+    (void)p;
+    memset(by_class_seen, 0, sizeof(by_class_seen));
+    for (j = gp_view_tenant_running(v, 0); j;
+         j = gp_view_tenant_running_next(v, j)) {
+        assert_true((int)gp_job_class(j) >= last); /* low, normal, high */
+        last = (int)gp_job_class(j);
+        by_class_seen[GP_NPRIO]++;
+    }
+    for (int k = 0; k < GP_NPRIO; k++)
+        for (j = gp_view_tenant_running_in(v, 0, (enum gp_prio_class)k); j;
+             j = gp_view_tenant_running_next_in(v, j)) {
+            assert_int_equal(gp_job_class(j), k);
+            by_class_seen[k]++;
+        }
+    return GP_OK;
+}
+
+static void a_tenants_running_jobs_walk_by_class(void **state)
+{
+    struct gp_policy_ops ops = *gp_policy_find("fifo");
+    int32_t prio[] = {1, -1, 0, -1, 1, 0, 0};
+    struct gp_cluster *c;
+    struct gp_core_config cfg = {.policy = &ops, .model = GP_PLACE_PACK};
+    struct gp_core *core;
+
+    (void)state;
+    harness_rec = NULL;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 8, "gpu", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    /* fifo starts them; then the round looks with count_by_class */
+    for (size_t i = 0; i < sizeof(prio) / sizeof(prio[0]); i++) {
+        struct gp_job_spec spec = {.tenant = "t",
+                                   .gpus = 1,
+                                   .duration_us = S(100),
+                                   .priority = prio[i]};
+        assert_int_equal(gp_core_submit(core, &spec, 0, NULL, NULL), GP_OK);
+    }
+    assert_int_equal(round_at(core, 0), 7);
+    ops.schedule = count_by_class;
+    submit(core, "late", 2, 10, 1); /* wakes a round; it cannot fit */
+    round_at(core, S(1));
+    assert_int_equal(by_class_seen[GP_NPRIO], 7);
+    assert_int_equal(by_class_seen[GP_PRIO_LOW], 2);
+    assert_int_equal(by_class_seen[GP_PRIO_NORMAL], 3);
+    assert_int_equal(by_class_seen[GP_PRIO_HIGH], 2);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +442,7 @@ int main(void)
         cmocka_unit_test(cancelling_frees_the_gpus),
         cmocka_unit_test(periodic_rounds_wake_only_while_there_is_work),
         cmocka_unit_test(stopping_gpus_given_to_fit_if_freed_show_nowhere_else),
+        cmocka_unit_test(a_tenants_running_jobs_walk_by_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,7 @@ rows = [
     ("Arrival window / makespan (h)", lambda r: f"{r['arrival_window_s']/3600:.0f} / {r['makespan_s']/3600:.0f}"),
     ("GPU utilization, arrival window", lambda r: pct(r["gpu_utilization_arrivals"])),
     ("GPU utilization, to the makespan", lambda r: pct(r["gpu_utilization_makespan"])),
+    ("GPU utilization ceiling, to the makespan", lambda r: pct(r["gpu_utilization_ceiling"])),
     ("Jobs waiting (time average), arrival window", lambda r: f"{r['avg_queue_len_arrivals']:.0f}"),
     ("Jobs waiting (time average), to the makespan", lambda r: f"{r['avg_queue_len_makespan']:.0f}"),
     ("Average wait (h)", lambda r: h(r["avg_wait_s"])),
@@ -48,6 +49,8 @@ rows = [
     ("Average JCT (h)", lambda r: h(r["avg_jct_s"])),
     ("Guarantee compliance", lambda r: pct(r["guarantee_compliance"])),
     ("Fair-share compliance", lambda r: pct(r["fairshare_compliance"])),
+    ("Guarantee compliance, gang-aware", lambda r: pct(r["guarantee_compliance_gang"])),
+    ("Fair-share compliance, gang-aware", lambda r: pct(r["fairshare_compliance_gang"])),
     ("Preemptions", lambda r: f"{r['preemptions']}"),
     ("GPU-hours lost to preemption", lambda r: f"{r['lost_gpu_s']/3600:.0f}"),
     ("Reclaim delay p50 / p99 (s)", lambda r: f"{r['reclaim_delay_p50_s']:.0f} / {r['reclaim_delay_p99_s']:.0f}"),
@@ -74,10 +77,11 @@ for name, title in (("philly", "Philly per-job table, 82,247 jobs, 64x8 (512 GPU
         print(f"| {label} | " + " | ".join(f(r) for r in runs) + " |")
 runs = json.load(open(os.path.join(out, "sweep.json")))
 print("\n### Load sweep, Philly (cluster resized, guarantees scaled)\n")
-print("| load | GPUs | policy | utilization, arrival window | utilization, to the makespan | avg wait (h) | p99 wait (h) | fair-share | guarantee |")
-print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+print("| load | GPUs | policy | utilization, arrival window | utilization, to the makespan | ceiling, to the makespan | avg wait (h) | p99 wait (h) | fair-share | guarantee | fair-share, gang-aware | guarantee, gang-aware |")
+print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in runs:
     print(f"| {r['offered_load']:.2f} | {r['cluster_gpus']} | {r['policy']} | {pct(r['gpu_utilization_arrivals'])} | "
-          f"{pct(r['gpu_utilization_makespan'])} | {h(r['avg_wait_s'])} | {r['p99_wait_s']/3600:.1f} | "
-          f"{pct(r['fairshare_compliance'])} | {pct(r['guarantee_compliance'])} |")
+          f"{pct(r['gpu_utilization_makespan'])} | {pct(r['gpu_utilization_ceiling'])} | {h(r['avg_wait_s'])} | {r['p99_wait_s']/3600:.1f} | "
+          f"{pct(r['fairshare_compliance'])} | {pct(r['guarantee_compliance'])} | "
+          f"{pct(r['fairshare_compliance_gang'])} | {pct(r['guarantee_compliance_gang'])} |")
 PY

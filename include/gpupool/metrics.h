@@ -24,6 +24,9 @@ struct gp_tenant_summary {
      * share of them that were compliant; meaningless while samples = 0 */
     uint64_t guarantee_samples, fairshare_samples;
     double guarantee_compliance, fairshare_compliance;
+    /* the same, gang-aware (docs/metrics.md): a sample short of its target
+     * also counts when every waiting job asks at least twice the shortfall */
+    double guarantee_compliance_gang, fairshare_compliance_gang;
     /* closed reclaim episodes of this tenant, and their delays */
     uint64_t reclaim_episodes;
     double reclaim_delay_p50_s, reclaim_delay_p99_s;
@@ -70,6 +73,8 @@ struct gp_summary {
     uint64_t guaranteed_tenants; /* tenants with jobs and a guarantee */
     uint64_t guarantee_samples, fairshare_samples;
     double guarantee_compliance, fairshare_compliance;
+    /* gang-aware, beside the strict ones (never instead of them) */
+    double guarantee_compliance_gang, fairshare_compliance_gang;
     uint64_t reclaim_episodes;
     double reclaim_delay_p50_s, reclaim_delay_p99_s;
     /* the episodes not served in the instant they began (idle GPUs serve
@@ -77,8 +82,11 @@ struct gp_summary {
     uint64_t reclaim_episodes_waited;
     double reclaim_waited_p50_s, reclaim_waited_p99_s;
     /* lower bounds, so every result shows its distance from the limit */
-    double lb_avg_jct_s;   /* mean duration: no job finishes faster */
-    double lb_makespan_s;  /* work conservation with arrivals */
+    double lb_avg_jct_s;  /* mean duration: no job finishes faster */
+    double lb_makespan_s; /* work conservation with arrivals */
+    /* the completed work / (cluster GPUs x lb_makespan_s): the most any
+     * policy could keep the GPUs busy to the makespan */
+    double gpu_utilization_ceiling;
     double avg_jct_ratio;  /* avg JCT / lb_avg_jct_s */
     double makespan_ratio; /* makespan / lb_makespan_s */
     /* run-time prediction (see predict.h), over the completed jobs of known

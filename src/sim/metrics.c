@@ -60,6 +60,13 @@ struct tenant_acc {
     int64_t ep_start_us; /* open reclaim episode since; GP_TIME_NONE */
     uint64_t g_n, g_ok;  /* guarantee samples: counted, compliant */
     uint64_t f_n, f_ok;  /* fair-share samples: counted, compliant */
+    uint64_t g_gang, f_gang; /* compliant, gang-aware (see gang_ok) */
+    /* its pending jobs by size (milli-GPUs, ascending; count 0 entries
+     * are kept): the smallest is what gang-aware compliance asks */
+    struct size_count {
+        uint64_t milli, n;
+    } * psz;
+    uint32_t npsz, cappsz;
 };
 
 /* A value of one tenant (a reclaim delay, a wait). */
@@ -143,8 +150,10 @@ void gp_metrics_free(struct gp_metrics *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->ntacc; i++)
+    for (size_t i = 0; i < m->ntacc; i++) {
         free(m->tacc[i].sums);
+        free(m->tacc[i].psz);
+    }
     free(m->tacc);
     free(m->run_gpus);
     free(m->lost_seen);
@@ -402,11 +411,74 @@ static void reclaim_check(struct gp_metrics *m, struct tenant_acc *t,
         t->ep_start_us = m->last_us;
 }
 
-static void pend_sub(struct tenant_acc *t, const struct gp_job *job)
+/* One more (sign 1) or one fewer (-1) pending job of this size. Sizes are
+ * few (tens), kept sorted; out of memory sets m->err. */
+static void psz_move(struct gp_metrics *m, struct tenant_acc *t, uint64_t milli,
+                     int sign)
+{
+    uint32_t i = 0;
+
+    while (i < t->npsz && t->psz[i].milli < milli)
+        i++;
+    if (i == t->npsz || t->psz[i].milli != milli) {
+        struct size_count *p = t->psz;
+
+        if (sign < 0)
+            return; /* not counted (an earlier failure): nothing to take */
+        if (t->npsz == t->cappsz) {
+            uint32_t cap = t->cappsz ? 2 * t->cappsz : 8;
+
+            if (!(p = realloc(t->psz, cap * sizeof(*p)))) {
+                m->err = GP_ENOMEM;
+                return;
+            }
+            t->psz = p;
+            t->cappsz = cap;
+        }
+        memmove(&t->psz[i + 1], &t->psz[i], (t->npsz - i) * sizeof(*t->psz));
+        t->psz[i] = (struct size_count){milli, 0};
+        t->npsz++;
+    }
+    if (sign > 0)
+        t->psz[i].n++;
+    else if (t->psz[i].n > 0)
+        t->psz[i].n--;
+}
+
+static void pend_add(struct gp_metrics *m, struct tenant_acc *t,
+                     const struct gp_job *job)
+{
+    t->pend += gp_demand_milli(&job->demand);
+    psz_move(m, t, gp_demand_milli(&job->demand), 1);
+}
+
+static void pend_sub(struct gp_metrics *m, struct tenant_acc *t,
+                     const struct gp_job *job)
 {
     uint64_t milli = gp_demand_milli(&job->demand);
 
     t->pend = t->pend > milli ? t->pend - milli : 0;
+    psz_move(m, t, milli, -1);
+}
+
+/* The smallest pending job's size; UINT64_MAX when none waits. */
+static uint64_t psz_min(const struct tenant_acc *t)
+{
+    for (uint32_t i = 0; i < t->npsz; i++)
+        if (t->psz[i].n)
+            return t->psz[i].milli;
+    return UINT64_MAX;
+}
+
+/* Gang-aware: a tenant holding `held` short of `target` (milli-GPUs) is
+ * compliant all the same when every job it has waiting asks at least twice
+ * the shortfall - starting any of them would leave it no nearer its target
+ * (gang granularity, not the policy, keeps it short). */
+static bool gang_ok(const struct tenant_acc *t, double held, double target)
+{
+    double short_by = target - held;
+
+    return short_by <= 0 || (double)psz_min(t) >= 2 * short_by;
 }
 
 /* Milli-GPUs a job holds on this run (what it asks, before it is placed). */
@@ -614,7 +686,7 @@ static void on_submitted(void *priv, const struct gp_core *core,
     m->arr_queue = m->queue_total;
     if (!(t = tenant_see(m, core, job->tenant)))
         return;
-    t->pend += gp_demand_milli(&job->demand);
+    pend_add(m, t, job);
     reclaim_check(m, t, job->tenant, true, false);
 }
 
@@ -631,7 +703,7 @@ static void on_started(void *priv, const struct gp_core *core,
     run_open(m, core, job, m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
-    pend_sub(t, job);
+    pend_sub(m, t, job);
     reclaim_check(m, t, job->tenant, false, true);
 }
 
@@ -654,7 +726,7 @@ static void on_preempted(void *priv, const struct gp_core *core,
               m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
-    t->pend += gp_demand_milli(&job->demand);
+    pend_add(m, t, job);
     reclaim_check(m, t, job->tenant, true, true);
 }
 
@@ -737,7 +809,7 @@ static void on_ended(void *priv, const struct gp_core *core,
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     if (!was_running) /* cancelled while it waited */
-        pend_sub(t, job);
+        pend_sub(m, t, job);
     reclaim_check(m, t, job->tenant, false, true);
 }
 
@@ -754,7 +826,7 @@ static void on_rejected(void *priv, const struct gp_core *core,
                                               turned it down */
         struct tenant_acc *t = tenant_step(m, core, job->tenant);
         if (t)
-            pend_sub(t, job);
+            pend_sub(m, t, job);
     } else {
         tenant_see(m, core, job->tenant);
     }
@@ -1034,10 +1106,16 @@ static int build_tenants(struct gp_metrics *m, const struct gp_core *core)
             all_gpu_us += acc->total_gpu_us / MILLI;
             ts->guarantee_samples = acc->g_n;
             ts->fairshare_samples = acc->f_n;
-            if (acc->g_n)
+            if (acc->g_n) {
                 ts->guarantee_compliance = (double)acc->g_ok / (double)acc->g_n;
-            if (acc->f_n)
+                ts->guarantee_compliance_gang =
+                    (double)(acc->g_ok + acc->g_gang) / (double)acc->g_n;
+            }
+            if (acc->f_n) {
                 ts->fairshare_compliance = (double)acc->f_ok / (double)acc->f_n;
+                ts->fairshare_compliance_gang =
+                    (double)(acc->f_ok + acc->f_gang) / (double)acc->f_n;
+            }
         }
     }
     for (size_t i = 0; i < k; i++) {
@@ -1123,18 +1201,26 @@ fail:
 static void compliance_figures(struct gp_metrics *m)
 {
     struct gp_summary *s = &m->sum;
-    uint64_t g_ok = 0, f_ok = 0;
+    uint64_t g_ok = 0, f_ok = 0, g_gang = 0, f_gang = 0;
 
     for (size_t t = 0; t < m->ntacc; t++) {
         s->guarantee_samples += m->tacc[t].g_n;
         s->fairshare_samples += m->tacc[t].f_n;
         g_ok += m->tacc[t].g_ok;
         f_ok += m->tacc[t].f_ok;
+        g_gang += m->tacc[t].g_gang;
+        f_gang += m->tacc[t].f_gang;
     }
-    if (s->guarantee_samples)
+    if (s->guarantee_samples) {
         s->guarantee_compliance = (double)g_ok / (double)s->guarantee_samples;
-    if (s->fairshare_samples)
+        s->guarantee_compliance_gang =
+            (double)(g_ok + g_gang) / (double)s->guarantee_samples;
+    }
+    if (s->fairshare_samples) {
         s->fairshare_compliance = (double)f_ok / (double)s->fairshare_samples;
+        s->fairshare_compliance_gang =
+            (double)(f_ok + f_gang) / (double)s->fairshare_samples;
+    }
 }
 
 /* Reclaim delays: nearest-rank p50 and p99, overall and per tenant (the
@@ -1237,6 +1323,11 @@ static int lb_makespan(struct gp_metrics *m, int64_t first_submit_us,
     }
     free(v);
     *out_s = best;
+    /* no policy can keep the GPUs busier than the completed work over the
+     * shortest makespan it allows */
+    if (best > 0 && s->cluster_gpus)
+        s->gpu_utilization_ceiling =
+            us_to_s(suffix) / ((double)s->cluster_gpus * best);
     return GP_OK;
 }
 
@@ -1571,11 +1662,16 @@ void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
             t->g_n += count;
             if (20 * ti->held_milli >= 19 * target)
                 t->g_ok += count;
+            else if (gang_ok(t, (double)ti->held_milli, (double)target))
+                t->g_gang += count;
         }
         if (ti->entitled > 0) {
             t->f_n += count;
             if (20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled)
                 t->f_ok += count;
+            else if (gang_ok(t, (double)ti->held_milli,
+                             ti->entitled * GP_MILLI_PER_GPU))
+                t->f_gang += count;
         }
     }
 }

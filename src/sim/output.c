@@ -105,6 +105,8 @@ const struct gp__row gp__rows[] = {
     GROUP("makespan", GP__ROW_TIME, makespan_s),
     ROW_IF("arrival window", GP__ROW_TIME, submit_span_s, has_arrivals),
     ROW("GPU utilization, makespan (%)", GP__ROW_PCT, gpu_utilization),
+    ROW("GPU utilization ceiling, makespan (%)", GP__ROW_PCT,
+        gpu_utilization_ceiling),
     ROW_IF("GPU utilization, arrivals (%)", GP__ROW_PCT,
            gpu_utilization_arrivals, has_arrivals),
     ROW("avg queue length, makespan (jobs)", GP__ROW_NUM, avg_queue_len),
@@ -114,6 +116,10 @@ const struct gp__row gp__rows[] = {
              has_guarantee_samples),
     ROW_IF("fair-share compliance (%)", GP__ROW_PCT, fairshare_compliance,
            has_fairshare_samples),
+    ROW_IF("guarantee compliance, gang-aware (%)", GP__ROW_PCT,
+           guarantee_compliance_gang, has_guarantee_samples),
+    ROW_IF("fair-share compliance, gang-aware (%)", GP__ROW_PCT,
+           fairshare_compliance_gang, has_fairshare_samples),
     ROW_IF("reclaim episodes", GP__ROW_COUNT, reclaim_episodes, has_guarantees),
     ROW_IF("reclaim delay p50", GP__ROW_TIME, reclaim_delay_p50_s,
            has_episodes),
@@ -198,6 +204,8 @@ const struct gp__trow gp__trows[] = {
          t_guarantee_samples),
     TROW("fair-share compliance (%)", GP__ROW_PCT, fairshare_compliance,
          t_fairshare_samples),
+    TROW("fair-share compliance, gang-aware (%)", GP__ROW_PCT,
+         fairshare_compliance_gang, t_fairshare_samples),
     TROW("reclaim episodes", GP__ROW_COUNT, reclaim_episodes, t_guaranteed),
     TROW("reclaim delay p99", GP__ROW_TIME, reclaim_delay_p99_s, t_episodes),
     TROW("preemptions", GP__ROW_COUNT, preemptions, NULL),
@@ -619,6 +627,10 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
         jratio(s->guarantee_compliance, s->guarantee_samples), &ok);
     put(o, "fairshare_compliance",
         jratio(s->fairshare_compliance, s->fairshare_samples), &ok);
+    put(o, "guarantee_compliance_gang",
+        jratio(s->guarantee_compliance_gang, s->guarantee_samples), &ok);
+    put(o, "fairshare_compliance_gang",
+        jratio(s->fairshare_compliance_gang, s->fairshare_samples), &ok);
     put(o, "reclaim_episodes", juint(s->reclaim_episodes), &ok);
     put(o, "reclaim_delay_p50_s", jreal(s->reclaim_delay_p50_s), &ok);
     put(o, "reclaim_delay_p99_s", jreal(s->reclaim_delay_p99_s), &ok);
@@ -633,6 +645,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "restart_gpu_s", jreal(s->restart_gpu_s), &ok);
     put(o, "lb_avg_jct_s", jreal(s->lb_avg_jct_s), &ok);
     put(o, "lb_makespan_s", jreal(s->lb_makespan_s), &ok);
+    put(o, "gpu_utilization_ceiling", jreal(s->gpu_utilization_ceiling), &ok);
     put(o, "avg_jct_ratio", jreal(s->avg_jct_ratio), &ok);
     put(o, "makespan_ratio", jreal(s->makespan_ratio), &ok);
     put(o, "pred_p50_rel_err", jreal(s->pred_p50_rel_err), &ok);
@@ -666,6 +679,10 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
             jratio(t->guarantee_compliance, t->guarantee_samples), &ok);
         put(to, "fairshare_compliance",
             jratio(t->fairshare_compliance, t->fairshare_samples), &ok);
+        put(to, "guarantee_compliance_gang",
+            jratio(t->guarantee_compliance_gang, t->guarantee_samples), &ok);
+        put(to, "fairshare_compliance_gang",
+            jratio(t->fairshare_compliance_gang, t->fairshare_samples), &ok);
         put(to, "reclaim_episodes", juint(t->reclaim_episodes), &ok);
         put(to, "reclaim_delay_p50_s", jreal(t->reclaim_delay_p50_s), &ok);
         put(to, "reclaim_delay_p99_s", jreal(t->reclaim_delay_p99_s), &ok);

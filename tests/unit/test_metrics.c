@@ -538,6 +538,44 @@ static void run_guarantee_fifo(struct world *w, uint32_t gpus)
     world_finish(w, 400);
 }
 
+/* As run_guarantee_fifo, but y waits with a 4-GPU gang while owed 2: no
+ * job it has could bring it nearer its target (starting 4 leaves it as far
+ * above as it is below), so gang-aware compliance counts its samples while
+ * the strict one does not. x 5/5 and y 1/5 strictly (6/10); gang-aware y
+ * 5/5 (10/10). */
+static void gang_aware_compliance_forgives_only_gang_granularity(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    uint32_t a, b;
+
+    (void)st;
+    world_open_tenants(&w, "fifo", 4, 0);
+    advance(&w, 0);
+    a = submit(&w, "a", "x", 4, 300, 0);
+    round_at(&w, 0);
+    advance(&w, 60);
+    b = submit(&w, "b", "y", 4, 100, 60);
+    round_at(&w, 60);
+    assert_int_equal(state(&w, b), GP_JOB_PENDING);
+    advance(&w, 300);
+    end_at(&w, a, 300);
+    round_at(&w, 300);
+    advance(&w, 400);
+    end_at(&w, b, 400);
+    round_at(&w, 400);
+    world_finish(&w, 400);
+    s = gp_metrics_summary(w.m);
+    assert_int_equal(s->fairshare_samples, 10);
+    assert_double_equal(s->guarantee_compliance, 0.6, EPS);
+    assert_double_equal(s->fairshare_compliance, 0.6, EPS);
+    assert_double_equal(s->guarantee_compliance_gang, 1, EPS);
+    assert_double_equal(s->fairshare_compliance_gang, 1, EPS);
+    assert_double_equal(s->tenants[1].fairshare_compliance, 0.2, EPS);
+    assert_double_equal(s->tenants[1].fairshare_compliance_gang, 1, EPS);
+    world_close(&w);
+}
+
 static void compliance_is_sampled_every_minute(void **st)
 {
     struct world w = {0};
@@ -551,6 +589,9 @@ static void compliance_is_sampled_every_minute(void **st)
     assert_int_equal(s->fairshare_samples, 10);
     assert_double_equal(s->guarantee_compliance, 0.6, EPS);
     assert_double_equal(s->fairshare_compliance, 0.6, EPS);
+    /* y's waiting job (2 GPUs) would bring it to its target: no leniency */
+    assert_double_equal(s->guarantee_compliance_gang, 0.6, EPS);
+    assert_double_equal(s->fairshare_compliance_gang, 0.6, EPS);
     assert_int_equal(s->ntenants, 2);
     x = &s->tenants[0];
     y = &s->tenants[1];
@@ -1627,6 +1668,7 @@ int main(void)
         cmocka_unit_test(percentiles_take_the_nearest_rank),
         cmocka_unit_test(restart_overhead_counts_as_lost_gpu_time),
         cmocka_unit_test(compliance_is_sampled_every_minute),
+        cmocka_unit_test(gang_aware_compliance_forgives_only_gang_granularity),
         cmocka_unit_test(an_episode_served_at_once_did_not_wait),
         cmocka_unit_test(samples_count_whole_minutes_in_the_interval),
         cmocka_unit_test(pool_reclaim_by_hand),

@@ -207,7 +207,22 @@ uint32_t gp_cluster_node_switch(const struct gp_cluster *c, uint32_t node);
 const char *gp_cluster_switch_name(const struct gp_cluster *c, uint32_t sw);
 
 /* Placement models. */
-enum gp_place_model { GP_PLACE_COUNT, GP_PLACE_PACK, GP_PLACE_TOPO };
+/* Placement models (docs/cluster.md, "Placement"):
+ * - COUNT: GPUs from a pool, no node named;
+ * - PACK: the fewest nodes, splitting a gang over nodes whenever enough
+ *   GPUs are free in all (a GPU never stays idle for want of locality);
+ * - TOPO: as PACK, preferring one node, then one switch;
+ * - CONSOLIDATE: strict locality - a gang no larger than a node of its type
+ *   runs on one node (best fit) or waits; a larger gang takes whole free
+ *   nodes only, under as few switches as it can (the fewest whole free
+ *   nodes that hold it within one switch, else the switches with the most
+ *   whole free nodes first). */
+enum gp_place_model {
+    GP_PLACE_COUNT,
+    GP_PLACE_PACK,
+    GP_PLACE_TOPO,
+    GP_PLACE_CONSOLIDATE,
+};
 const char *gp_place_model_name(enum gp_place_model m);
 int gp_place_model_parse(const char *name, enum gp_place_model *out);
 

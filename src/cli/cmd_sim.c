@@ -102,8 +102,8 @@ static void sim_usage(FILE *out, bool demo)
             "node-list file\n"
             "                          (default: the trace's preset; see "
             "docs/cluster.md)\n"
-            "      --placement MODEL   count | pack | topo (default "
-            "pack)\n"
+            "      --placement MODEL   count | pack | topo | consolidate "
+            "(default pack)\n"
             "  -p, --policy LIST       comma-separated policies (default "
             "fifo)\n"
             "      --opt [POLICY.]KEY=VALUE   a policy option "
@@ -942,7 +942,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     }
     if (a->placement && gp_place_model_parse(a->placement, &model) != GP_OK) {
         fprintf(stderr,
-                "gpupool: --placement: expected count, pack or topo, "
+                "gpupool: --placement: expected count, pack, topo or "
+                "consolidate, "
                 "got '%s'\n",
                 a->placement);
         status = 2;

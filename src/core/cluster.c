@@ -843,16 +843,18 @@ double gp_cluster_alloc_rate(const struct gp_cluster *c)
     return r > 1 ? 1 : r;
 }
 
-static const char *const model_names[] = {"count", "pack", "topo"};
+static const char *const model_names[] = {"count", "pack", "topo",
+                                          "consolidate"};
+#define NMODELS (sizeof(model_names) / sizeof(model_names[0]))
 
 const char *gp_place_model_name(enum gp_place_model m)
 {
-    return (unsigned)m < 3 ? model_names[m] : "?";
+    return (unsigned)m < NMODELS ? model_names[m] : "?";
 }
 
 int gp_place_model_parse(const char *name, enum gp_place_model *out)
 {
-    int i = name_index(model_names, 3, name);
+    int i = name_index(model_names, NMODELS, name);
 
     if (i < 0)
         return GP_EINVAL;

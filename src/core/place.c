@@ -404,6 +404,88 @@ static int fit_topo(const struct gp_cluster *c, uint8_t t,
     return need == 0 ? GP_OK : GP_ENOFIT;
 }
 
+/* A node every GPU of which is free, and usable with what d asks per GPU. */
+static bool whole_free(const struct gp_cluster *c, uint32_t i,
+                       const struct gp_demand *d)
+{
+    const struct node *n = &c->nodes[i];
+
+    return n->free == n->gpus && node_room(n, d) >= n->gpus;
+}
+
+/* The GPUs of a group's whole free nodes (with `take`, taken into sb until
+ * *need is met, largest nodes first). */
+static int group_whole(const struct gp_cluster *c, uint32_t g,
+                       const struct gp_demand *d, bool take, uint32_t *need,
+                       struct slotbuf *sb, uint64_t *sum)
+{
+    const struct buckets *b = &c->groups[g].nodes;
+    int rc;
+
+    *sum = 0;
+    for (uint32_t k = gp__buckets_prev(b, b->nkeys - 1); k != NONE;
+         k = k > 1 ? gp__buckets_prev(b, k - 1) : NONE) {
+        for (uint32_t i = b->head[k]; i != NONE; i = c->nodes[i].g_next) {
+            uint32_t n;
+
+            if (!whole_free(c, i, d) || (take && idset_has(&sb->chosen, i)))
+                continue;
+            *sum += c->nodes[i].gpus;
+            if (!take || *need == 0)
+                continue;
+            n = c->nodes[i].gpus < *need ? c->nodes[i].gpus : *need;
+            if ((rc = slot_push(sb, i, n,
+                                low_bits(c->nodes[i].free_mask, n))) != GP_OK)
+                return rc;
+            *need -= n;
+        }
+    }
+    return GP_OK;
+}
+
+/* CONSOLIDATE (see gp_place_model). Cost: one bucket search for a gang
+ * that fits a node; for a larger one, a walk over the groups of the type
+ * and their UP nodes. */
+static int fit_consolidate(const struct gp_cluster *c, uint8_t t,
+                           const struct gp_demand *d, struct slotbuf *sb)
+{
+    const struct gtype *ty = &c->types[t];
+    uint32_t need = d->gpus, node, best_g = NONE;
+    uint64_t best_sum = 0, sum;
+    int rc;
+
+    if (need <= gp_cluster_max_up_node_gpus(c, t)) {
+        node = best_single(c, &ty->nodes, false, d, need, NULL);
+        if (node == NONE)
+            return GP_ENOFIT; /* it waits for a node, it is not split */
+        return slot_push(sb, node, need,
+                         low_bits(c->nodes[node].free_mask, need));
+    }
+    /* one switch: the group whose whole free nodes hold it most tightly */
+    for (uint32_t k = gp__buckets_next(&ty->groups, need); k != NONE;
+         k = gp__buckets_next(&ty->groups, k + 1))
+        for (uint32_t g = ty->groups.head[k]; g != NONE;
+             g = c->groups[g].next) {
+            if ((rc = group_whole(c, g, d, false, &need, sb, &sum)) != GP_OK)
+                return rc;
+            if (sum >= need && (best_g == NONE || sum < best_sum)) {
+                best_g = g;
+                best_sum = sum;
+            }
+        }
+    if (best_g != NONE)
+        return group_whole(c, best_g, d, true, &need, sb, &sum);
+    /* several switches, those with the most free first */
+    for (uint32_t k = gp__buckets_prev(&ty->groups, ty->groups.nkeys - 1);
+         k != NONE && need > 0;
+         k = k > 1 ? gp__buckets_prev(&ty->groups, k - 1) : NONE)
+        for (uint32_t g = ty->groups.head[k]; g != NONE && need > 0;
+             g = c->groups[g].next)
+            if ((rc = group_whole(c, g, d, true, &need, sb, &sum)) != GP_OK)
+                return rc;
+    return need == 0 ? GP_OK : GP_ENOFIT;
+}
+
 static int fit_type(const struct gp_cluster *c, enum gp_place_model model,
                     uint8_t t, const struct gp_demand *d, struct gp_arena *a,
                     struct gp_placement *out)
@@ -419,8 +501,9 @@ static int fit_type(const struct gp_cluster *c, enum gp_place_model model,
         out->gpus = d->gpus;
         return GP_OK;
     }
-    rc = model == GP_PLACE_PACK ? fit_pack(c, t, d, &sb)
-                                : fit_topo(c, t, d, &sb);
+    rc = model == GP_PLACE_PACK   ? fit_pack(c, t, d, &sb)
+         : model == GP_PLACE_TOPO ? fit_topo(c, t, d, &sb)
+                                  : fit_consolidate(c, t, d, &sb);
     if (rc != GP_OK)
         return rc;
     return finish_placement(c, t, d->gpus, &sb, out);
@@ -809,7 +892,8 @@ int gp_cluster_fit_with(const struct gp_cluster *c, enum gp_place_model model,
 {
     if (!c->sealed)
         return GP_ESTATE;
-    if (gp__demand_check(d) != GP_OK || (unsigned)model > GP_PLACE_TOPO ||
+    if (gp__demand_check(d) != GP_OK ||
+        (unsigned)model > GP_PLACE_CONSOLIDATE ||
         (unsigned)placer > GP_SHARE_FGD)
         return GP_EINVAL;
     if (!d->gpus)

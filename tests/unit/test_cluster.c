@@ -201,6 +201,63 @@ static void topo_spans_switches_only_when_it_must(void **state)
     gp_cluster_free(c);
 }
 
+/* consolidate: a gang that fits a node waits for one rather than split;
+ * a larger one takes whole free nodes, within one switch when it can (the
+ * switch that holds it most tightly). 2 switches of 3 nodes x 8 GPUs. */
+static void consolidate_never_splits_a_gang_that_fits_a_node(void **state)
+{
+    struct gp_cluster *c = uniform(6, 8, 3);
+    struct gp_arena a;
+    struct gp_placement p, big;
+
+    (void)state;
+    gp_arena_init(&a, 0);
+    /* 5 GPUs on each node but one of switch 1 (node 5 stays whole) */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(take(c, GP_PLACE_CONSOLIDATE, 5, &a, &p), GP_OK);
+    assert_int_equal(gp_cluster_free_gpus(c), 5 * 3 + 8);
+    /* 4 GPUs: the fullest node that holds them - none of the 3-free ones
+     * does - is node 5 */
+    assert_int_equal(take(c, GP_PLACE_CONSOLIDATE, 4, &a, &p), GP_OK);
+    assert_int_equal(p.nslots, 1);
+    assert_int_equal(p.slots[0].node, 5);
+    /* 6 GPUs: 3 + 4 free would do under pack, but no node holds 6 */
+    {
+        struct gp_demand d = gang(6);
+        assert_int_equal(gp_cluster_fit(c, GP_PLACE_CONSOLIDATE, &d, &a, &p),
+                         GP_ENOFIT);
+        assert_int_equal(gp_cluster_fit(c, GP_PLACE_PACK, &d, &a, &p), GP_OK);
+        assert_true(p.nslots > 1);
+    }
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+
+    /* whole nodes: switch 0 has 2 whole free nodes, switch 1 has 3 */
+    c = uniform(6, 8, 3);
+    gp_arena_init(&a, 0);
+    assert_int_equal(take(c, GP_PLACE_CONSOLIDATE, 1, &a, &p), GP_OK);
+    assert_int_equal(p.slots[0].node, 0);
+    assert_int_equal(take(c, GP_PLACE_CONSOLIDATE, 12, &a, &big), GP_OK);
+    assert_int_equal(big.nswitches, 1);
+    assert_int_equal(big.nslots, 2);
+    for (uint32_t i = 0; i < big.nslots; i++) {
+        assert_int_equal(gp_cluster_node_switch(c, big.slots[i].node), 0);
+        assert_true(big.slots[i].node != 0); /* node 0 is not whole */
+    }
+    /* 24 GPUs: 3 whole nodes left (switch 1), none partly used taken */
+    assert_int_equal(take(c, GP_PLACE_CONSOLIDATE, 24, &a, &big), GP_OK);
+    assert_int_equal(big.nslots, 3);
+    assert_int_equal(big.nswitches, 1);
+    {
+        struct gp_demand d = gang(9); /* 7 free on node 0 and 4 on the 12's
+                                         second node: not whole */
+        assert_int_equal(gp_cluster_fit(c, GP_PLACE_CONSOLIDATE, &d, &a, &p),
+                         GP_ENOFIT);
+    }
+    gp_arena_fini(&a);
+    gp_cluster_free(c);
+}
+
 static void take_refuses_gpus_that_are_not_free(void **state)
 {
     struct gp_cluster *c = uniform(1, 4, 0);
@@ -692,6 +749,7 @@ int main(void)
         cmocka_unit_test(count_model_ignores_nodes),
         cmocka_unit_test(topo_keeps_a_gang_inside_one_switch),
         cmocka_unit_test(topo_spans_switches_only_when_it_must),
+        cmocka_unit_test(consolidate_never_splits_a_gang_that_fits_a_node),
         cmocka_unit_test(take_refuses_gpus_that_are_not_free),
         cmocka_unit_test(gpu_types_are_kept_apart),
         cmocka_unit_test(cpus_and_memory_limit_a_node),

@@ -4,9 +4,12 @@
 Usage: scripts/gen_gavel_throughputs.py [simulation_throughputs.json[.xz]] [out.c]
 
 The input is Gavel's scheduler/simulation_throughputs.json (MIT licence,
-stanford-futuredata/gavel). Only the "null" entries (a job running alone on
-consolidated servers) of the v100, p100 and k80 tables are kept: that is all
-the gavel trace reader needs to turn total_steps into a duration. The output
+stanford-futuredata/gavel). Only the "null" entries (a job running alone) of
+the v100, p100 and k80 tables are kept, on consolidated servers and, for
+scales above 1, spread over servers (the *_unconsolidated tables; 0 where
+Gavel has no figure): the gavel trace reader turns total_steps into a
+duration with the first, the speed model slows spread gangs with the
+second. The output
 is sorted by (job_type as bytes, scale_factor) so the reader can bsearch it
 with strcmp. Python 3 standard library only; the output is deterministic.
 """
@@ -24,7 +27,9 @@ HEADER = """\
  * do not edit by hand, rerun the script.
  *
  * Training throughput (steps per second) of each (job_type, scale_factor)
- * running alone, on V100, P100 and K80, from Gavel's
+ * running alone, on V100, P100 and K80, on consolidated servers and spread
+ * over servers (v100u, p100u, k80u; 0 where Gavel has no figure), from
+ * Gavel's
  * scheduler/simulation_throughputs.json (stanford-futuredata/gavel, commit
  * c4fa40097339e9608ab71fd64c8bdea96a5e4a4c).
  *
@@ -87,14 +92,19 @@ def main():
         for key, entry in table[gpu].items():
             job_type, scale = ast.literal_eval(key)
             rows.setdefault((job_type, int(scale)), {})[gpu] = float(entry["null"])
+        for key, entry in table[gpu + "_unconsolidated"].items():
+            job_type, scale = ast.literal_eval(key)
+            if int(scale) > 1 and (job_type, int(scale)) in rows:
+                rows[(job_type, int(scale))][gpu + "u"] = float(entry["null"])
     lines = [HEADER]
     for (job_type, scale) in sorted(rows, key=lambda k: (k[0].encode(), k[1])):
         t = rows[(job_type, scale)]
         if any(g not in t for g in GPUS):
             raise SystemExit("incomplete entry for %r" % ((job_type, scale),))
-        lines.append("    {%s, %d,\n     %r, %r, %r},\n"
+        lines.append("    {%s, %d,\n     %r, %r, %r,\n     %r, %r, %r},\n"
                      % (c_string(job_type), scale, t["v100"], t["p100"],
-                        t["k80"]))
+                        t["k80"], t.get("v100u", 0.0), t.get("p100u", 0.0),
+                        t.get("k80u", 0.0)))
     lines.append("};\n\n")
     lines.append("const size_t gp__gavel_ntputs =\n"
                  "    sizeof(gp__gavel_tputs) / sizeof(gp__gavel_tputs[0]);\n")

@@ -474,6 +474,10 @@ struct gp_core_config {
      * type's relative speed, see speed.h); borrowed: it must outlive the
      * core */
     const struct gp_speed_table *speed;
+    /* the pace of a gang placed over more than one node, relative to one
+     * node, where the speed table has no spread figure for it (0 = 1: no
+     * slowdown) */
+    double spread_speed;
     /* the run-time predictor's settings (NULL = defaults) */
     const struct gp_predictor_config *predictor;
 };

@@ -73,6 +73,9 @@ struct gp_sim_config {
     double mtbf_s, mttr_s;
     /* measured throughputs (NULL = each GPU type's relative speed) */
     const struct gp_speed_table *speed;
+    /* the pace of a gang over several nodes where the table has no spread
+     * figure (0 = 1: no slowdown; see gp_core_config.spread_speed) */
+    double spread_speed;
     int64_t min_run_us[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
     int64_t half_life_us; /* 0 = 24 h */

@@ -14,6 +14,11 @@
  * A job without a class, or a class or type the table lacks, progresses at
  * its GPU type's relative speed (gp_cluster_add_type), whatever its GPU
  * count: the model every earlier result used.
+ *
+ * Locality: a gang placed over more than one node runs at the table's
+ * spread figure when it has one (Gavel measured them, per job type, scale
+ * and GPU type), else at the consolidated rate times the core's
+ * spread_speed (gp_core_config; 1 = no slowdown, the default).
  */
 #ifndef GPUPOOL_SPEED_H
 #define GPUPOOL_SPEED_H
@@ -30,6 +35,12 @@ void gp_speed_table_free(struct gp_speed_table *t);
  * the earlier. GP_EINVAL for a bad figure, GP_ENOMEM. */
 int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
                        const char *gpu_type, uint32_t gpus, double throughput);
+/* A throughput measured with the gang spread over several nodes (gpus >=
+ * 2), for the rate of a placement that spans nodes (Gavel's
+ * *_unconsolidated tables). GP_EINVAL as above, and for gpus < 2. */
+int gp_speed_table_set_spread(struct gp_speed_table *t, const char *job_class,
+                              const char *gpu_type, uint32_t gpus,
+                              double throughput);
 /* The measured (or scaled) throughput of a class on g GPUs of a type;
  * 0 when the table has no figure for that class and type. */
 double gp_speed_table_throughput(const struct gp_speed_table *t,
@@ -41,6 +52,14 @@ double gp_speed_table_throughput(const struct gp_speed_table *t,
 double gp_speed_table_rate(const struct gp_speed_table *t,
                            const char *job_class, const char *gpu_type,
                            uint32_t gpus, uint32_t asked);
+/* The same for a placement spread over several nodes (`spread`): the
+ * spread figure where the class has one for the type (scaled as above;
+ * *measured set), else the consolidated one (*measured false: the table
+ * knows no slowdown). measured may be NULL. */
+double gp_speed_table_rate_spread(const struct gp_speed_table *t,
+                                  const char *job_class, const char *gpu_type,
+                                  uint32_t gpus, uint32_t asked, bool spread,
+                                  bool *measured);
 const char *gp_speed_table_reference(const struct gp_speed_table *t);
 size_t gp_speed_table_nclasses(const struct gp_speed_table *t);
 

@@ -51,6 +51,8 @@ struct sim_args {
     const char *node_events;
     double mtbf_h, mttr_h;
     bool gavel_speeds;
+    bool gavel_spread;   /* with Gavel's figures for spread gangs */
+    double spread_speed; /* 0 = not given */
     double half_life_s;
     double min_run_s[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
@@ -142,6 +144,11 @@ static void sim_usage(FILE *out, bool demo)
             "apart on average (seeded)\n"
             "      --mttr H            and are repaired after H hours on "
             "average (default 1)\n"
+            "      --speed M           types (default), gavel or "
+            "gavel-spread (docs/speed.md)\n"
+            "      --spread-speed F    a gang over several nodes runs at "
+            "F x where no table\n"
+            "                          says (0 < F <= 1; default 1)\n"
             "      --checkpointable W  all | none | trace (default trace)"
             "\n"
             "      --min-run [CLASS=]S no preemption before S seconds of "
@@ -374,6 +381,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_DELAY,
         O_NODE_EVENTS,
         O_SPEED,
+        O_SPREAD,
         O_MTBF,
         O_MTTR,
         O_HALF_LIFE,
@@ -408,6 +416,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"actuation-delay", required_argument, NULL, O_DELAY},
         {"node-events", required_argument, NULL, O_NODE_EVENTS},
         {"speed", required_argument, NULL, O_SPEED},
+        {"spread-speed", required_argument, NULL, O_SPREAD},
         {"mtbf", required_argument, NULL, O_MTBF},
         {"mttr", required_argument, NULL, O_MTTR},
         {"half-life", required_argument, NULL, O_HALF_LIFE},
@@ -546,18 +555,33 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             a->node_events = optarg;
             break;
         case O_SPEED:
+            a->gavel_speeds = a->gavel_spread = false;
             if (!strcmp(optarg, "gavel")) {
                 a->gavel_speeds = true;
-            } else if (!strcmp(optarg, "types")) {
-                a->gavel_speeds = false;
-            } else {
+            } else if (!strcmp(optarg, "gavel-spread")) {
+                a->gavel_speeds = a->gavel_spread = true;
+            } else if (strcmp(optarg, "types") != 0) {
                 fprintf(stderr,
-                        "gpupool: --speed: expected types or gavel, got "
-                        "'%s'\n",
+                        "gpupool: --speed: expected types, gavel or "
+                        "gavel-spread, got '%s'\n",
                         optarg);
                 return 2;
             }
             break;
+        case O_SPREAD: {
+            char *end;
+            double x = strtod(optarg, &end);
+
+            if (end == optarg || *end || !(x > 0 && x <= 1)) {
+                fprintf(stderr,
+                        "gpupool: --spread-speed: expected a number in "
+                        "(0, 1], got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            a->spread_speed = x;
+            break;
+        }
         case O_MTBF: /* hours, read as a count of seconds then scaled */
             if (parse_seconds("--mtbf", optarg, &a->mtbf_h))
                 return 2;
@@ -1143,13 +1167,16 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             }
             cfg.node_events = a->node_events ? &nev : NULL;
             if (a->gavel_speeds && !speeds &&
-                (rc = gp_trace_gavel_speeds(&speeds)) != GP_OK) {
+                (rc = gp_trace_gavel_speeds(&speeds, a->gavel_spread)) !=
+                    GP_OK) {
                 fprintf(stderr, "gpupool: out of memory\n");
                 gp_cluster_free(cluster);
                 goto out;
             }
             cfg.speed = speeds;
-            if (a->node_events || a->mtbf_h > 0 || a->gavel_speeds) {
+            cfg.spread_speed = a->spread_speed;
+            if (a->node_events || a->mtbf_h > 0 || a->gavel_speeds ||
+                a->spread_speed > 0) {
                 size_t o;
 
                 o = (size_t)snprintf(cluster_desc, sizeof(cluster_desc), "%s",
@@ -1164,8 +1191,17 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                         "; nodes fail at random: MTBF %g h, MTTR %g h",
                         a->mtbf_h, a->mttr_h > 0 ? a->mttr_h : 1.0);
                 if (a->gavel_speeds && o < sizeof(cluster_desc))
+                    o += (size_t)snprintf(
+                        cluster_desc + o, sizeof(cluster_desc) - o,
+                        "; speeds: Gavel's measured throughputs%s",
+                        a->gavel_spread ? ", spread gangs at its figures "
+                                          "for unconsolidated servers"
+                                        : "");
+                if (a->spread_speed > 0 && o < sizeof(cluster_desc))
                     snprintf(cluster_desc + o, sizeof(cluster_desc) - o,
-                             "; speeds: Gavel's measured throughputs");
+                             "; a gang over several nodes runs at %g x "
+                             "(where no table says)",
+                             a->spread_speed);
                 cfg.cluster_spec = cluster_desc;
             }
             if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {

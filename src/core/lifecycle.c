@@ -523,16 +523,22 @@ int gp__grace_over(struct gp_core *c, struct gp_job *j)
 double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
                     const struct gp_placement *where)
 {
+    bool spread = where->nslots > 1, measured = false;
     double r = 0;
 
     if (!gp_placement_milli(where))
         return 1.0; /* a zero-GPU job: no GPU sets its pace */
     if (c->cfg.speed && j->job_class && where->gpus)
-        r = gp_speed_table_rate(c->cfg.speed,
-                                gp_strtab_get(&c->strs, j->job_class),
-                                gp_cluster_type_name(c->cluster, where->type),
-                                where->gpus, j->demand.gpus);
-    return r > 0 ? r : gp_cluster_type_speed(c->cluster, where->type);
+        r = gp_speed_table_rate_spread(
+            c->cfg.speed, gp_strtab_get(&c->strs, j->job_class),
+            gp_cluster_type_name(c->cluster, where->type), where->gpus,
+            j->demand.gpus, spread, &measured);
+    if (!(r > 0))
+        r = gp_cluster_type_speed(c->cluster, where->type);
+    /* a gang over several nodes the table has no figure for */
+    if (spread && !measured && c->cfg.spread_speed > 0)
+        r *= c->cfg.spread_speed;
+    return r;
 }
 
 /* ---- a round's decisions take effect ----------------------------------- */

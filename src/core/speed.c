@@ -15,6 +15,7 @@
 struct figure {
     uint32_t type; /* strtab id */
     uint32_t gpus;
+    bool spread; /* measured with the gang spread over nodes */
     double tput;
 };
 
@@ -59,8 +60,9 @@ void gp_speed_table_free(struct gp_speed_table *t)
     free(t);
 }
 
-int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
-                       const char *gpu_type, uint32_t gpus, double tput)
+static int set_figure(struct gp_speed_table *t, const char *job_class,
+                      const char *gpu_type, uint32_t gpus, bool spread,
+                      double tput)
 {
     uint32_t cls, type;
     struct klass *k;
@@ -82,7 +84,8 @@ int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
     }
     k = &t->classes[cls];
     for (uint32_t i = 0; i < k->n; i++) {
-        if (k->f[i].type == type && k->f[i].gpus == gpus) {
+        if (k->f[i].type == type && k->f[i].gpus == gpus &&
+            k->f[i].spread == spread) {
             k->f[i].tput = tput;
             return GP_OK;
         }
@@ -91,8 +94,22 @@ int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
         return rc;
     if (k->n == 0)
         t->nclasses++;
-    k->f[k->n++] = (struct figure){type, gpus, tput};
+    k->f[k->n++] = (struct figure){type, gpus, spread, tput};
     return GP_OK;
+}
+
+int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
+                       const char *gpu_type, uint32_t gpus, double tput)
+{
+    return set_figure(t, job_class, gpu_type, gpus, false, tput);
+}
+
+int gp_speed_table_set_spread(struct gp_speed_table *t, const char *job_class,
+                              const char *gpu_type, uint32_t gpus, double tput)
+{
+    if (gpus < 2)
+        return GP_EINVAL; /* one GPU is on one node */
+    return set_figure(t, job_class, gpu_type, gpus, true, tput);
 }
 
 static const struct klass *class_of(const struct gp_speed_table *t,
@@ -108,14 +125,15 @@ static const struct klass *class_of(const struct gp_speed_table *t,
 
 /* The figure at `gpus`, or the nearest measured scale below it (else the
  * smallest) scaled linearly; 0 without any figure of the type. */
-static double tput_of(const struct klass *k, uint32_t type, uint32_t gpus)
+static double tput_of(const struct klass *k, uint32_t type, uint32_t gpus,
+                      bool spread)
 {
     const struct figure *below = NULL, *smallest = NULL;
 
     for (uint32_t i = 0; i < k->n; i++) {
         const struct figure *f = &k->f[i];
 
-        if (f->type != type)
+        if (f->type != type || f->spread != spread)
             continue;
         if (f->gpus == gpus)
             return f->tput;
@@ -139,24 +157,39 @@ double gp_speed_table_throughput(const struct gp_speed_table *t,
     if (!k || !gpu_type || gpus < 1)
         return 0;
     type = gp_strtab_find(&t->strs, gpu_type, (size_t)-1);
-    return type ? tput_of(k, type, gpus) : 0;
+    return type ? tput_of(k, type, gpus, false) : 0;
+}
+
+double gp_speed_table_rate_spread(const struct gp_speed_table *t,
+                                  const char *job_class, const char *gpu_type,
+                                  uint32_t gpus, uint32_t asked, bool spread,
+                                  bool *measured)
+{
+    const struct klass *k = class_of(t, job_class);
+    uint32_t type;
+    double here = 0, ref;
+
+    if (measured)
+        *measured = false;
+    if (!k || !gpu_type || gpus < 1 || asked < 1)
+        return 0;
+    if (!(type = gp_strtab_find(&t->strs, gpu_type, (size_t)-1)))
+        return 0;
+    if (spread && gpus > 1 && (here = tput_of(k, type, gpus, true)) > 0 &&
+        measured)
+        *measured = true;
+    if (!(here > 0))
+        here = tput_of(k, type, gpus, false);
+    ref = tput_of(k, t->reference, asked, false);
+    return here > 0 && ref > 0 ? here / ref : 0;
 }
 
 double gp_speed_table_rate(const struct gp_speed_table *t,
                            const char *job_class, const char *gpu_type,
                            uint32_t gpus, uint32_t asked)
 {
-    const struct klass *k = class_of(t, job_class);
-    uint32_t type;
-    double here, ref;
-
-    if (!k || !gpu_type || gpus < 1 || asked < 1)
-        return 0;
-    if (!(type = gp_strtab_find(&t->strs, gpu_type, (size_t)-1)))
-        return 0;
-    here = tput_of(k, type, gpus);
-    ref = tput_of(k, t->reference, asked);
-    return here > 0 && ref > 0 ? here / ref : 0;
+    return gp_speed_table_rate_spread(t, job_class, gpu_type, gpus, asked,
+                                      false, NULL);
 }
 
 const char *gp_speed_table_reference(const struct gp_speed_table *t)

@@ -603,6 +603,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .grace_us = cfg->grace_us,
         .ckpt_cost_us = cfg->ckpt_cost_us,
         .speed = cfg->speed,
+        .spread_speed = cfg->spread_speed,
         .usage_half_life_us = cfg->half_life_us,
     };
     double t_start = clock_s ? clock_s() : 0, last_shown = t_start;

@@ -373,7 +373,7 @@ const struct gp_trace_reader_ops gp_trace_reader_gavel = {
 /* Gavel's table as a speed model: each job type's measured throughput on
  * V100, P100 and K80 at each measured scale, relative to the V100 (on
  * which the reader computes durations). */
-int gp_trace_gavel_speeds(struct gp_speed_table **out)
+int gp_trace_gavel_speeds(struct gp_speed_table **out, bool spread)
 {
     static const char *const types[] = {"V100", "P100", "K80"};
     struct gp_speed_table *t;
@@ -384,15 +384,21 @@ int gp_trace_gavel_speeds(struct gp_speed_table **out)
     for (size_t i = 0; i < gp__gavel_ntputs; i++) {
         const struct gp__gavel_tput *e = &gp__gavel_tputs[i];
         const double v[] = {e->v100, e->p100, e->k80};
+        const double u[] = {e->v100u, e->p100u, e->k80u};
 
         for (size_t k = 0; k < 3; k++) {
-            if (!(v[k] > 0))
-                continue;
-            if ((rc = gp_speed_table_set(t, e->job_type, types[k], e->scale,
-                                         v[k])) != GP_OK) {
-                gp_speed_table_free(t);
-                return rc;
-            }
+            if (v[k] > 0 && (rc = gp_speed_table_set(t, e->job_type, types[k],
+                                                     e->scale, v[k])) != GP_OK)
+                break;
+            if (spread && u[k] > 0 && e->scale > 1 &&
+                (rc = gp_speed_table_set_spread(t, e->job_type, types[k],
+                                                e->scale, u[k])) != GP_OK)
+                break;
+            rc = GP_OK;
+        }
+        if (rc != GP_OK) {
+            gp_speed_table_free(t);
+            return rc;
         }
     }
     *out = t;

@@ -10,11 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Steps per second of (job_type, scale_factor) running alone. */
+/* Steps per second of (job_type, scale_factor) running alone, on
+ * consolidated servers and spread over servers (the *u figures; 0 where
+ * Gavel measured none, and for scale 1). */
 struct gp__gavel_tput {
     const char *job_type;
     uint32_t scale;
     double v100, p100, k80;
+    double v100u, p100u, k80u;
 };
 
 /* Sorted by (strcmp(job_type), scale). */

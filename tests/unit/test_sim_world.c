@@ -176,7 +176,7 @@ static void a_gavel_job_runs_at_its_measured_k80_throughput(void **state)
     double v100, k80;
 
     (void)state;
-    assert_int_equal(gp_trace_gavel_speeds(&t), GP_OK);
+    assert_int_equal(gp_trace_gavel_speeds(&t, false), GP_OK);
     v100 = gp_speed_table_throughput(t, cls, "V100", 1);
     k80 = gp_speed_table_throughput(t, cls, "K80", 1);
     assert_true(v100 > 0 && k80 > 0 && k80 < v100);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "core_harness.h"
+#include "gpupool/trace.h"
 
 static struct gp_speed_table *table(void)
 {
@@ -115,12 +116,85 @@ static void a_job_runs_at_its_class_rate_where_it_is_placed(void **state)
     gp_speed_table_free(t);
 }
 
+/* Locality: a spread figure where the table has one, else the
+ * consolidated rate (and the core's spread_speed for what no table says). */
+static void a_gang_over_several_nodes_runs_at_its_spread_rate(void **state)
+{
+    struct gp_speed_table *t = table();
+    struct gp_speed_table *g;
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_core_config cfg = {.policy = gp_policy_find("fifo"),
+                                 .model = GP_PLACE_PACK,
+                                 .speed = t,
+                                 .spread_speed = 0.5};
+    struct gp_job_spec rs = {
+        .id = "r", .job_class = "resnet", .gpus = 2, .duration_us = S(100)};
+    struct gp_job_spec lm = {
+        .id = "l", .job_class = "lm", .gpus = 2, .duration_us = S(100)};
+    uint64_t r, l;
+    bool measured = true;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_set_spread(t, "resnet", "V100", 2, 9),
+                     GP_OK);
+    assert_int_equal(gp_speed_table_set_spread(t, "resnet", "V100", 1, 9),
+                     GP_EINVAL);
+    /* resnet on 2 V100 spread: 9 against 18 consolidated */
+    assert_float_equal(
+        gp_speed_table_rate_spread(t, "resnet", "V100", 2, 2, true, &measured),
+        0.5, 1e-12);
+    assert_true(measured);
+    assert_float_equal(
+        gp_speed_table_rate_spread(t, "resnet", "V100", 2, 2, false, &measured),
+        1.0, 1e-12);
+    assert_false(measured);
+    /* lm has no spread figure: consolidated, not measured */
+    assert_float_equal(
+        gp_speed_table_rate_spread(t, "lm", "V100", 2, 2, true, &measured), 1.0,
+        1e-12);
+    assert_false(measured);
+
+    /* in the core: two nodes of one GPU, so a 2-GPU gang is spread */
+    harness_rec = NULL;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 4, 1, "V100", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &rs, 0, &r, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &lm, 0, &l, NULL), GP_OK);
+    assert_int_equal(round_at(core, 0), 2);
+    assert_int_equal(gp_core_job(core, r)->where.nslots, 2);
+    /* the table's spread figure; spread_speed does not stack on it */
+    assert_float_equal(gp_core_job(core, r)->speed, 0.5, 1e-12);
+    /* no figure: the consolidated rate times spread_speed */
+    assert_float_equal(gp_core_job(core, l)->speed, 0.5, 1e-12);
+    gp_core_free(core);
+    gp_speed_table_free(t);
+
+    /* Gavel's own: ResNet-18 (batch size 16) on 8 V100s spread over
+     * servers runs at 64.41 / 382.60 of its consolidated pace */
+    assert_int_equal(gp_trace_gavel_speeds(&g, true), GP_OK);
+    assert_float_equal(
+        gp_speed_table_rate_spread(g, "ResNet-18 (batch size 16)", "V100", 8, 8,
+                                   true, &measured),
+        64.40995361172301 / 382.5974422686407, 1e-9);
+    assert_true(measured);
+    gp_speed_table_free(g);
+    assert_int_equal(gp_trace_gavel_speeds(&g, false), GP_OK);
+    assert_float_equal(
+        gp_speed_table_rate_spread(g, "ResNet-18 (batch size 16)", "V100", 8, 8,
+                                   true, &measured),
+        1.0, 1e-9);
+    gp_speed_table_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rates_come_from_measured_throughputs),
         cmocka_unit_test(bad_figures_are_refused),
         cmocka_unit_test(a_job_runs_at_its_class_rate_where_it_is_placed),
+        cmocka_unit_test(a_gang_over_several_nodes_runs_at_its_spread_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

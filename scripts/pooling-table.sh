@@ -42,6 +42,7 @@ rows = [
     ("GPU utilization, arrival window", lambda r: pct(r["gpu_utilization_arrivals"])),
     ("GPU utilization, to the makespan", lambda r: pct(r["gpu_utilization_makespan"])),
     ("GPU utilization ceiling, to the makespan", lambda r: pct(r["gpu_utilization_ceiling"])),
+    ("GPU utilization while jobs waited", lambda r: pct(r["gpu_utilization_saturated"])),
     ("Jobs waiting (time average), arrival window", lambda r: f"{r['avg_queue_len_arrivals']:.0f}"),
     ("Jobs waiting (time average), to the makespan", lambda r: f"{r['avg_queue_len_makespan']:.0f}"),
     ("Average wait (h)", lambda r: h(r["avg_wait_s"])),
@@ -77,11 +78,11 @@ for name, title in (("philly", "Philly per-job table, 82,247 jobs, 64x8 (512 GPU
         print(f"| {label} | " + " | ".join(f(r) for r in runs) + " |")
 runs = json.load(open(os.path.join(out, "sweep.json")))
 print("\n### Load sweep, Philly (cluster resized, guarantees scaled)\n")
-print("| load | GPUs | policy | utilization, arrival window | utilization, to the makespan | ceiling, to the makespan | avg wait (h) | p99 wait (h) | fair-share | guarantee | fair-share, gang-aware | guarantee, gang-aware |")
-print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| load | GPUs | policy | utilization, arrival window | utilization, to the makespan | ceiling, to the makespan | utilization while jobs waited | avg wait (h) | p99 wait (h) | fair-share | guarantee | fair-share, gang-aware | guarantee, gang-aware |")
+print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in runs:
     print(f"| {r['offered_load']:.2f} | {r['cluster_gpus']} | {r['policy']} | {pct(r['gpu_utilization_arrivals'])} | "
-          f"{pct(r['gpu_utilization_makespan'])} | {pct(r['gpu_utilization_ceiling'])} | {h(r['avg_wait_s'])} | {r['p99_wait_s']/3600:.1f} | "
+          f"{pct(r['gpu_utilization_makespan'])} | {pct(r['gpu_utilization_ceiling'])} | {pct(r['gpu_utilization_saturated'])} | {h(r['avg_wait_s'])} | {r['p99_wait_s']/3600:.1f} | "
           f"{pct(r['fairshare_compliance'])} | {pct(r['guarantee_compliance'])} | "
           f"{pct(r['fairshare_compliance_gang'])} | {pct(r['guarantee_compliance_gang'])} |")
 PY

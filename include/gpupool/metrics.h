@@ -87,6 +87,10 @@ struct gp_summary {
     /* the completed work / (cluster GPUs x lb_makespan_s): the most any
      * policy could keep the GPUs busy to the makespan */
     double gpu_utilization_ceiling;
+    /* busy GPUs / cluster GPUs over the time some job was waiting (0 when
+     * none ever waited), and that time */
+    double gpu_utilization_saturated;
+    double saturated_s;
     double avg_jct_ratio;  /* avg JCT / lb_avg_jct_s */
     double makespan_ratio; /* makespan / lb_makespan_s */
     /* run-time prediction (see predict.h), over the completed jobs of known

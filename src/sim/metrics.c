@@ -84,6 +84,8 @@ struct gp_metrics {
     uint64_t busy_sums[NB], queue_sums[NB];
     u128 busy_total, queue_total; /* milli-GPU-us, job-us */
     u128 arr_busy, arr_queue;     /* the same at the last admitted submit */
+    u128 sat_busy;                /* milli-GPU-us while some job waited */
+    uint64_t sat_us;              /* how long some job waited */
     u128 restart_gpu_us;          /* restart overhead x milli-GPUs of the
                                      run */
     u128 lost_work_gpu_us; /* work lost at preemptions x milli-GPUs of the
@@ -267,6 +269,10 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
         if (m->pending)
             add_piece(m, m->queue_sums, m->pending, m->last_us, now_us);
         m->busy_total += (u128)m->busy * dt;
+        if (m->pending) { /* saturated: jobs waited all along the step */
+            m->sat_busy += (u128)m->busy * dt;
+            m->sat_us += dt;
+        }
         m->queue_total += (u128)m->pending * dt;
         m->last_us = now_us;
     }
@@ -1412,9 +1418,15 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     *window_end_us = first + (window > 0 ? window : 0);
     if (window > 0) {
         s->makespan_s = gp_us_to_s(window);
-        if (s->cluster_gpus)
+        if (s->cluster_gpus) {
             s->gpu_utilization = gpus_of(m->busy_total) /
                                  ((double)s->cluster_gpus * (double)window);
+            if (m->sat_us)
+                s->gpu_utilization_saturated =
+                    gpus_of(m->sat_busy) /
+                    ((double)s->cluster_gpus * (double)m->sat_us);
+        }
+        s->saturated_s = gp_us_to_s((int64_t)m->sat_us);
         s->avg_queue_len = (double)m->queue_total / (double)window;
     }
     s->restart_gpu_s = us_to_s(m->restart_gpu_us / MILLI);

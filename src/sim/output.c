@@ -70,6 +70,11 @@ static bool has_arrivals(const struct gp_summary *s)
     return s->submit_span_s > 0;
 }
 
+static bool has_saturated(const struct gp_summary *s)
+{
+    return s->saturated_s > 0;
+}
+
 #define ROW_IF(label, kind, field, has)                                        \
     {                                                                          \
         label, kind, offsetof(struct gp_summary, field), false, has            \
@@ -107,6 +112,8 @@ const struct gp__row gp__rows[] = {
     ROW("GPU utilization, makespan (%)", GP__ROW_PCT, gpu_utilization),
     ROW("GPU utilization ceiling, makespan (%)", GP__ROW_PCT,
         gpu_utilization_ceiling),
+    ROW_IF("GPU utilization, while jobs waited (%)", GP__ROW_PCT,
+           gpu_utilization_saturated, has_saturated),
     ROW_IF("GPU utilization, arrivals (%)", GP__ROW_PCT,
            gpu_utilization_arrivals, has_arrivals),
     ROW("avg queue length, makespan (jobs)", GP__ROW_NUM, avg_queue_len),
@@ -646,6 +653,10 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "lb_avg_jct_s", jreal(s->lb_avg_jct_s), &ok);
     put(o, "lb_makespan_s", jreal(s->lb_makespan_s), &ok);
     put(o, "gpu_utilization_ceiling", jreal(s->gpu_utilization_ceiling), &ok);
+    put(o, "gpu_utilization_saturated",
+        s->saturated_s > 0 ? jreal(s->gpu_utilization_saturated) : json_null(),
+        &ok);
+    put(o, "saturated_s", jreal(s->saturated_s), &ok);
     put(o, "avg_jct_ratio", jreal(s->avg_jct_ratio), &ok);
     put(o, "makespan_ratio", jreal(s->makespan_ratio), &ok);
     put(o, "pred_p50_rel_err", jreal(s->pred_p50_rel_err), &ok);

@@ -538,6 +538,35 @@ static void run_guarantee_fifo(struct world *w, uint32_t gpus)
     world_finish(w, 400);
 }
 
+/* Utilization while jobs waited: a 4-GPU gang waits [10, 100) behind a
+ * 2-GPU job on 4 GPUs (fifo): 2 of 4 busy then, 0.5 over 90 s. */
+static void utilization_while_jobs_waited(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    uint32_t a, b;
+
+    (void)st;
+    world_open_tenants(&w, "fifo", 4, 0);
+    advance(&w, 0);
+    a = submit(&w, "a", "x", 2, 100, 0);
+    round_at(&w, 0);
+    advance(&w, 10);
+    b = submit(&w, "b", "x", 4, 50, 10);
+    round_at(&w, 10);
+    advance(&w, 100);
+    end_at(&w, a, 100);
+    round_at(&w, 100);
+    advance(&w, 150);
+    end_at(&w, b, 150);
+    round_at(&w, 150);
+    world_finish(&w, 150);
+    s = gp_metrics_summary(w.m);
+    assert_double_equal(s->saturated_s, 90, EPS);
+    assert_double_equal(s->gpu_utilization_saturated, 0.5, EPS);
+    world_close(&w);
+}
+
 /* As run_guarantee_fifo, but y waits with a 4-GPU gang while owed 2: no
  * job it has could bring it nearer its target (starting 4 leaves it as far
  * above as it is below), so gang-aware compliance counts its samples while
@@ -589,6 +618,9 @@ static void compliance_is_sampled_every_minute(void **st)
     assert_int_equal(s->fairshare_samples, 10);
     assert_double_equal(s->guarantee_compliance, 0.6, EPS);
     assert_double_equal(s->fairshare_compliance, 0.6, EPS);
+    /* b waited [60, 300) while a held all 4 GPUs */
+    assert_double_equal(s->saturated_s, 240, EPS);
+    assert_double_equal(s->gpu_utilization_saturated, 1.0, EPS);
     /* y's waiting job (2 GPUs) would bring it to its target: no leniency */
     assert_double_equal(s->guarantee_compliance_gang, 0.6, EPS);
     assert_double_equal(s->fairshare_compliance_gang, 0.6, EPS);
@@ -1669,6 +1701,7 @@ int main(void)
         cmocka_unit_test(restart_overhead_counts_as_lost_gpu_time),
         cmocka_unit_test(compliance_is_sampled_every_minute),
         cmocka_unit_test(gang_aware_compliance_forgives_only_gang_granularity),
+        cmocka_unit_test(utilization_while_jobs_waited),
         cmocka_unit_test(an_episode_served_at_once_did_not_wait),
         cmocka_unit_test(samples_count_whole_minutes_in_the_interval),
         cmocka_unit_test(pool_reclaim_by_hand),

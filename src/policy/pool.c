@@ -977,6 +977,53 @@ static int own_victims(const struct gp_view *v, struct candidates *c,
     return own_next_class(out);
 }
 
+/* Candidate victims gathered by node (consolidate): what each would free
+ * on its node, with the node's own free GPUs, until one node holds the
+ * probe. */
+struct by_node {
+    int64_t *on;    /* node -> milli-GPUs free there with the candidates */
+    uint32_t *head; /* node -> first candidate (UINT32_MAX: none) */
+    uint32_t *next; /* candidate -> the next on its node */
+    struct victim **cand;
+    uint32_t n, cap;
+    int64_t want; /* the probe's milli-GPUs */
+    const struct gp_cluster *cl;
+};
+
+static int by_node_init(const struct gp_view *v, struct by_node *b, size_t cap)
+{
+    const struct gp_cluster *cl = gp_view_cluster(v);
+    uint32_t nn = gp_cluster_nnodes(cl);
+    struct gp_arena *a = gp_view_scratch(v);
+
+    b->cl = cl;
+    b->on = gp_arena_alloc(a, (nn + 1) * sizeof(*b->on));
+    b->head = gp_arena_alloc(a, (nn + 1) * sizeof(*b->head));
+    b->next = gp_arena_alloc(a, (cap + 1) * sizeof(*b->next));
+    b->cand = gp_arena_alloc(a, (cap + 1) * sizeof(*b->cand));
+    if (!b->on || !b->head || !b->next || !b->cand)
+        return GP_ENOMEM;
+    for (uint32_t k = 0; k < nn; k++) {
+        b->on[k] = (int64_t)gp_cluster_node_free(cl, k) * MILLI;
+        b->head[k] = UINT32_MAX;
+    }
+    b->n = 0;
+    b->cap = (uint32_t)cap;
+    return GP_OK;
+}
+
+/* Add a candidate on `node`; true once that node would hold the probe. */
+static bool by_node_add(struct by_node *b, struct victim *x, uint32_t node)
+{
+    if (b->n >= b->cap)
+        return false;
+    b->cand[b->n] = x;
+    b->next[b->n] = b->head[node];
+    b->head[node] = b->n++;
+    b->on[node] += ask(x->job);
+    return b->on[node] >= b->want;
+}
+
 /* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
  * jobs it waits to start) fits; GP_OK if victims were chosen and
  * preempted (signalled, with a grace period). The victims come from `all`
@@ -1009,7 +1056,23 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     double short_by = gp_view_tenant(v, ts[i].t)->entitled -
                       gpus_of(held_of(v, ts[i].t) + incoming_of(v, ts[i].t));
     int rc = GP_OK;
+    struct by_node bn = {0};
+    bool node_found = false;
 
+    /* under `consolidate` a gang that fits a node must find one: the
+     * victims then come from the first node where they would free it */
+    if (gp_view_model(v) == GP_PLACE_CONSOLIDATE && !tot->typed &&
+        probe->demand.gpus >= 1 &&
+        probe->demand.gpus <=
+            gp_cluster_max_up_node_gpus(
+                gp_view_cluster(v),
+                type != GP_TYPE_ANY ? type : probe->demand.type)) {
+        if ((rc = by_node_init(v, &bn, most)) != GP_OK)
+            return rc;
+        bn.want = ask(probe);
+        if (need > ask(probe))
+            need = ask(probe);
+    }
     /* every victim chosen frees at least one milli-GPU */
     if ((uint64_t)need < most)
         most = (size_t)need;
@@ -1064,7 +1127,9 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
                 continue;
         } else {
-            double after = gpus_of(held_of(v, x->tenant) - taken[xi] - ask(x));
+            /* by node, each alone: the node's set is judged whole below */
+            double after = gpus_of(held_of(v, x->tenant) -
+                                   (bn.on ? 0 : taken[xi]) - ask(x));
 
             /* not below its entitlement rounded down, nor as far below
              * it as the tenant reclaiming is now: with fractional
@@ -1078,12 +1143,48 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                 typed_room(v, tot, x->tenant, x->where.type) + ask(x) > 0)
                 continue; /* below its guarantee on that type */
         }
+        if (bn.on) {
+            uint32_t node;
+
+            if (x->where.nslots != 1)
+                continue; /* it frees no node whole */
+            node = x->where.slots[0].node;
+            if (!by_node_add(&bn, vx, node))
+                continue;
+            /* this node now holds the probe: its victims, in order */
+            for (uint32_t k = bn.head[node]; k != UINT32_MAX && nc < most;
+                 k = bn.next[k]) {
+                picked[nc] = bn.cand[k];
+                chosen[nc++] = bn.cand[k]->job;
+                freed += ask(bn.cand[k]->job);
+            }
+            node_found = true;
+            break;
+        }
         picked[nc] = vx;
         chosen[nc++] = x;
         taken[xi] += ask(x);
         freed += ask(x);
         if (tot->typed) /* while choosing; the plan books it once taken */
             per_type(tot, tot->chosen_t, x->tenant)[x->where.type] += ask(x);
+    }
+    if (bn.on) { /* the node's own free GPUs count: judge by the node */
+        freed = node_found ? need : 0;
+        /* and its victims together must leave each tenant as the rules
+         * above leave it for one */
+        for (size_t k = 0; k < nc && node_found; k++)
+            taken[tindex(tot->pos, nts, chosen[k]->tenant)] += ask(chosen[k]);
+        for (size_t k = 0; k < nc && node_found; k++) {
+            const struct gp_job *x = chosen[k];
+            const struct gp_tenant_info *xt = gp_view_tenant(v, x->tenant);
+            double after = gpus_of(held_of(v, x->tenant) -
+                                   taken[tindex(tot->pos, nts, x->tenant)]);
+
+            if (x->tenant != probe->tenant &&
+                (after < floor(xt->entitled + 1e-9) ||
+                 xt->entitled - after >= short_by - 1e-9))
+                freed = 0;
+        }
     }
     if (type != GP_TYPE_ANY)
         as.demand.type = type;
@@ -1306,6 +1407,17 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         have = free_for(v, first) - (tot->owed - ts[i].owed);
         if (have < 0)
             have = 0;
+        if (want <= have && gp_view_model(v) == GP_PLACE_CONSOLIDATE &&
+            !tot->typed) {
+            /* free GPUs in all are not a node: unless the first job fits
+             * now, they do not count */
+            struct gp_placement w;
+
+            if ((rc = gp_view_fit(v, first, 0, &w)) == GP_ENOFIT)
+                have = 0;
+            else if (rc != GP_OK)
+                return rc;
+        }
         if (want <= have)
             continue; /* the GPUs are there; placement, not reclaim */
         avail = reclaimable(v, ts, nts, ts[i].t);

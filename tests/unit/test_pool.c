@@ -19,6 +19,7 @@ struct setup {
      * min_run_us), so a test can have protected and free victims */
     int64_t low_min_run_us;
     int64_t ckpt_cost_us;
+    bool consolidate; /* placement consolidate, not pack */
 };
 
 /* A core for the policy on cluster c, with the tenants declared. */
@@ -29,7 +30,7 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
     struct gp_core *core;
     struct gp_core_config cfg = {
         .policy = gp_policy_find(policy),
-        .model = GP_PLACE_PACK,
+        .model = s->consolidate ? GP_PLACE_CONSOLIDATE : GP_PLACE_PACK,
         .grace_us = s->grace_us,
         .ckpt_cost_us = s->ckpt_cost_us,
     };
@@ -114,7 +115,7 @@ static const struct gp_tenant_spec two[] = {
 static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
 
     (void)state;
@@ -130,7 +131,7 @@ static void idle_gpus_are_lent_to_a_tenant_with_pending_work(void **state)
 static void lender_reclaims_within_grace_plus_one_round(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t a1, a2;
 
@@ -162,7 +163,7 @@ static void
 a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t a1;
     const struct gp_job *victim;
@@ -187,7 +188,7 @@ a_job_that_does_not_stop_is_stopped_when_the_grace_ends(void **state)
 static void no_job_is_preempted_before_its_minimum_run_time(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct setup s = {S(30), S(600), 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
 
     (void)state;
@@ -204,7 +205,7 @@ static void no_job_is_preempted_before_its_minimum_run_time(void **state)
 static void no_job_is_preempted_beyond_its_cap(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 1, 0, 0};
+    struct setup s = {0, 0, 1, 0, 0, false};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 1},
                                  {.name = "b", .guarantee = 1}};
     struct gp_core *core = pool_core("pool", 2, t, 2, &s, &r);
@@ -234,7 +235,7 @@ static void no_job_is_preempted_beyond_its_cap(void **state)
 static void victims_go_lowest_priority_first_then_least_loss(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t high, normal_nockpt, normal_ckpt, low;
 
@@ -279,7 +280,7 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
         {.name = "d", .guarantee = 8},
     };
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 32, four, 4, &s, &r);
     uint32_t low[8], ckpt[8], nockpt[4], high[4];
 
@@ -327,7 +328,7 @@ static void tenants_reclaiming_in_one_round_take_victims_in_turn(void **state)
 static void a_high_job_takes_a_lower_job_of_its_own_tenant(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t low;
 
@@ -357,7 +358,7 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
         {.name = "b", .guarantee = 8},
     };
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 16, ab, 2, &s, &r);
     uint32_t gang, h1, h2;
 
@@ -388,7 +389,7 @@ static void a_high_job_takes_its_tenants_unborrowed_gang(void **state)
 static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t gang;
 
@@ -406,7 +407,7 @@ static void a_gang_is_preempted_whole_or_not_at_all(void **state)
 static void static_quota_never_lends(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("static-quota", 8, two, 2, &s, &r);
 
     (void)state;
@@ -426,7 +427,7 @@ static void static_quota_never_lends(void **state)
 static void pool_noreclaim_lends_but_never_takes_back(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool-noreclaim", 8, two, 2, &s, &r);
 
     (void)state;
@@ -442,7 +443,7 @@ static void pool_noreclaim_lends_but_never_takes_back(void **state)
 static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4, .lend_limit = 2},
                                  {.name = "b", .guarantee = 4}};
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
@@ -457,7 +458,7 @@ static void lending_limit_keeps_gpus_free_for_the_lender(void **state)
 static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
                                  {.name = "b", .guarantee = 4, .cap = 5}};
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
@@ -473,7 +474,7 @@ static void a_cap_bounds_what_a_tenant_may_borrow(void **state)
 static void excess_is_shared_by_weight(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_tenant_spec t[] = {{.name = "a", .weight = 3, .guarantee = 2},
                                  {.name = "b", .weight = 1, .guarantee = 2},
                                  {.name = "c", .guarantee = 0}};
@@ -495,7 +496,7 @@ static void excess_is_shared_by_weight(void **state)
 static void nested_tenants_share_their_parents_guarantee(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_tenant_spec t[] = {
         {.name = "org", .guarantee = 6},
         {.name = "x", .parent = "org", .guarantee = 4},
@@ -519,7 +520,7 @@ static void nested_tenants_share_their_parents_guarantee(void **state)
 static void bad_tenants_are_refused_with_the_reason(void **state)
 {
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     struct gp_tenant_spec dup = {.name = "a"};
     struct gp_tenant_spec orphan = {.name = "c", .parent = "nope"};
@@ -590,7 +591,7 @@ static int64_t v100_start(bool split)
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 8},
                                  {.name = "u", .guarantee = 8}};
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core;
     uint32_t uj, aj;
     int64_t started = -1;
@@ -640,7 +641,7 @@ static void a_tenant_keeps_its_part_of_a_type(void **state)
     struct gp_tenant_spec t[] = {{.name = "a", .by_type = parts, .nby_type = 2},
                                  {.name = "b", .guarantee = 8}};
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = typed_core("pool", t, 2, &s, &r);
     uint8_t v100 = type_of(core, "V100"), k80 = type_of(core, "K80");
     uint32_t preempted_v100 = 0, preempted_k80 = 0;
@@ -686,7 +687,7 @@ a_typed_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends(void **state)
     struct gp_tenant_spec t[] = {{.name = "a", .by_type = v100, .nby_type = 1},
                                  {.name = "u", .guarantee = 8}};
     struct rec r;
-    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct setup s = {S(30), S(600), 0, 0, 0, false};
     struct gp_core *core = typed_core("pool", t, 2, &s, &r);
 
     (void)state;
@@ -707,7 +708,7 @@ static void static_quota_keeps_a_tenant_to_its_types(void **state)
     static const struct gp_type_guarantee k80[] = {{"K80", 4}};
     struct gp_tenant_spec t[] = {{.name = "a", .by_type = k80, .nby_type = 1}};
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_core *core = typed_core("static-quota", t, 1, &s, &r);
     uint32_t j1, j2;
 
@@ -740,7 +741,7 @@ static void bad_guarantees_by_type_are_refused(void **state)
     static const int codes[] = {GP_ENOENT, GP_EINVAL, GP_EINVAL, GP_EINVAL,
                                 GP_EINVAL};
     struct rec r;
-    struct setup s = {0, 0, 0, 0, 0};
+    struct setup s = {0, 0, 0, 0, 0, false};
     struct gp_core *core = typed_core("pool", t, 1, &s, &r);
 
     (void)state;
@@ -764,7 +765,7 @@ static void a_gang_that_lands_nearer_the_share_is_reclaimed(void **state)
                                  {.name = "b", .guarantee = 5},
                                  {.name = "c", .guarantee = 6}};
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 16, t, 3, &s, &r);
     uint32_t gang;
 
@@ -797,7 +798,7 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
                                  {.name = "b", .guarantee = 4}};
     struct rec r;
-    struct setup s = {0, 0, 1, 0, 0}; /* one preemption per job */
+    struct setup s = {0, 0, 1, 0, 0, false}; /* one preemption per job */
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
     uint32_t a[4], capped = UINT32_MAX, fresh;
 
@@ -832,7 +833,7 @@ static void
 a_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct setup s = {S(30), S(600), 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t a1;
 
@@ -861,7 +862,7 @@ static void
 a_failed_reclaim_is_retried_when_one_borrower_replaces_another(void **state)
 {
     struct rec r;
-    struct setup s = {S(30), S(600), 0, 0, 0};
+    struct setup s = {S(30), S(600), 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t b[7], low;
 
@@ -893,7 +894,7 @@ static uint32_t preempts_for_rounding(int a_held)
 {
     static const struct gp_tenant_spec even[] = {{.name = "a"}, {.name = "b"}};
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, 0};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
     struct gp_core *core = pool_core("pool", 7, even, 2, &s, &r);
     uint32_t n;
 
@@ -926,7 +927,7 @@ static uint32_t victim_with_ckpt_cost(int64_t ckpt_cost_us, uint32_t *ckpt,
                                       uint32_t *plain)
 {
     struct rec r;
-    struct setup s = {S(30), 0, 0, 0, ckpt_cost_us};
+    struct setup s = {S(30), 0, 0, 0, ckpt_cost_us, false};
     struct gp_core *core = pool_core("pool", 8, two, 2, &s, &r);
     uint32_t victim;
 
@@ -987,9 +988,56 @@ static void a_job_wider_than_its_tenants_cap_is_rejected(void **state)
     gp_core_free(core);
 }
 
+/* Under consolidate a reclaim for a gang that fits a node takes its
+ * victims from one node. 2 nodes x 4 GPUs; b borrows all 8 with 1-GPU
+ * jobs (b0-b3 on node 0, b4-b7 on node 1), every other one able to
+ * checkpoint (the first victims: they lose nothing); a then asks for a
+ * 4-GPU gang: the victims must be one node's four, not the two that
+ * checkpoint on each node. */
+static void consolidate_reclaims_a_node_not_gpus_here_and_there(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, true};
+    static const bool ckpt[8] = {true, false, true, false,
+                                 true, false, true, false};
+    struct gp_cluster *c;
+    struct gp_core *core;
+    uint32_t b[8], a;
+    uint32_t node = UINT32_MAX;
+    int victims = 0;
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 2, 4, NULL, 0, NULL), GP_OK);
+    core = core_on("pool", c, two, 2, &s, &r);
+    for (int i = 0; i < 8; i++)
+        b[i] = job_of(core, "b", 1, 10000, 0, 0, ckpt[i]);
+    assert_int_equal(round_at(core, 0), 8);
+    a = job_of(core, "a", 4, 100, 600, 0, true);
+    round_at(core, S(600));
+    assert_int_equal(r.preempts, 4);
+    for (int i = 0; i < 8; i++) {
+        const struct gp_job *j = gp_core_job(core, b[i]);
+
+        if (j->state != GP_JOB_STOPPING)
+            continue;
+        victims++;
+        if (node == UINT32_MAX)
+            node = j->where.slots[0].node;
+        assert_int_equal(j->where.slots[0].node, node);
+    }
+    assert_int_equal(victims, 4);
+    stop_signalled(core, S(630));
+    round_at(core, S(630));
+    assert_int_equal(state_of(core, a), GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, a)->where.nslots, 1);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
         cmocka_unit_test(a_job_wider_than_its_tenants_cap_is_rejected),
         cmocka_unit_test(idle_gpus_are_lent_to_a_tenant_with_pending_work),
         cmocka_unit_test(lender_reclaims_within_grace_plus_one_round),

@@ -515,7 +515,8 @@ static void restart_overhead_counts_as_lost_gpu_time(void **st)
  * x 5/5, y 1/5, overall 6/10 for both figures. y's reclaim episode: it
  * submits at 60 holding 0 < min(2, 2) while x holds 2 over its guarantee;
  * it holds 2 at b's start at 300: 240 s. */
-static void run_guarantee_fifo(struct world *w, uint32_t gpus)
+/* The above with b asking for b_gpus GPUs (run_guarantee_fifo: 2). */
+static void run_fifo_pair(struct world *w, uint32_t gpus, uint32_t b_gpus)
 {
     uint32_t a, b;
 
@@ -524,7 +525,7 @@ static void run_guarantee_fifo(struct world *w, uint32_t gpus)
     a = submit(w, "a", "x", 4, 300, 0);
     round_at(w, 0);
     advance(w, 60);
-    b = submit(w, "b", "y", 2, 100, 60);
+    b = submit(w, "b", "y", b_gpus, 100, 60);
     round_at(w, 60);
     if (gpus == 4)
         assert_int_equal(state(w, b), GP_JOB_PENDING);
@@ -536,6 +537,11 @@ static void run_guarantee_fifo(struct world *w, uint32_t gpus)
     end_at(w, b, 400);
     round_at(w, 400);
     world_finish(w, 400);
+}
+
+static void run_guarantee_fifo(struct world *w, uint32_t gpus)
+{
+    run_fifo_pair(w, gpus, 2);
 }
 
 /* Utilization while jobs waited: a 4-GPU gang waits [10, 100) behind a
@@ -576,24 +582,9 @@ static void gang_aware_compliance_forgives_only_gang_granularity(void **st)
 {
     struct world w = {0};
     const struct gp_summary *s;
-    uint32_t a, b;
 
     (void)st;
-    world_open_tenants(&w, "fifo", 4, 0);
-    advance(&w, 0);
-    a = submit(&w, "a", "x", 4, 300, 0);
-    round_at(&w, 0);
-    advance(&w, 60);
-    b = submit(&w, "b", "y", 4, 100, 60);
-    round_at(&w, 60);
-    assert_int_equal(state(&w, b), GP_JOB_PENDING);
-    advance(&w, 300);
-    end_at(&w, a, 300);
-    round_at(&w, 300);
-    advance(&w, 400);
-    end_at(&w, b, 400);
-    round_at(&w, 400);
-    world_finish(&w, 400);
+    run_fifo_pair(&w, 4, 4);
     s = gp_metrics_summary(w.m);
     assert_int_equal(s->fairshare_samples, 10);
     assert_double_equal(s->guarantee_compliance, 0.6, EPS);

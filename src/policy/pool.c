@@ -64,6 +64,8 @@ struct pool {
     uint32_t large_gang; /* GPUs from which a job counts as a large gang;
                             0 = two nodes of the largest kind */
     bool fifo_order;     /* within a tenant: arrival order, not QSSF */
+    int64_t hold_us;     /* a job that waited this long and cannot start
+                            holds its tenant's line (0 = never) */
     bool nearest;        /* reclaim a gang that overshoots the entitlement
                             if it lands nearer to it */
     /* the same for reclaims on one GPU type (guarantees by type), per
@@ -233,6 +235,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
         }
         if (strcmp(k, "reserve_after") == 0) {
             p->reserve_after_us = (int64_t)llround(x * 1e6);
+        } else if (strcmp(k, "hold_line") == 0) {
+            p->hold_us = (int64_t)llround(x * 1e6);
         } else if (strcmp(k, "fifo") == 0 && (x == 0 || x == 1)) {
             p->fifo_order = x == 1;
         } else if (strcmp(k, "nearest") == 0 && (x == 0 || x == 1)) {
@@ -244,7 +248,7 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             return gp_diag_set(diag, GP_EINVAL, k,
                                "unknown option (known: reserve_after "
                                "seconds, large_gang GPUs, fifo 0|1, "
-                               "nearest 0|1)");
+                               "nearest 0|1, hold_line seconds)");
         }
     }
     *priv = p;
@@ -576,6 +580,17 @@ static int try_start_typed(const struct gp_view *v, struct gp_plan *plan,
  * PASS_STATIC within its guarantee. */
 enum pass { PASS_TYPED, PASS_ENTITLED, PASS_LEND, PASS_STATIC };
 
+/* A job that cannot start now: does it hold its tenant's line (the rest
+ * of the tenant's queue waits behind it in this pass), or may the jobs
+ * after it pass? It holds when it waited `hold_line` and the pass is the
+ * entitled or the lending one. */
+static bool holds_line(const struct pool *p, const struct gp_view *v,
+                       enum pass pass, const struct gp_job *job)
+{
+    return p->hold_us > 0 && (pass == PASS_ENTITLED || pass == PASS_LEND) &&
+           gp_view_now(v) - job->submit_us >= p->hold_us;
+}
+
 static int start_pass(struct pool *p, const struct gp_view *v,
                       struct gp_plan *plan, struct tstate *ts,
                       struct totals *tot, size_t i, enum pass pass,
@@ -587,7 +602,6 @@ static int start_pass(struct pool *p, const struct gp_view *v,
     uint32_t refused = 0, capped;
     int rc;
 
-    (void)p;
     if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
         return rc;
     while (gp_view_free_milli(v) > 0 && (job = gp_pending_iter_next(&it))) {
@@ -633,6 +647,8 @@ static int start_pass(struct pool *p, const struct gp_view *v,
             }
         } else if (pass == PASS_ENTITLED) {
             if (gpus_of(after) > ceil(ti->entitled - 1e-9)) {
+                if (holds_line(p, v, pass, job))
+                    break;
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
@@ -644,11 +660,15 @@ static int start_pass(struct pool *p, const struct gp_view *v,
             continue;
         } else if ((ti->cap && after > (int64_t)ti->cap * MILLI) ||
                    free_for(v, job) - ask(job) < tot->keep - ts[i].keep) {
+            if (holds_line(p, v, pass, job))
+                break;
             gp_pending_iter_skip_shape(&it);
             continue;
         }
         if (pass != PASS_STATIC &&
             free_for(v, job) - ask(job) < tot->owed - ts[i].owed) {
+            if (holds_line(p, v, pass, job))
+                break;
             gp_pending_iter_skip_shape(&it);
             continue;
         }
@@ -668,6 +688,8 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                  ? try_start_typed(v, plan, job, &ts[i], tot)
                  : try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
         if (rc == GP_ENOFIT) {
+            if (holds_line(p, v, pass, job))
+                break;
             gp_pending_iter_skip_shape(&it);
             continue;
         }

@@ -1034,9 +1034,62 @@ static void consolidate_reclaims_a_node_not_gpus_here_and_there(void **state)
     gp_core_free(core);
 }
 
+/* hold_line: a job that waited that long and cannot start keeps its
+ * tenant's later jobs from passing it. One node of 4 GPUs, one tenant, in
+ * arrival order: a long 1-GPU job runs, a 4-GPU gang waits behind it, and
+ * 1-GPU jobs keep coming. Without hold_line they take the free GPUs and
+ * the gang waits for the long job and for them; with hold_line 60 s they
+ * wait, and the gang starts the moment the long job ends. */
+static void hold_line_keeps_smaller_jobs_from_passing_a_gang(void **state)
+{
+    static const struct gp_tenant_spec one[] = {{.name = "a", .guarantee = 4}};
+    static const struct gp_kv fifo = {"fifo", "1"}, hold = {"hold_line", "60"};
+    const struct gp_kv opts[2][2] = {{fifo, {"nearest", "1"}}, {fifo, hold}};
+
+    (void)state;
+    for (int h = 0; h < 2; h++) {
+        struct rec r;
+        struct gp_cluster *c;
+        struct gp_core *core;
+        struct gp_core_config cfg = {
+            .policy = gp_policy_find("pool"),
+            .policy_opts = opts[h],
+            .npolicy_opts = 2,
+            .model = GP_PLACE_PACK,
+            .grace_us = S(30),
+        };
+        uint32_t longj, gang, small[3];
+
+        memset(&r, 0, sizeof(r));
+        harness_rec = &r;
+        assert_int_equal(gp_cluster_new(&c), GP_OK);
+        assert_int_equal(gp_cluster_add_uniform(c, 1, 4, NULL, 0, NULL), GP_OK);
+        assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+        assert_int_equal(gp_core_add_tenant(core, &one[0], NULL), GP_OK);
+        longj = job_of(core, "a", 1, 10000, 0, 0, true);
+        gang = job_of(core, "a", 4, 100, 0, 0, true);
+        round_at(core, 0);
+        assert_int_equal(state_of(core, longj), GP_JOB_RUNNING);
+        assert_int_equal(state_of(core, gang), GP_JOB_PENDING);
+        for (int k = 0; k < 3; k++) {
+            small[k] = job_of(core, "a", 1, 1000, 100 * (k + 1), 0, true);
+            round_at(core, S(100 * (k + 1)));
+            assert_int_equal(state_of(core, small[k]),
+                             h ? GP_JOB_PENDING : GP_JOB_RUNNING);
+        }
+        assert_int_equal(
+            gp_core_job_ended(core, longj, GP_JOB_COMPLETED, S(500)), GP_OK);
+        round_at(core, S(500));
+        assert_int_equal(state_of(core, gang),
+                         h ? GP_JOB_RUNNING : GP_JOB_PENDING);
+        gp_core_free(core);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
         cmocka_unit_test(a_job_wider_than_its_tenants_cap_is_rejected),
         cmocka_unit_test(idle_gpus_are_lent_to_a_tenant_with_pending_work),

@@ -296,6 +296,12 @@ int gp_cluster_fit(const struct gp_cluster *c, enum gp_place_model model,
 int gp_cluster_fit_with(const struct gp_cluster *c, enum gp_place_model model,
                         enum gp_share_placer placer, const struct gp_demand *d,
                         struct gp_arena *scratch, struct gp_placement *out);
+/* Where a gang (gpus >= 1) fits on one given UP node, its lowest free
+ * devices, without taking them: GP_ENOFIT when the node is not UP, of
+ * another type than asked, or short of GPUs, CPUs or memory; GP_EINVAL for
+ * a share or zero-GPU demand. O(1). For moving jobs between nodes. */
+int gp_cluster_fit_on(const struct gp_cluster *c, uint32_t node,
+                      const struct gp_demand *d, struct gp_placement *out);
 /* Take / give back the GPUs (and CPUs, memory) of a placement. take fails
  * with GP_EPLAN, leaving the cluster unchanged, when any piece is not free
  * (a device's shares may never pass 1000 milli) or names a removed node.

@@ -203,6 +203,11 @@ uint64_t gp_view_preempting_milli(const struct gp_view *v);
  * GPUs counted free, given the plan so far (for gp_plan_resize)? */
 int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
                        uint32_t gpus, struct gp_placement *where);
+/* Where would this gang fit on one given node now, given the plan so far
+ * (a running job at the size it runs at; for gp_plan_migrate)? GP_ENOFIT
+ * as gp_cluster_fit_on. */
+int gp_view_fit_on(const struct gp_view *v, const struct gp_job *job,
+                   uint32_t node, struct gp_placement *where);
 /* Where would this job fit now, given the plan so far? GP_ENOFIT if nowhere.
  * `gpus` overrides the job's size when non-zero (elastic jobs). */
 int gp_view_fit(const struct gp_view *v, const struct gp_job *job,

@@ -905,6 +905,33 @@ int gp_cluster_fit_with(const struct gp_cluster *c, enum gp_place_model model,
     return fit_gang(c, model, d, scratch, out);
 }
 
+int gp_cluster_fit_on(const struct gp_cluster *c, uint32_t node,
+                      const struct gp_demand *d, struct gp_placement *out)
+{
+    const struct node *n;
+
+    if (!c->sealed)
+        return GP_ESTATE;
+    if (gp__demand_check(d) != GP_OK || d->gpus < 1)
+        return GP_EINVAL;
+    if (node >= c->nnodes)
+        return GP_ENOFIT;
+    n = &c->nodes[node];
+    if (!node_up(n) || (d->type != GP_TYPE_ANY && n->type != d->type) ||
+        node_room(n, d) < d->gpus)
+        return GP_ENOFIT;
+    memset(out, 0, sizeof(*out));
+    out->type = n->type;
+    out->gpus = d->gpus;
+    out->nslots = 1;
+    out->nswitches = 1;
+    out->inline_slot.node = node;
+    out->inline_slot.gpus = d->gpus;
+    out->inline_slot.mask = low_bits(n->free_mask, d->gpus);
+    out->slots = &out->inline_slot;
+    return GP_OK;
+}
+
 int gp_cluster_fit(const struct gp_cluster *c, enum gp_place_model model,
                    const struct gp_demand *d, struct gp_arena *scratch,
                    struct gp_placement *out)

@@ -144,6 +144,17 @@ int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
                           &v->core->scratch, where);
 }
 
+int gp_view_fit_on(const struct gp_view *v, const struct gp_job *job,
+                   uint32_t node, struct gp_placement *where)
+{
+    struct gp_demand d = job->demand;
+
+    if (job->state == GP_JOB_RUNNING || job->state == GP_JOB_STARTING)
+        d.gpus = job->where.gpus; /* a running job moves at its size */
+    gp__take_stopping(v->core);
+    return gp_cluster_fit_on(v->core->cluster, node, &d, where);
+}
+
 int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
                        uint32_t gpus, struct gp_placement *where)
 {

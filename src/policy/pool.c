@@ -73,6 +73,8 @@ struct pool {
     struct memo *tfail;
     uint32_t ntfail;
     int64_t asked_at;         /* the last wake-up asked of the core */
+    bool defrag;              /* consolidate: move jobs to free a node */
+    int64_t defrag_until;     /* a move under way: none other before */
     const struct gp_env *env; /* its allocator */
 };
 
@@ -235,6 +237,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
         }
         if (strcmp(k, "reserve_after") == 0) {
             p->reserve_after_us = (int64_t)llround(x * 1e6);
+        } else if (strcmp(k, "defrag") == 0 && (x == 0 || x == 1)) {
+            p->defrag = x == 1;
         } else if (strcmp(k, "hold_line") == 0) {
             p->hold_us = (int64_t)llround(x * 1e6);
         } else if (strcmp(k, "fifo") == 0 && (x == 0 || x == 1)) {
@@ -248,7 +252,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             return gp_diag_set(diag, GP_EINVAL, k,
                                "unknown option (known: reserve_after "
                                "seconds, large_gang GPUs, fifo 0|1, "
-                               "nearest 0|1, hold_line seconds)");
+                               "nearest 0|1, hold_line seconds, defrag "
+                               "0|1)");
         }
     }
     *priv = p;
@@ -559,6 +564,106 @@ static int try_start(const struct gp_view *v, struct gp_plan *plan,
     return rc;
 }
 
+/* ---- defragmentation by migration (consolidate) ------------------------ */
+
+/* Under `consolidate`, a gang that fits a node waits while the free GPUs
+ * of its type are scattered. Free one node for it by moving jobs off that
+ * node onto free GPUs elsewhere (gp_plan_migrate): the node where the
+ * fewest GPUs must move, each mover (a single-node job that may be
+ * preempted now, largest first) to the fullest other node that holds it.
+ * One move at a time: none other until the movers' grace has passed. The
+ * gang itself starts in a later round, once they stopped. *moved says
+ * whether anything was moved. */
+static int defrag_for(struct pool *p, const struct gp_view *v,
+                      struct gp_plan *plan, const struct gp_job *job,
+                      bool *moved)
+{
+    const struct gp_cluster *cl = gp_view_cluster(v);
+    uint32_t nn = gp_cluster_nnodes(cl), g = job->demand.gpus;
+    size_t nr = gp_view_nrunning(v), mark = gp_plan_mark(plan);
+    struct gp_arena *a = gp_view_scratch(v);
+    uint32_t *head, *next, best = UINT32_MAX, best_need = UINT32_MAX;
+    uint64_t type_free = job->demand.type == GP_TYPE_ANY
+                             ? gp_view_free_gpus(v)
+                             : gp_view_type_free_gpus(v, job->demand.type);
+    int rc;
+
+    *moved = false;
+    if (gp_view_now(v) < p->defrag_until || type_free < g)
+        return GP_OK;
+    head = gp_arena_alloc(a, (nn + 1) * sizeof(*head));
+    next = gp_arena_alloc(a, (nr + 1) * sizeof(*next));
+    if (!head || !next)
+        return GP_ENOMEM;
+    for (uint32_t n = 0; n < nn; n++)
+        head[n] = UINT32_MAX;
+    /* the movable jobs of each node */
+    for (size_t k = 0; k < nr; k++) {
+        const struct gp_job *r = gp_view_running_at(v, k);
+
+        if (r->state != GP_JOB_RUNNING || r->where.nslots != 1 ||
+            r->where.gpus < 1 || gp_plan_has(plan, r) ||
+            !gp_view_may_preempt(v, r))
+            continue;
+        next[k] = head[r->where.slots[0].node];
+        head[r->where.slots[0].node] = (uint32_t)k;
+    }
+    /* the node that needs the fewest GPUs moved, and has the movers */
+    for (uint32_t n = 0; n < nn; n++) {
+        uint32_t need, have = 0;
+
+        if (gp_cluster_node_state(cl, n) != GP_NODE_UP ||
+            gp_cluster_node_gpus(cl, n) < g ||
+            (job->demand.type != GP_TYPE_ANY &&
+             gp_cluster_node_type(cl, n) != job->demand.type))
+            continue;
+        need = g - gp_cluster_node_free(cl, n);
+        if (need >= best_need)
+            continue;
+        for (uint32_t k = head[n]; k != UINT32_MAX && have < need; k = next[k])
+            have += gp_view_running_at(v, k)->where.gpus;
+        if (have >= need) {
+            best = n;
+            best_need = need;
+        }
+    }
+    if (best == UINT32_MAX)
+        return GP_OK;
+    for (uint32_t k = head[best], freed = 0;
+         k != UINT32_MAX && freed < best_need; k = next[k]) {
+        const struct gp_job *r = gp_view_running_at(v, k);
+        uint32_t dest = UINT32_MAX, dest_free = UINT32_MAX;
+        struct gp_placement where;
+
+        for (uint32_t m = 0; m < nn; m++) {
+            uint32_t f = gp_cluster_node_free(gp_view_cluster(v), m);
+
+            if (m != best && f >= r->where.gpus && f < dest_free &&
+                gp_view_fit_on(v, r, m, &where) == GP_OK) {
+                dest = m;
+                dest_free = f;
+            }
+        }
+        if (dest == UINT32_MAX)
+            break;
+        if ((rc = gp_view_fit_on(v, r, dest, &where)) != GP_OK ||
+            (rc = gp_plan_migrate(plan, r, &where)) != GP_OK) {
+            if (rc != GP_ENOFIT && rc != GP_EPLAN)
+                return rc;
+            break;
+        }
+        freed += r->where.gpus;
+        if (freed >= best_need) {
+            *moved = true;
+            p->defrag_until =
+                gp_view_now(v) + (gp_view_graceful(v) ? 150 * GP_US_PER_S : 1);
+            return GP_OK;
+        }
+    }
+    gp_plan_rollback(plan, mark); /* not enough could move: nothing does */
+    return GP_OK;
+}
+
 /* Start the job within its tenant's guarantee on some type; GP_ENOFIT if
  * no type has room for it. */
 static int try_start_typed(const struct gp_view *v, struct gp_plan *plan,
@@ -687,6 +792,20 @@ static int start_pass(struct pool *p, const struct gp_view *v,
         rc = pass == PASS_TYPED
                  ? try_start_typed(v, plan, job, &ts[i], tot)
                  : try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
+        if (rc == GP_ENOFIT && pass == PASS_ENTITLED && p->defrag &&
+            gp_view_model(v) == GP_PLACE_CONSOLIDATE && !tot->typed &&
+            job->demand.gpus >= 1 &&
+            job->demand.gpus <= gp_cluster_max_up_node_gpus(gp_view_cluster(v),
+                                                            job->demand.type)) {
+            bool moved;
+
+            if ((rc = defrag_for(p, v, plan, job, &moved)) != GP_OK)
+                return rc;
+            if (moved && !gp_view_graceful(v))
+                rc = try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
+            else
+                rc = GP_ENOFIT;
+        }
         if (rc == GP_ENOFIT) {
             if (holds_line(p, v, pass, job))
                 break;

@@ -1086,9 +1086,74 @@ static void hold_line_keeps_smaller_jobs_from_passing_a_gang(void **state)
     }
 }
 
+/* defrag=1 under consolidate: a 4-GPU gang waits while 4 GPUs are free
+ * as 3 + 1 on two nodes; pool moves the 1-GPU job off the node with 3
+ * free onto the other, and the gang starts there once it stopped. */
+static void defrag_moves_a_job_to_free_a_node_for_a_gang(void **state)
+{
+    static const struct gp_tenant_spec one[] = {{.name = "a", .guarantee = 8}};
+    static const struct gp_kv on = {"defrag", "1"}, off = {"defrag", "0"};
+
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        struct rec r;
+        struct gp_cluster *c;
+        struct gp_core *core;
+        struct gp_core_config cfg = {
+            .policy = gp_policy_find("pool"),
+            .policy_opts = d ? &on : &off,
+            .npolicy_opts = 1,
+            .model = GP_PLACE_CONSOLIDATE,
+            .grace_us = S(30),
+        };
+        uint32_t j1, j2, j3, gang;
+        const struct gp_job *m;
+
+        memset(&r, 0, sizeof(r));
+        harness_rec = &r;
+        assert_int_equal(gp_cluster_new(&c), GP_OK);
+        assert_int_equal(gp_cluster_add_uniform(c, 2, 4, NULL, 0, NULL), GP_OK);
+        for (int k = 0; k < GP_NPRIO; k++)
+            cfg.min_run_us[k] = 0;
+        assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+        assert_int_equal(gp_core_add_tenant(core, &one[0], NULL), GP_OK);
+        j1 = job_of(core, "a", 3, 100, 0, 0, true);
+        j2 = job_of(core, "a", 3, 10000, 0, 0, true);
+        j3 = job_of(core, "a", 1, 10000, 0, 0, true);
+        assert_int_equal(round_at(core, 0), 3);
+        assert_int_equal(gp_core_job(core, j3)->where.slots[0].node,
+                         gp_core_job(core, j1)->where.slots[0].node);
+        assert_int_equal(gp_core_job_ended(core, j1, GP_JOB_COMPLETED, S(100)),
+                         GP_OK);
+        gang = job_of(core, "a", 4, 100, 100, 0, true);
+        round_at(core, S(100));
+        m = gp_core_job(core, j3);
+        assert_int_equal(state_of(core, gang), GP_JOB_PENDING);
+        if (!d) {
+            assert_int_equal(m->state, GP_JOB_RUNNING);
+            gp_core_free(core);
+            continue;
+        }
+        assert_int_equal(m->state, GP_JOB_STOPPING);
+        assert_int_equal(m->stop_reason, GP_STOP_MIGRATE);
+        /* it stops; it restarts beside j2, and the gang takes the node */
+        assert_int_equal(
+            gp_core_job_stopped(core, j3, gp_job_work_at(m, S(110)), S(110)),
+            GP_OK);
+        round_at(core, S(110));
+        assert_int_equal(m->state, GP_JOB_RUNNING);
+        assert_int_equal(m->migrations, 1);
+        assert_int_equal(m->where.slots[0].node,
+                         gp_core_job(core, j2)->where.slots[0].node);
+        assert_int_equal(state_of(core, gang), GP_JOB_RUNNING);
+        gp_core_free(core);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defrag_moves_a_job_to_free_a_node_for_a_gang),
         cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
         cmocka_unit_test(a_job_wider_than_its_tenants_cap_is_rejected),

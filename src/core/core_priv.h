@@ -65,7 +65,9 @@ struct timer {
                          moves */
     uint32_t job_gen; /* the slot's generation: stale once retired */
     uint8_t kind;
-    uint64_t cookie; /* TIMER_POLICY: the policy's own mark */
+    /* TIMER_POLICY (job NONE): the policy's own 64-bit mark is kept in
+     * job_gen (high half) and gen (low half), so a timer stays 24 bytes:
+     * the heap is on every round's path */
 };
 
 struct tenant {

@@ -9,6 +9,8 @@
  */
 #include "core/core_priv.h"
 
+_Static_assert(sizeof(struct timer) == 24, "a timer stays 24 bytes");
+
 /* A total order: equal times fire by job, then kind, then generation, so
  * the order never depends on how the heap was built. */
 static inline bool timer_before(const struct timer *a, const struct timer *b,
@@ -23,9 +25,7 @@ static inline bool timer_before(const struct timer *a, const struct timer *b,
         return a->job_gen < b->job_gen;
     if (a->kind != b->kind)
         return a->kind < b->kind;
-    if (a->gen != b->gen)
-        return a->gen < b->gen;
-    return a->cookie < b->cookie;
+    return a->gen < b->gen;
 }
 
 GP_HEAP_DEFINE(timerq, struct timer, timer_before, GP_HEAP_UNMOVED)
@@ -36,7 +36,7 @@ int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
     uint32_t job_gen = job == NONE ? 0 : J(c, job)->gen;
 
     return timerq_push(c->env, &c->timers, &c->ntimers, &c->captimers,
-                       (struct timer){at, job, gen, job_gen, kind, 0}, c);
+                       (struct timer){at, job, gen, job_gen, kind}, c);
 }
 
 int gp_plan_timer(struct gp_plan *p, int64_t at_us, uint64_t cookie)
@@ -46,7 +46,8 @@ int gp_plan_timer(struct gp_plan *p, int64_t at_us, uint64_t cookie)
     if (at_us <= c->now_us)
         return GP_EINVAL;
     return timerq_push(c->env, &c->timers, &c->ntimers, &c->captimers,
-                       (struct timer){at_us, NONE, 0, 0, TIMER_POLICY, cookie},
+                       (struct timer){at_us, NONE, (uint32_t)cookie,
+                                      (uint32_t)(cookie >> 32), TIMER_POLICY},
                        c);
 }
 
@@ -82,7 +83,9 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
         }
         if (t.kind == TIMER_POLICY) {
             if (c->cfg.policy->on_timer)
-                c->cfg.policy->on_timer(c->ppriv, t.cookie, now_us);
+                c->cfg.policy->on_timer(c->ppriv,
+                                        (uint64_t)t.job_gen << 32 | t.gen,
+                                        now_us);
             c->dirty = true;
             continue;
         }

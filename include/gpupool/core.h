@@ -609,6 +609,16 @@ int64_t gp_core_grace_us(const struct gp_core *core);
  * its placement while it holds one. */
 int64_t gp_core_predicted_remaining(const struct gp_core *core,
                                     const struct gp_job *job, int64_t now_us);
+/* Outside a round (observers, metrics): a tenant's running jobs of one
+ * priority class (stopping ones excluded), first then next until NULL;
+ * and whether a running job may be preempted as of the core's last event
+ * (minimum run time, preemption cap), as gp_view_may_preempt says. */
+const struct gp_job *gp_core_tenant_running(const struct gp_core *core,
+                                            uint32_t tenant,
+                                            enum gp_prio_class cls);
+const struct gp_job *gp_core_tenant_running_next(const struct gp_core *core,
+                                                 const struct gp_job *job);
+bool gp_core_may_preempt(const struct gp_core *core, const struct gp_job *job);
 /* Count of rounds run and of actions applied, for benchmarks. */
 uint64_t gp_core_nrounds(const struct gp_core *core);
 

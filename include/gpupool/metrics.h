@@ -32,6 +32,23 @@ struct gp_tenant_summary {
     double reclaim_delay_p50_s, reclaim_delay_p99_s;
 };
 
+/* Why a tenant-sample is out of fair-share compliance (gp_metrics_explain),
+ * the first that holds, in this order. */
+enum gp_unfair_cause {
+    GP_UNFAIR_GANG,       /* every waiting job asks >= 2 x the shortfall */
+    GP_UNFAIR_IN_FLIGHT,  /* GPUs are being reclaimed for it */
+    GP_UNFAIR_IDLE,       /* free GPUs would hold its smallest waiting job */
+    GP_UNFAIR_NO_RECLAIM, /* tenants above their entitlement hold jobs that
+                             may go now and would make room: none went */
+    GP_UNFAIR_PROTECTED,  /* such jobs exist, but are protected (minimum
+                             run time, preemption cap) */
+    GP_UNFAIR_BIG_GANGS,  /* the others hold enough beyond their
+                             entitlement, in jobs too large to take */
+    GP_UNFAIR_NOTHING,    /* nothing beyond an entitlement to take */
+    GP_UNFAIR_NCAUSES
+};
+const char *gp_unfair_cause_name(enum gp_unfair_cause c);
+
 struct gp_summary {
     const char *policy;
     const char *placement;
@@ -75,6 +92,11 @@ struct gp_summary {
     double guarantee_compliance, fairshare_compliance;
     /* gang-aware, beside the strict ones (never instead of them) */
     double guarantee_compliance_gang, fairshare_compliance_gang;
+    /* with gp_metrics_explain: the fair-share samples out of compliance by
+     * cause, as shares of all counted fair-share samples (they sum to
+     * 1 - fairshare_compliance); see docs/metrics.md */
+    bool explained;
+    double unfair[GP_UNFAIR_NCAUSES];
     uint64_t reclaim_episodes;
     double reclaim_delay_p50_s, reclaim_delay_p99_s;
     /* the episodes not served in the instant they began (idle GPUs serve
@@ -153,6 +175,11 @@ int gp_metrics_describe(struct gp_metrics *m, const struct gp_run_desc *d);
  * it ended) for gp_metrics_write_runs_csv; off by default, as it costs
  * memory in proportion to the runs. Before the first hook. */
 void gp_metrics_record_runs(struct gp_metrics *m, bool on);
+/* Classify every fair-share sample out of compliance by cause
+ * (gp_summary.unfair); off by default: it walks the running jobs of the
+ * tenants above their entitlement at every sampled interval. Before the
+ * first hook. */
+void gp_metrics_explain(struct gp_metrics *m, bool on);
 /* Count one simulator event (for events per second). */
 void gp_metrics_count_event(struct gp_metrics *m);
 /* Close the books at end_us: summary, percentiles, series. The metrics copy

@@ -41,6 +41,7 @@ struct sim_args {
     const char *report;
     const char *jobs_csv;
     const char *runs_csv;
+    bool explain; /* --explain-compliance */
     int verbose;
     const char *tenants;
     double grace_s; /* < 0: the policy's default */
@@ -172,6 +173,9 @@ static void sim_usage(FILE *out, bool demo)
             "a job: start, end,\n"
             "                          GPUs, where, why it ended "
             "(FILE.<policy>.csv for several)\n"
+            "      --explain-compliance  split the fair-share samples "
+            "out of compliance by\n"
+            "                          cause (docs/metrics.md)\n"
             "      --skip-bad          skip malformed rows and report "
             "them\n"
             "      --no-wall           leave wall-clock figures out (for "
@@ -370,6 +374,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_REPORT,
         O_JOBS,
         O_RUNS,
+        O_EXPLAIN,
         O_SKIP,
         O_NOWALL,
         O_NOPROG,
@@ -405,6 +410,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"report", required_argument, NULL, O_REPORT},
         {"jobs-csv", required_argument, NULL, O_JOBS},
         {"runs-csv", required_argument, NULL, O_RUNS},
+        {"explain-compliance", no_argument, NULL, O_EXPLAIN},
         {"skip-bad", no_argument, NULL, O_SKIP},
         {"no-wall", no_argument, NULL, O_NOWALL},
         {"no-progress", no_argument, NULL, O_NOPROG},
@@ -486,6 +492,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             break;
         case O_JOBS:
             a->jobs_csv = optarg;
+            break;
+        case O_EXPLAIN:
+            a->explain = true;
             break;
         case O_RUNS:
             a->runs_csv = optarg;
@@ -1211,6 +1220,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             }
             nrun++;
             gp_metrics_record_runs(runs[nrun - 1], a->runs_csv != NULL);
+            gp_metrics_explain(runs[nrun - 1], a->explain);
             rc = gp_sim_run(&wl, cluster, &cfg, runs[nrun - 1], now_s, &diag);
             if (rc != GP_OK) {
                 fprintf(stderr, "gpupool: %s: %s\n", pols[i]->name,

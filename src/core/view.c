@@ -249,18 +249,13 @@ const struct gp_job *gp_view_tenant_running_in(const struct gp_view *v,
                                                uint32_t tenant,
                                                enum gp_prio_class cls)
 {
-    const struct gp_core *c = v->core;
-
-    if (tenant >= c->ntenants || (unsigned)cls >= GP_NPRIO ||
-        c->tenants[tenant].run_head[cls] == NONE)
-        return NULL;
-    return J(c, c->tenants[tenant].run_head[cls]);
+    return gp_core_tenant_running(v->core, tenant, cls);
 }
 
 const struct gp_job *gp_view_tenant_running_next_in(const struct gp_view *v,
                                                     const struct gp_job *job)
 {
-    return job->t_next == NONE ? NULL : J(v->core, job->t_next);
+    return gp_core_tenant_running_next(v->core, job);
 }
 
 const struct gp_tenant_info *gp_view_tenant(const struct gp_view *v,
@@ -337,6 +332,27 @@ bool gp__may_preempt(const struct gp_core *c, const struct gp_job *j)
         return false;
     return c->cfg.max_preemptions[k] == 0 ||
            j->preemptions < c->cfg.max_preemptions[k];
+}
+
+const struct gp_job *gp_core_tenant_running(const struct gp_core *c,
+                                            uint32_t tenant,
+                                            enum gp_prio_class cls)
+{
+    if (tenant >= c->ntenants || (unsigned)cls >= GP_NPRIO ||
+        c->tenants[tenant].run_head[cls] == NONE)
+        return NULL;
+    return J(c, c->tenants[tenant].run_head[cls]);
+}
+
+const struct gp_job *gp_core_tenant_running_next(const struct gp_core *c,
+                                                 const struct gp_job *job)
+{
+    return job->t_next == NONE ? NULL : J(c, job->t_next);
+}
+
+bool gp_core_may_preempt(const struct gp_core *c, const struct gp_job *job)
+{
+    return gp__may_preempt(c, job);
 }
 
 int64_t gp_view_predicted_remaining(const struct gp_view *v,

@@ -29,6 +29,7 @@
  * (strings into their own table), so the core may be freed afterwards.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,8 @@ struct gp_metrics {
     uint64_t rej_large, rej_type, rej_other, rej_max_gpus;
     uint32_t rej_example;
 
+    bool explain;                         /* gp_metrics_explain */
+    uint64_t unfair_n[GP_UNFAIR_NCAUSES]; /* samples by cause */
     /* run intervals (gp_metrics_record_runs) */
     bool record_runs;
     struct gp__run_rec *runs;
@@ -176,6 +179,20 @@ void gp_metrics_free(struct gp_metrics *m)
 void gp_metrics_count_event(struct gp_metrics *m)
 {
     m->events++;
+}
+
+void gp_metrics_explain(struct gp_metrics *m, bool on)
+{
+    m->explain = on;
+}
+
+const char *gp_unfair_cause_name(enum gp_unfair_cause c)
+{
+    static const char *const names[] = {"gang",       "in_flight", "idle_gpus",
+                                        "no_reclaim", "protected", "big_gangs",
+                                        "nothing"};
+
+    return (unsigned)c < GP_UNFAIR_NCAUSES ? names[c] : "?";
 }
 
 void gp_metrics_record_runs(struct gp_metrics *m, bool on)
@@ -1222,6 +1239,9 @@ static void compliance_figures(struct gp_metrics *m)
         s->guarantee_compliance_gang =
             (double)(g_ok + g_gang) / (double)s->guarantee_samples;
     }
+    s->explained = m->explain;
+    for (int c = 0; c < GP_UNFAIR_NCAUSES && s->fairshare_samples; c++)
+        s->unfair[c] = (double)m->unfair_n[c] / (double)s->fairshare_samples;
     if (s->fairshare_samples) {
         s->fairshare_compliance = (double)f_ok / (double)s->fairshare_samples;
         s->fairshare_compliance_gang =
@@ -1633,6 +1653,100 @@ bool gp__metrics_records_runs(const struct gp_metrics *m)
 
 /* ---- compliance samples ------------------------------------------------- */
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* What tenant u could give back (milli-GPUs) without dropping below its
+ * entitlement rounded down: its running jobs smallest first while they fit
+ * what it holds beyond; only those that may go now (`now_only`), or any. */
+static uint64_t givable(const struct gp_core *core, uint32_t u, uint64_t over,
+                        bool now_only, uint64_t *buf, size_t cap)
+{
+    size_t n = 0;
+    uint64_t got = 0;
+
+    for (int k = 0; k < GP_NPRIO; k++)
+        for (const struct gp_job *j =
+                 gp_core_tenant_running(core, u, (enum gp_prio_class)k);
+             j && n < cap; j = gp_core_tenant_running_next(core, j))
+            if (!now_only || gp_core_may_preempt(core, j))
+                buf[n++] = gp_placement_milli(&j->where);
+    qsort(buf, n, sizeof(*buf), cmp_u64);
+    for (size_t i = 0; i < n && got + buf[i] <= over; i++)
+        got += buf[i];
+    return got;
+}
+
+/* The cause of every tenant's fair-share shortfall now (see
+ * enum gp_unfair_cause), counted `count` times. */
+static void explain_unfair(struct gp_metrics *m, const struct gp_core *core,
+                           size_t n, uint64_t count)
+{
+    uint64_t over_sum = 0, give_now = 0, give_any = 0, *buf;
+    uint64_t *over, *now, *any;
+    uint64_t free_milli = gp_cluster_free_milli(gp_core_cluster(core));
+    size_t cap = gp_core_nrunning(core) + 1;
+
+    over = calloc(n, sizeof(*over));
+    now = calloc(n, sizeof(*now));
+    any = calloc(n, sizeof(*any));
+    buf = malloc(cap * sizeof(*buf));
+    if (!over || !now || !any || !buf) {
+        m->err = GP_ENOMEM;
+        goto out;
+    }
+    for (size_t u = 0; u < n; u++) {
+        const struct gp_tenant_info *ti =
+            gp_core_tenant_info(core, (uint32_t)u);
+        int64_t o = (int64_t)(ti->held_milli - ti->outgoing_milli) -
+                    (int64_t)floor(ti->entitled + 1e-9) * MILLI;
+
+        if (o <= 0)
+            continue;
+        over[u] = (uint64_t)o;
+        now[u] = givable(core, (uint32_t)u, over[u], true, buf, cap);
+        any[u] = givable(core, (uint32_t)u, over[u], false, buf, cap);
+        over_sum += over[u];
+        give_now += now[u];
+        give_any += any[u];
+    }
+    for (size_t k = 0; k < n; k++) {
+        const struct gp_tenant_info *ti =
+            gp_core_tenant_info(core, (uint32_t)k);
+        struct tenant_acc *t = &m->tacc[k];
+        uint64_t mp = psz_min(t);
+        enum gp_unfair_cause c;
+
+        if (!(ti->entitled > 0) ||
+            20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled)
+            continue;
+        if (gang_ok(t, (double)ti->held_milli, ti->entitled * GP_MILLI_PER_GPU))
+            c = GP_UNFAIR_GANG;
+        else if (ti->incoming_milli > 0)
+            c = GP_UNFAIR_IN_FLIGHT;
+        else if (free_milli >= mp)
+            c = GP_UNFAIR_IDLE;
+        else if (give_now - now[k] >= mp)
+            c = GP_UNFAIR_NO_RECLAIM;
+        else if (give_any - any[k] >= mp)
+            c = GP_UNFAIR_PROTECTED;
+        else if (over_sum - over[k] >= mp)
+            c = GP_UNFAIR_BIG_GANGS;
+        else
+            c = GP_UNFAIR_NOTHING;
+        m->unfair_n[c] += count;
+    }
+out:
+    free(over);
+    free(now);
+    free(any);
+    free(buf);
+}
+
 /* Samples at t0 + k minutes, k >= 1 (t0: the first hook, the first submit),
  * for the instants in (from_us, to_us]. The state held over the whole
  * interval, so every such sample sees the same thing: evaluate the flags
@@ -1686,4 +1800,6 @@ void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
                 t->f_gang += count;
         }
     }
+    if (m->explain)
+        explain_unfair(m, core, n < m->ntacc ? n : m->ntacc, count);
 }

@@ -75,6 +75,11 @@ static bool has_saturated(const struct gp_summary *s)
     return s->saturated_s > 0;
 }
 
+static bool has_unfair(const struct gp_summary *s)
+{
+    return s->explained && s->fairshare_samples > 0;
+}
+
 #define ROW_IF(label, kind, field, has)                                        \
     {                                                                          \
         label, kind, offsetof(struct gp_summary, field), false, has            \
@@ -127,6 +132,20 @@ const struct gp__row gp__rows[] = {
            guarantee_compliance_gang, has_guarantee_samples),
     ROW_IF("fair-share compliance, gang-aware (%)", GP__ROW_PCT,
            fairshare_compliance_gang, has_fairshare_samples),
+    ROW_IF("  short: gang granularity (%)", GP__ROW_PCT, unfair[GP_UNFAIR_GANG],
+           has_unfair),
+    ROW_IF("  short: reclaim in flight (%)", GP__ROW_PCT,
+           unfair[GP_UNFAIR_IN_FLIGHT], has_unfair),
+    ROW_IF("  short: idle GPUs would do (%)", GP__ROW_PCT,
+           unfair[GP_UNFAIR_IDLE], has_unfair),
+    ROW_IF("  short: victims free, none taken (%)", GP__ROW_PCT,
+           unfair[GP_UNFAIR_NO_RECLAIM], has_unfair),
+    ROW_IF("  short: victims protected (%)", GP__ROW_PCT,
+           unfair[GP_UNFAIR_PROTECTED], has_unfair),
+    ROW_IF("  short: borrowers' gangs too big (%)", GP__ROW_PCT,
+           unfair[GP_UNFAIR_BIG_GANGS], has_unfair),
+    ROW_IF("  short: nothing to take (%)", GP__ROW_PCT,
+           unfair[GP_UNFAIR_NOTHING], has_unfair),
     ROW_IF("reclaim episodes", GP__ROW_COUNT, reclaim_episodes, has_guarantees),
     ROW_IF("reclaim delay p50", GP__ROW_TIME, reclaim_delay_p50_s,
            has_episodes),
@@ -638,6 +657,14 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
         jratio(s->guarantee_compliance_gang, s->guarantee_samples), &ok);
     put(o, "fairshare_compliance_gang",
         jratio(s->fairshare_compliance_gang, s->fairshare_samples), &ok);
+    if (s->explained) {
+        json_t *u = json_object();
+
+        for (int c = 0; u && c < GP_UNFAIR_NCAUSES; c++)
+            put(u, gp_unfair_cause_name((enum gp_unfair_cause)c),
+                jratio(s->unfair[c], s->fairshare_samples), &ok);
+        put(o, "fairshare_unfair", u, &ok);
+    }
     put(o, "reclaim_episodes", juint(s->reclaim_episodes), &ok);
     put(o, "reclaim_delay_p50_s", jreal(s->reclaim_delay_p50_s), &ok);
     put(o, "reclaim_delay_p99_s", jreal(s->reclaim_delay_p99_s), &ok);

@@ -3,6 +3,7 @@
  * met it, the core stays consistent (the world retries what failed and
  * every job still ends, every GPU comes back), and nothing leaks (the
  * ASan build checks that). */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,14 +142,18 @@ static void tick(struct world *w, int64_t now)
 
 /* One run with the fail_at-th allocation failing; returns whether it did
  * (0 = the run needed fewer allocations: every failure point is done). */
-static bool scenario(const char *policy, long fail_at)
+static bool scenario(const char *policy, bool consolidate, long fail_at)
 {
+    static const struct gp_kv defrag = {"defrag", "1"};
     struct oom o = {0, fail_at, false};
     struct gp_env env = {
         .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
     struct gp_cluster *cluster;
     struct gp_core_config cfg = {.policy = gp_policy_find(policy),
-                                 .model = GP_PLACE_PACK,
+                                 .policy_opts = consolidate ? &defrag : NULL,
+                                 .npolicy_opts = consolidate ? 1 : 0,
+                                 .model = consolidate ? GP_PLACE_CONSOLIDATE
+                                                      : GP_PLACE_PACK,
                                  .env = &env,
                                  .grace_us = S(20),
                                  .ckpt_cost_us = S(5),
@@ -185,11 +190,16 @@ static bool scenario(const char *policy, long fail_at)
                                    .tenant = i % 3 ? "team" : "org",
                                    .user = i % 2 ? "ann" : "bob",
                                    .gpus = 1u + (uint32_t)(i % 4),
+                                   .gpu_milli = 0,
                                    .duration_us = S(30 + 17 * i),
                                    .submit_us = S(5 * i),
                                    .checkpointable = i % 2 == 0};
 
         snprintf(id, sizeof(id), "j%d", i);
+        if (consolidate && i % 5 == 4) { /* a share of one GPU */
+            spec.gpus = 0;
+            spec.gpu_milli = 500;
+        }
         tick(&w, S(5 * i));
         rc = gp_core_submit(w.core, &spec, S(5 * i), &w.jobs[i], NULL);
         assert_true(rc == GP_OK || rc == GP_ENOMEM);
@@ -230,20 +240,111 @@ static bool scenario(const char *policy, long fail_at)
     return o.failed;
 }
 
-static void every_allocation_can_fail_cleanly(void **state)
+/* pool's move (defrag under consolidate) with the fail_at-th allocation
+ * failing: 2 nodes x 4 GPUs; a 3-GPU job ends and leaves 3 + 1 free on two
+ * nodes; a 4-GPU gang arrives; pool moves the 1-GPU job beside the other
+ * 3-GPU one (gp_plan_migrate) and starts the gang. Whatever fails, every
+ * job ends and every GPU comes back. */
+static bool scenario_move(long fail_at, int *moves)
 {
-    static const char *const policies[] = {"las", "pool"};
+    static const struct gp_kv defrag = {"defrag", "1"};
+    static const struct gp_tenant_spec one = {.name = "a", .guarantee = 8};
+    static const struct {
+        uint32_t gpus;
+        int64_t dur_s, at_s;
+    } jobs[] = {{3, 100, 0}, {3, 5000, 0}, {1, 5000, 0}, {4, 100, 150}};
+    struct oom o = {0, fail_at, false};
+    struct gp_env env = {
+        .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
+    struct gp_cluster *cluster;
+    struct gp_core_config cfg = {.policy = gp_policy_find("pool"),
+                                 .policy_opts = &defrag,
+                                 .npolicy_opts = 1,
+                                 .model = GP_PLACE_CONSOLIDATE,
+                                 .env = &env,
+                                 .grace_us = S(20),
+                                 .ckpt_cost_us = S(5),
+                                 .restart_cost_us = S(2)};
+    struct world w;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 2, 4, NULL, 0, NULL),
+                     GP_OK);
+    if ((rc = gp_core_new(&w.core, cluster, &cfg, NULL)) != GP_OK) {
+        assert_int_equal(rc, GP_ENOMEM);
+        gp_cluster_free(cluster);
+        return o.failed;
+    }
+    rc = gp_core_add_tenant(w.core, &one, NULL);
+    assert_true(rc == GP_OK || rc == GP_ENOMEM);
+    /* the first three start in one round (the 1-GPU job beside the first
+     * 3-GPU one); the gang comes once the first has ended */
+    for (int64_t t = 0; t < S(6000); t += S(1)) {
+        for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+            struct gp_job_spec spec = {.tenant = "a",
+                                       .gpus = jobs[i].gpus,
+                                       .duration_us = S(jobs[i].dur_s),
+                                       .submit_us = S(jobs[i].at_s),
+                                       .checkpointable = true};
+
+            if (spec.submit_us != t)
+                continue;
+            rc = gp_core_submit(w.core, &spec, t, &w.jobs[i], NULL);
+            assert_true(rc == GP_OK || rc == GP_ENOMEM);
+            w.accepted[i] = rc == GP_OK;
+        }
+        tick(&w, t);
+    }
+    for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+        const struct gp_job *j;
+
+        if (!w.accepted[i])
+            continue;
+        j = gp_core_job(w.core, w.jobs[i]);
+        assert_non_null(j);
+        if (!gp_job_is_done(j))
+            fail_msg("fail_at %ld: job %zu is %s at the end", fail_at, i,
+                     gp_job_state_name(j->state));
+        *moves += (int)j->migrations;
+    }
+    assert_int_equal(gp_core_busy_milli(w.core), 0);
+    gp_core_free(w.core);
+    return o.failed;
+}
+
+static void a_move_survives_every_failed_allocation(void **state)
+{
+    long n;
+    int moves = 0;
 
     (void)state;
-    for (size_t p = 0; p < 2; p++) {
+    assert_false(scenario_move(LONG_MAX, &moves));
+    assert_int_equal(moves, 1); /* the run moves the job once */
+    for (n = 1; scenario_move(n, &moves); n++)
+        ;
+    assert_true(n > 20);
+    print_message("pool move: failed each of %ld allocations in turn\n", n - 1);
+}
+
+static void every_allocation_can_fail_cleanly(void **state)
+{
+    static const char *const policies[] = {"las", "pool", "pool"};
+
+    (void)state;
+    /* the third: pool under consolidate with defrag (node-aware reclaim,
+     * moves) and shares of a GPU */
+    for (size_t p = 0; p < 3; p++) {
         long n;
 
-        for (n = 1; scenario(policies[p], n); n++)
+        for (n = 1; scenario(policies[p], p == 2, n); n++)
             ;
         /* the loop covered every allocation of a full run */
         assert_true(n > 50);
-        print_message("%s: failed each of %ld allocations in turn\n",
-                      policies[p], n - 1);
+        print_message("%s%s: failed each of %ld allocations in turn\n",
+                      policies[p],
+                      p == 2 ? " (consolidate, defrag, shares)" : "", n - 1);
     }
 }
 
@@ -251,6 +352,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_allocation_can_fail_cleanly),
+        cmocka_unit_test(a_move_survives_every_failed_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "bench_util.h"
 #include "gpupool/sim.h"
 #include "trace/tenants.h"
 
@@ -568,64 +569,30 @@ static int run_case(const struct bcase *c, const struct opts *o,
     return c->kind == PHILLY ? run_philly(c, o, r) : run_synth(c, o, r);
 }
 
-/* Run a case in a child; its figures come back through a pipe. */
+struct child_case {
+    const struct bcase *c;
+    const struct opts *o;
+};
+
+static void case_in_child(void *arg, void *out)
+{
+    const struct child_case *a = arg;
+
+    run_case(a->c, a->o, out);
+}
+
+/* Run a case in a child (bench_util.h); its figures come back through a
+ * pipe. */
 static int run_forked(const struct bcase *c, const struct opts *o,
                       struct result *r)
 {
-    int fds[2], status;
-    pid_t pid;
-    size_t got = 0;
+    struct child_case a = {c, o};
 
-    memset(r, 0, sizeof(*r));
-    case_name(c, o, r->name, sizeof(r->name));
-    fflush(stdout); /* or the child would print the parent's buffer again */
-    fflush(stderr);
-    if (pipe(fds) != 0 || (pid = fork()) < 0) {
-        fprintf(stderr, "bench_sim: %s: fork: %s\n", r->name, strerror(errno));
-        return r->rc = GP_EIO;
-    }
-    if (pid == 0) {
-        struct result mine;
-        const char *p = (const char *)&mine;
-        size_t left = sizeof(mine);
-
-        close(fds[0]);
-        run_case(c, o, &mine);
-        fflush(stdout);
-        while (left > 0) {
-            ssize_t n = write(fds[1], p, left);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                _exit(1);
-            p += n;
-            left -= (size_t)n;
-        }
-        _exit(mine.rc == GP_OK ? 0 : 1);
-    }
-    close(fds[1]);
-    while (got < sizeof(*r)) {
-        ssize_t n = read(fds[0], (char *)r + got, sizeof(*r) - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (got < sizeof(*r)) {
+    if (bench_in_child(case_in_child, &a, r, sizeof(*r)) != 0) {
         memset(r, 0, sizeof(*r));
         case_name(c, o, r->name, sizeof(r->name));
         r->rc = GP_EIO;
-        if (WIFSIGNALED(status))
-            fprintf(stderr, "bench_sim: %s: killed by signal %d%s\n", r->name,
-                    WTERMSIG(status),
-                    WTERMSIG(status) == SIGKILL ? " (out of memory?)" : "");
-        else
-            fprintf(stderr, "bench_sim: %s: the child sent no figures\n",
-                    r->name);
+        fprintf(stderr, "bench_sim: %s: the child sent no figures\n", r->name);
     }
     return r->rc;
 }

@@ -8,6 +8,7 @@
 #define GPUPOOL_BENCH_UTIL_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +127,8 @@ static inline int bench_in_child(void (*fn)(void *arg, void *out), void *arg,
     if (got == size)
         memcpy(out, buf, size);
     else if (WIFSIGNALED(status))
-        fprintf(stderr, "child killed by signal %d\n", WTERMSIG(status));
+        fprintf(stderr, "child killed by signal %d%s\n", WTERMSIG(status),
+                WTERMSIG(status) == SIGKILL ? " (out of memory?)" : "");
     free(buf);
     return got == size ? 0 : -1;
 }

@@ -16,9 +16,13 @@ with strcmp. Python 3 standard library only; the output is deterministic.
 import ast
 import json
 import lzma
+import os
 import sys
 
-DEFAULT_IN = "/work/shared/traces/gavel/simulation_throughputs.json.xz"
+# ../shared beside the repository, as the project lays it out
+DEFAULT_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                          "..", "shared", "traces", "gavel",
+                          "simulation_throughputs.json.xz")
 DEFAULT_OUT = "src/trace/gavel_throughputs.c"
 GPUS = ("v100", "p100", "k80")
 

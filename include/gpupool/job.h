@@ -130,15 +130,14 @@ struct gp_job {
     uint8_t requeued_by;     /* enum gp_stop_reason of its last return to
                                 the queue: PREEMPT, NODE_DOWN or MIGRATE
                                 (a move: it started again at once) */
-    bool dest_held;          /* while migrating: `dest` is held for it */
     uint8_t pred_source;     /* enum gp_predict_source */
     uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
     uint32_t t_prev, t_next; /* in its tenant's list of running jobs */
 
     /* placement while running */
     struct gp_placement where;
-    /* while it migrates (STOPPING, stop_reason MIGRATE, dest_held): where
-     * it starts once stopped, taken in the cluster and counted in its
+    /* while it migrates (STOPPING, stop_reason MIGRATE, gp_job_dest_held):
+     * where it starts once stopped, taken in the cluster and counted in its
      * tenant's ledger from the decision on */
     struct gp_placement dest;
 
@@ -157,6 +156,14 @@ struct gp_job {
 static inline uint64_t gp_job_handle(const struct gp_job *j)
 {
     return (uint64_t)j->gen << 32 | j->id;
+}
+
+/* Is a place held for the job to move to (gp_plan_migrate)? A move's
+ * destination always names a node, so it is held exactly while it has
+ * slots. */
+static inline bool gp_job_dest_held(const struct gp_job *j)
+{
+    return j->dest.nslots > 0;
 }
 
 /* Priority classes: priority > 0 is high, 0 normal, < 0 low. */

@@ -587,13 +587,12 @@ void gp__drop_dest(struct gp_core *c, struct gp_job *j)
 {
     struct gp_demand d = j->demand;
 
-    if (!j->dest_held)
+    if (!gp_job_dest_held(j))
         return;
     d.gpus = j->dest.gpus;
     book_dest(c, j, -1);
     gp_cluster_give(c->cluster, &j->dest, &d);
     gp_placement_fini(&j->dest);
-    j->dest_held = false;
 }
 
 /* A migrating job left its old resources (`give`: still taken in the
@@ -604,7 +603,7 @@ void gp__drop_dest(struct gp_core *c, struct gp_job *j)
 static int move(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
                 int64_t now)
 {
-    bool held = j->dest_held;
+    bool held = gp_job_dest_held(j);
 
     if (held)
         book_dest(c, j, -1); /* apply_start books it as its placement */
@@ -616,7 +615,6 @@ static int move(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
     if (j->where.nslots == 1)
         j->where.slots = &j->where.inline_slot;
     memset(&j->dest, 0, sizeof(j->dest));
-    j->dest_held = false;
     j->migrations++;
     return gp__apply_start(c, j, now);
 }
@@ -625,7 +623,6 @@ int gp__apply_migrate(struct gp_core *c, struct gp_job *j, int64_t now)
 {
     /* the round reserved room for everything below (see reserve() in
      * core.c) and copied the destination into j->dest */
-    j->dest_held = true;
     book_dest(c, j, 1);
     gp__running_remove(c, j);
     if (c->cfg.grace_us > 0) {

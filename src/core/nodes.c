@@ -220,7 +220,7 @@ int gp_core_set_node_state(struct gp_core *c, uint32_t node,
             for (uint32_t k = 0; k < c->npreempting; k++) {
                 struct gp_job *p = J(c, c->preempting[k]);
 
-                if (p->dest_held && placed_on(&p->dest, node))
+                if (gp_job_dest_held(p) && placed_on(&p->dest, node))
                     gp__drop_dest(c, p);
             }
             if ((rc = holders(c, pick_node, node, &v, &n)) == GP_OK)

@@ -83,9 +83,8 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
         }
         if (t.kind == TIMER_POLICY) {
             if (c->cfg.policy->on_timer)
-                c->cfg.policy->on_timer(c->ppriv,
-                                        (uint64_t)t.job_gen << 32 | t.gen,
-                                        now_us);
+                c->cfg.policy->on_timer(
+                    c->ppriv, (uint64_t)t.job_gen << 32 | t.gen, now_us);
             c->dirty = true;
             continue;
         }

@@ -636,7 +636,7 @@ static int defrag_for(struct pool *p, const struct gp_view *v,
         struct gp_placement where;
 
         for (uint32_t m = 0; m < nn; m++) {
-            uint32_t f = gp_cluster_node_free(gp_view_cluster(v), m);
+            uint32_t f = gp_cluster_node_free(cl, m);
 
             if (m != best && f >= r->where.gpus && f < dest_free &&
                 gp_view_fit_on(v, r, m, &where) == GP_OK) {

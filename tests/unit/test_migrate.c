@@ -176,7 +176,7 @@ static void a_graceful_move_holds_the_destination_until_the_stop(void **state)
     j = gp_core_job(core, a);
     assert_int_equal(j->state, GP_JOB_STOPPING);
     assert_int_equal(j->stop_reason, GP_STOP_MIGRATE);
-    assert_true(j->dest_held);
+    assert_true(gp_job_dest_held(j));
     assert_int_equal(gp_core_busy_milli(core), 4000);
     assert_int_equal(gp_core_tenant_info(core, 0)->held_milli, 4000);
     assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 0);
@@ -248,7 +248,7 @@ static void a_cancel_during_a_move_gives_the_destination_back(void **state)
     assert_int_equal(gp_core_cancel(core, a, S(101)), GP_OK);
     assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 2);
     assert_int_equal(gp_core_busy_milli(core), 2000);
-    assert_false(gp_core_job(core, a)->dest_held);
+    assert_false(gp_job_dest_held(gp_core_job(core, a)));
     assert_int_equal(gp_core_job_stopped(core, a, 0, S(102)), GP_OK);
     assert_int_equal(state_of(core, a), GP_JOB_CANCELLED);
     assert_int_equal(gp_core_busy_milli(core), 0);
@@ -273,7 +273,7 @@ static void a_lost_destination_leaves_the_job_waiting(void **state)
     assert_int_equal(
         gp_core_set_node_state(core, 1, GP_NODE_DOWN, S(101), NULL), GP_OK);
     j = gp_core_job(core, a);
-    assert_false(j->dest_held);
+    assert_false(gp_job_dest_held(j));
     assert_int_equal(j->state, GP_JOB_STOPPING); /* its own node is up */
     assert_int_equal(gp_core_busy_milli(core), 2000);
     assert_int_equal(

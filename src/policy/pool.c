@@ -61,13 +61,23 @@ struct pool {
     struct memo *fail; /* per tenant */
     uint32_t nfail;
     int64_t reserve_after_us;
-    uint32_t large_gang; /* GPUs from which a job counts as a large gang;
-                            0 = two nodes of the largest kind */
-    bool fifo_order;     /* within a tenant: arrival order, not QSSF */
-    int64_t hold_us;     /* a job that waited this long and cannot start
-                            holds its tenant's line (0 = never) */
-    bool nearest;        /* reclaim a gang that overshoots the entitlement
-                            if it lands nearer to it */
+    uint32_t large_gang;   /* GPUs from which a job counts as a large gang;
+                              0 = two nodes of the largest kind */
+    bool fifo_order;       /* within a tenant: arrival order, not QSSF */
+    int64_t hold_us;       /* a job that waited this long and cannot start
+                              holds its tenant's line (0 = never) */
+    bool nearest;          /* reclaim a gang that overshoots the entitlement
+                              if it lands nearer to it */
+    bool gang_reclaim;     /* a reserved gang is started by reclaim, not by
+                              an EASY backfill reservation */
+    double tolerance;      /* a tenant short by more than this part of its
+                              entitlement may reclaim down to the others'
+                              (1 - tolerance) x entitlement (0: only down to
+                              their entitlement rounded down) */
+    bool relative;         /* tenants served by relative deficit, not by
+                              absolute deficit per weight */
+    bool lifo;             /* victims: the latest started first */
+    struct memo gang_fail; /* the last gang reclaim that failed */
     /* the same for reclaims on one GPU type (guarantees by type), per
      * tenant and type: index t * ntypes + type */
     struct memo *tfail;
@@ -143,8 +153,12 @@ static int wake_at(struct pool *p, const struct gp_view *v,
 
 struct reservation {
     const struct gp_job *job; /* NULL = none */
-    int64_t at_us;            /* predicted start */
+    int64_t at_us;            /* predicted start (now: it fits now) */
     int64_t extra;            /* free at that time beyond the gang */
+    /* started by reclaim (gang_reclaim): the predicted start is not
+     * looked for, no other tenant's start is held back, and the gang's
+     * own tenant starts nothing else before it */
+    bool by_reclaim;
 };
 
 /* Amounts are in milli-GPUs (MILLI to a GPU) unless named GPUs: a share
@@ -160,6 +174,26 @@ struct reservation {
 static double gpus_of(int64_t milli)
 {
     return (double)milli / MILLI;
+}
+
+/* The least a reclaim may leave a tenant: its entitlement rounded down;
+ * for a `deep` reclaim (one for a tenant short by more than the
+ * tolerance) also its compliance level, (1 - tol) x its entitlement
+ * rounded up, if lower. A tenant left there still holds its share within
+ * the tolerance. */
+static double lowest_of(const struct gp_tenant_info *ti, double tol, bool deep)
+{
+    double fl = floor(ti->entitled + 1e-9),
+           level = ceil((1 - tol) * ti->entitled - 1e-9);
+
+    return deep && level < fl ? level : fl;
+}
+
+/* Is a tenant holding `milli` (what is on its way to it counted) short
+ * of its entitlement by more than the tolerance? */
+static bool is_deep(const struct gp_tenant_info *ti, double tol, int64_t milli)
+{
+    return tol > 0 && ti->entitled - gpus_of(milli) > tol * ti->entitled + 1e-9;
 }
 
 /* What a job asks for. */
@@ -188,6 +222,8 @@ struct totals {
     uint32_t ntypes;
     int64_t *owed_t, *chosen_t;
     int64_t *owed_sum_t;
+    double tol; /* the policy's tolerance (0 in the modes without one) */
+    bool lifo;  /* victims latest started first */
 };
 
 /* What tenant t will hold once the plan so far applies and its stopping
@@ -219,6 +255,11 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
     p->asked_at = INT64_MIN;
     p->reserve_after_us = 6 * 3600 * GP_US_PER_S;
     p->nearest = true;
+    p->gang_reclaim = true;
+    p->tolerance = 0.05;
+    p->relative = true;
+    p->lifo = true;
+    p->gang_fail.job = UINT64_MAX;
     for (size_t i = 0; i < args->nopts; i++) {
         const char *k = args->opts[i].key, *v = args->opts[i].value;
         char *end;
@@ -247,13 +288,23 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             p->nearest = x == 1;
         } else if (strcmp(k, "large_gang") == 0 && x == floor(x)) {
             p->large_gang = (uint32_t)x;
+        } else if (strcmp(k, "gang_reclaim") == 0 && (x == 0 || x == 1)) {
+            p->gang_reclaim = x == 1;
+        } else if (strcmp(k, "tolerance") == 0 && x < 1) {
+            p->tolerance = x;
+        } else if (strcmp(k, "relative") == 0 && (x == 0 || x == 1)) {
+            p->relative = x == 1;
+        } else if (strcmp(k, "lifo") == 0 && (x == 0 || x == 1)) {
+            p->lifo = x == 1;
         } else {
             gp_env_free(args->env, p);
             return gp_diag_set(diag, GP_EINVAL, k,
-                               "unknown option (known: reserve_after "
-                               "seconds, large_gang GPUs, fifo 0|1, "
-                               "nearest 0|1, hold_line seconds, defrag "
-                               "0|1)");
+                               "unknown option or bad value (known: "
+                               "reserve_after seconds, large_gang GPUs, "
+                               "gang_reclaim 0|1, tolerance 0..1 "
+                               "(below 1), relative 0|1, lifo 0|1, fifo "
+                               "0|1, nearest 0|1, hold_line seconds, "
+                               "defrag 0|1)");
         }
     }
     *priv = p;
@@ -378,6 +429,9 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
         r->extra = have - ask(oldest);
         return GP_OK;
     }
+    r->at_us = INT64_MAX;
+    if (r->by_reclaim)
+        return GP_OK;
     ends = gp_arena_alloc(gp_view_scratch(v), (nr + 1) * sizeof(*ends));
     if (!ends)
         return GP_ENOMEM;
@@ -410,6 +464,8 @@ static bool respects(const struct gp_view *v, struct reservation *r,
 {
     if (!r->job || r->job == job)
         return true;
+    if (r->by_reclaim)
+        return job->tenant != r->job->tenant;
     if (gp_view_now(v) + gp_view_predicted_remaining(v, job) <= r->at_us)
         return true;
     if (ask(job) <= r->extra) {
@@ -828,6 +884,7 @@ struct victim {
     double over; /* its tenant's held / entitled */
     double usage;
     int64_t left;
+    int64_t since; /* with lifo: minus the start of its run; else 0 */
 };
 
 static int cmp_victim(const void *a, const void *b)
@@ -838,6 +895,8 @@ static int cmp_victim(const void *a, const void *b)
         return x->cls < y->cls ? -1 : 1;
     if (x->loss != y->loss)
         return x->loss < y->loss ? -1 : 1;
+    if (x->since != y->since)
+        return x->since < y->since ? -1 : 1;
     if (x->over != y->over)
         return x->over > y->over ? -1 : 1;
     if (x->usage != y->usage)
@@ -865,6 +924,7 @@ struct victims {
     const struct gp_view *view;
     uint32_t tenant;
     struct until *until;
+    bool lifo;
 };
 
 static struct victim *heap_at(struct victims *q, size_t h)
@@ -942,9 +1002,14 @@ static size_t tindex(const uint32_t *pos, size_t nts, uint32_t t)
 
 /* Describe a candidate victim for the sort. */
 static void victim_of(const struct gp_view *v, const struct gp_job *j,
-                      const struct gp_tenant_info *ti, int64_t eff,
+                      const struct gp_tenant_info *ti, int64_t eff, bool lifo,
                       struct victim *x)
 {
+    /* the latest started first: it is the marginal job, started when its
+     * tenant's share was largest, and taking the longest-running job each
+     * time instead drives it to its preemption cap, after which it holds
+     * its GPUs to its end however its tenant's share shrinks */
+    x->since = lifo ? -j->run_start_us : 0;
     x->job = j;
     x->taken = false;
     x->cls = (int)gp_job_class(j);
@@ -989,6 +1054,7 @@ static void until_merge(struct until *u, const struct until *w)
 
 struct candidates {
     struct victims all;
+    bool lifo;
     size_t *own_at, *own_n;  /* own_at[t] == SIZE_MAX: not walked */
     struct until *own_until; /* as *until, for the set-aside jobs */
 };
@@ -1004,11 +1070,12 @@ static int64_t eff_held(const struct gp_tenant_info *ti)
  * protected, *until notes when it may go. */
 static void add_candidate(const struct gp_view *v, const struct gp_job *j,
                           const struct gp_tenant_info *ti, int64_t eff,
-                          struct victim *x, struct until *until, bool *added)
+                          bool lifo, struct victim *x, struct until *until,
+                          bool *added)
 {
     *added = gp_view_may_preempt(v, j);
     if (*added) {
-        victim_of(v, j, ti, eff, x);
+        victim_of(v, j, ti, eff, lifo, x);
     } else {
         until_note(until, j, gp_view_preemptible_at(v, j));
     }
@@ -1029,7 +1096,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
-        if (gpus_of(eff_held(ti)) > floor(ti->entitled + 1e-9))
+        if (gpus_of(eff_held(ti)) > lowest_of(ti, tot->tol, tot->tol > 0))
             cap += ti->nrunning;
     }
     vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
@@ -1039,9 +1106,11 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
     if (!vs || !c->own_at || !c->own_n || !c->own_until)
         return GP_ENOMEM;
     back = cap;
+    c->lifo = tot->lifo;
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
-        double floor_ent = floor(ti->entitled + 1e-9);
+        /* the least any reclaim may leave it (reclaim_for judges each) */
+        double floor_ent = lowest_of(ti, tot->tol, tot->tol > 0);
         int64_t eff = eff_held(ti);
         size_t own_end = back;
         const struct gp_job *j;
@@ -1059,11 +1128,11 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
                 continue; /* within its guarantee on that type: never a
                              victim, not even of its own tenant's jobs */
             if (gpus_of(eff - ask(j)) >= floor_ent) {
-                add_candidate(v, j, ti, eff, &vs[k], until, &added);
+                add_candidate(v, j, ti, eff, tot->lifo, &vs[k], until, &added);
                 k += added;
             } else if (gp_job_class(j) < GP_PRIO_HIGH) {
-                add_candidate(v, j, ti, eff, &vs[back - 1], &c->own_until[t],
-                              &added);
+                add_candidate(v, j, ti, eff, tot->lifo, &vs[back - 1],
+                              &c->own_until[t], &added);
                 back -= added;
             }
         }
@@ -1093,7 +1162,7 @@ static int own_next_class(struct victims *q)
         return GP_ENOMEM;
     for (j = gp_view_tenant_running_in(v, q->tenant, (enum gp_prio_class)cls);
          j; j = gp_view_tenant_running_next_in(v, j)) {
-        add_candidate(v, j, ti, eff, &vs[k], q->until, &added);
+        add_candidate(v, j, ti, eff, q->lifo, &vs[k], q->until, &added);
         k += added;
     }
     victims_init(q, vs, k);
@@ -1114,6 +1183,7 @@ static int own_victims(const struct gp_view *v, struct candidates *c,
     out->view = v;
     out->tenant = t;
     out->until = until;
+    out->lifo = c->lifo;
     out->next_cls = GP_PRIO_LOW;
     return own_next_class(out);
 }
@@ -1165,6 +1235,29 @@ static bool by_node_add(struct by_node *b, struct victim *x, uint32_t node)
     return b->on[node] >= b->want;
 }
 
+/* May a reclaim for tenant ri, short of its entitlement by `short_by`,
+ * leave tenant xt holding `after` GPUs? Not below its entitlement rounded
+ * down, nor as far below it as the tenant reclaiming is: with fractional
+ * entitlements (16 GPUs as 6.67 + 6.67 + 2.67) that would only pass the
+ * rounding on, and the tenant left short would take it back, round after
+ * round. A `deep` reclaim (see is_deep) may go down to xt's compliance
+ * level, as long as xt is then less short than ri is, in proportion to
+ * their entitlements. */
+static bool leaves_enough(const struct gp_tenant_info *xt, double after,
+                          const struct gp_tenant_info *ri, double short_by,
+                          double tol, bool deep)
+{
+    if (after >= lowest_of(xt, tol, false) &&
+        xt->entitled - after < short_by - 1e-9)
+        return true;
+    if (!deep || after < lowest_of(xt, tol, true))
+        return false;
+    if (!(xt->entitled > 0))
+        return true; /* entitled to nothing: all it holds is borrowed */
+    return (xt->entitled - after) / xt->entitled <
+           short_by / ri->entitled - 1e-9;
+}
+
 /* Free `need` GPUs for tenant ts[i] so that `probe` (the largest of the
  * jobs it waits to start) fits; GP_OK if victims were chosen and
  * preempted (signalled, with a grace period). The victims come from `all`
@@ -1194,8 +1287,12 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     bool own_high = gp_job_class(probe) == GP_PRIO_HIGH;
     /* how far the tenant is below its entitlement, what is on its way
      * counted: a victim's tenant must be left less short than that */
-    double short_by = gp_view_tenant(v, ts[i].t)->entitled -
-                      gpus_of(held_of(v, ts[i].t) + incoming_of(v, ts[i].t));
+    const struct gp_tenant_info *ri = gp_view_tenant(v, ts[i].t);
+    int64_t has = held_of(v, ts[i].t) + incoming_of(v, ts[i].t);
+    double short_by = ri->entitled - gpus_of(has);
+    /* short by more than the tolerance: victims' tenants may be left down
+     * to their compliance level, if less short than it, in proportion */
+    bool deep = is_deep(ri, tot->tol, has);
     int rc = GP_OK;
     struct by_node bn = {0};
     bool node_found = false;
@@ -1277,8 +1374,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
              * entitlements (16 GPUs as 6.67 + 6.67 + 2.67) that would
              * only pass the rounding on, and the tenant left short would
              * take it back, round after round */
-            if (after < floor(xt->entitled + 1e-9) ||
-                xt->entitled - after >= short_by - 1e-9)
+            if (!leaves_enough(xt, after, ri, short_by, tot->tol, deep))
                 continue;
             if (xt->typed &&
                 typed_room(v, tot, x->tenant, x->where.type) + ask(x) > 0)
@@ -1322,8 +1418,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                                    taken[tindex(tot->pos, nts, x->tenant)]);
 
             if (x->tenant != probe->tenant &&
-                (after < floor(xt->entitled + 1e-9) ||
-                 xt->entitled - after >= short_by - 1e-9))
+                !leaves_enough(xt, after, ri, short_by, tot->tol, deep))
                 freed = 0;
         }
     }
@@ -1355,14 +1450,16 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
 /* GPUs that could be reclaimed from borrowers without pushing any below
  * its entitlement (an upper bound: protections are not looked at). */
 static int64_t reclaimable(const struct gp_view *v, const struct tstate *ts,
-                           size_t nts, uint32_t for_tenant)
+                           size_t nts, uint32_t for_tenant, double tol)
 {
     int64_t sum = 0;
+    bool deep = is_deep(gp_view_tenant(v, for_tenant), tol,
+                        held_of(v, for_tenant) + incoming_of(v, for_tenant));
 
     for (size_t k = 0; k < nts; k++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[k].t);
         int64_t over =
-            held_of(v, ts[k].t) - (int64_t)floor(ti->entitled + 1e-9) * MILLI;
+            held_of(v, ts[k].t) - (int64_t)lowest_of(ti, tol, deep) * MILLI;
 
         if (ts[k].t != for_tenant && over > 0)
             sum += over;
@@ -1399,7 +1496,7 @@ static int collect_typed_victims(const struct gp_view *v,
                 until_note(until, j, gp_view_preemptible_at(v, j));
                 continue;
             }
-            victim_of(v, j, ti, eff_held(ti), &vs[k++]);
+            victim_of(v, j, ti, eff_held(ti), tot->lifo, &vs[k++]);
         }
     }
     *out = vs;
@@ -1561,7 +1658,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         }
         if (want <= have)
             continue; /* the GPUs are there; placement, not reclaim */
-        avail = reclaimable(v, ts, nts, ts[i].t);
+        avail = reclaimable(v, ts, nts, ts[i].t, tot->tol);
         /* take back what can be taken, for the jobs first in line */
         if (gp_job_class(first) != GP_PRIO_HIGH)
             while (nlist > 1 && want > have + avail)
@@ -1614,6 +1711,135 @@ static int reclaim(struct pool *p, const struct gp_view *v,
     return GP_OK;
 }
 
+/* ---- a reserved gang started by reclaim --------------------------------- */
+
+struct gvictim {
+    const struct gp_job *job;
+    int cls;
+    int64_t loss, start;
+};
+
+/* A tenant's victims for a gang: lowest class, least work lost, latest
+ * started first. */
+static int cmp_gvictim(const void *a, const void *b)
+{
+    const struct gvictim *x = a, *y = b;
+
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    if (x->loss != y->loss)
+        return x->loss < y->loss ? -1 : 1;
+    if (x->start != y->start)
+        return x->start > y->start ? -1 : 1;
+    return x->job->seq < y->job->seq ? -1 : (x->job->seq > y->job->seq);
+}
+
+/* The reserved gang does not fit the free GPUs: take what it lacks from
+ * running jobs. The gang is charged to its tenant: that tenant's own jobs
+ * go first (it counts as holding the gang already), then each victim comes
+ * from whichever tenant would be left holding the most against its
+ * entitlement, so the shortfall the gang causes is spread over the
+ * tenants in proportion to their entitlements. A victim of a higher class
+ * than the gang is never taken. If too few may go now, nothing is taken,
+ * and a round is asked for when a protected one may go. */
+static int gang_reclaim(struct pool *p, const struct gp_view *v,
+                        struct gp_plan *plan, const struct totals *tot,
+                        const struct tstate *tg, const struct gp_job *gang)
+{
+    size_t nt = gp_view_ntenants(v), nr = gp_view_nrunning(v), k = 0, nc = 0;
+    struct gp_arena *a = gp_view_scratch(v);
+    uint64_t epoch = gp_view_running_epoch(v);
+    int64_t now = gp_view_now(v), have, need, freed = 0;
+    struct until until = {INT64_MAX, INT64_MAX};
+    const struct gp_job **chosen;
+    struct gp_placement where;
+    struct gvictim *c;
+    size_t *first, *end;
+    int64_t *level;
+    int rc = GP_OK;
+
+    have = free_for(v, gang) - (tot->owed - tg->owed);
+    need = ask(gang) - (have > 0 ? have : 0) - incoming_of(v, gang->tenant);
+    if (need <= 0 || memo_holds(&p->gang_fail, gang->seq, epoch, need, now))
+        return GP_OK; /* on its way; or nothing changed since it failed */
+    c = gp_arena_alloc(a, (nr + 1) * sizeof(*c));
+    chosen = gp_arena_alloc(a, (nr + 1) * sizeof(*chosen));
+    first = gp_arena_alloc(a, (nt + 1) * sizeof(*first));
+    end = gp_arena_alloc(a, (nt + 1) * sizeof(*end));
+    level = gp_arena_alloc(a, (nt + 1) * sizeof(*level));
+    if (!c || !chosen || !first || !end || !level)
+        return GP_ENOMEM;
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+
+        first[t] = k;
+        level[t] = held_of(v, t) + (t == gang->tenant ? ask(gang) : 0);
+        for (const struct gp_job *j = gp_view_tenant_running(v, t); j;
+             j = gp_view_tenant_running_next(v, j)) {
+            if (gp_plan_has(plan, j) || gp_job_class(j) > gp_job_class(gang) ||
+                (gang->demand.type != GP_TYPE_ANY &&
+                 j->where.type != gang->demand.type) ||
+                (ti->typed &&
+                 typed_room(v, tot, t, j->where.type) + ask(j) > 0))
+                continue;
+            if (!gp_view_may_preempt(v, j)) {
+                until_note(&until, j, gp_view_preemptible_at(v, j));
+                continue;
+            }
+            c[k].job = j;
+            c[k].cls = (int)gp_job_class(j);
+            c[k].loss = gp_view_loss_if_preempted(v, j);
+            c[k].start = j->run_start_us;
+            k++;
+        }
+        end[t] = k;
+        qsort(c + first[t], k - first[t], sizeof(*c), cmp_gvictim);
+    }
+    for (;;) {
+        uint32_t best = UINT32_MAX;
+        double best_level = -1;
+
+        if (freed >= need && (rc = gp_view_fit_if_freed(v, gang, chosen, nc,
+                                                        &where)) != GP_ENOFIT)
+            break;
+        for (uint32_t t = 0; t < nt; t++) {
+            double e = gp_view_tenant(v, t)->entitled;
+            /* entitled to nothing: all it holds is borrowed */
+            double lv =
+                e > 1e-9 ? gpus_of(level[t]) / e : 1e18 + gpus_of(level[t]);
+
+            if (first[t] < end[t] && lv > best_level) {
+                best_level = lv;
+                best = t;
+            }
+        }
+        if (best == UINT32_MAX) {
+            rc = GP_ENOFIT;
+            break;
+        }
+        chosen[nc] = c[first[best]++].job;
+        level[best] -= ask(chosen[nc]);
+        freed += ask(chosen[nc]);
+        nc++;
+    }
+    if (rc == GP_OK) {
+        size_t mark = gp_plan_mark(plan);
+
+        for (size_t i = 0; i < nc && rc == GP_OK; i++)
+            rc = gp_plan_preempt_for(plan, chosen[i], gang->tenant);
+        if (rc == GP_OK)
+            return GP_OK;
+        gp_plan_rollback(plan, mark);
+        if (rc != GP_EPLAN)
+            return rc;
+    } else if (rc != GP_ENOFIT) {
+        return rc;
+    }
+    /* too few may go now: again when a protected one may */
+    memo_set(&p->gang_fail, gang->seq, epoch, need, until.retry);
+    return wake_at(p, v, plan, until.wake);
+}
+
 /* ---- the round ---------------------------------------------------------- */
 
 /* The books per GPU type as of the round's start (see struct totals). What
@@ -1659,15 +1885,22 @@ static int cmp_ts(const void *a, const void *b)
     return x->t < y->t ? -1 : (x->t > y->t);
 }
 
-/* Order tenants by fair-share deficit per unit of weight, largest first;
- * then by decayed usage per weight, smallest first. */
-static void order_by_deficit(const struct gp_view *v, struct tstate *ts,
-                             size_t nts, uint32_t *pos)
+/* Order tenants by fair-share deficit, largest first: with `relative`
+ * the part of its entitlement a tenant lacks (the measure compliance
+ * reads: a tenant 1 GPU short of 10 is further from its share than one 2
+ * short of 68), else the GPUs it lacks per unit of weight; then by decayed
+ * usage per weight, smallest first. */
+static void order_by_deficit(const struct pool *p, const struct gp_view *v,
+                             struct tstate *ts, size_t nts, uint32_t *pos)
 {
     for (size_t i = 0; i < nts; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
+        double lack = ti->entitled - gpus_of(held_of(v, ts[i].t));
 
-        ts[i].key = (ti->entitled - gpus_of(held_of(v, ts[i].t))) / ti->weight;
+        if (!p->relative)
+            ts[i].key = lack / ti->weight;
+        else
+            ts[i].key = ti->entitled > 0 ? lack / ti->entitled : lack;
         ts[i].key2 = ti->usage_gpu_s / ti->weight;
     }
     qsort(ts, nts, sizeof(*ts), cmp_ts);
@@ -1679,7 +1912,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
                          struct gp_plan *plan)
 {
     struct pool *p = priv;
-    struct reservation r = {NULL, 0, 0};
+    struct reservation r = {0};
     struct totals tot = {0};
     struct tstate *ts;
     size_t nts = 0;
@@ -1695,6 +1928,15 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         tot.typed = gp_view_tenant(v, t)->typed;
     if (tot.typed && (rc = typed_books(v, &tot)) != GP_OK)
         return rc;
+    tot.tol = p->mode == MODE_POOL ? p->tolerance : 0;
+    tot.lifo = p->lifo;
+    /* a gang that waited too long: under `consolidate` a large gang needs
+     * whole nodes, which victims chosen across tenants do not free, so
+     * there it gets the backfill reservation */
+    r.by_reclaim = p->mode == MODE_POOL && p->gang_reclaim &&
+                   gp_view_model(v) != GP_PLACE_CONSOLIDATE;
+    if (p->mode != MODE_STATIC && (rc = find_reservation(p, v, &r)) != GP_OK)
+        return rc;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
@@ -1707,6 +1949,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         need = (int64_t)ceil(ti->entitled - 1e-9) * MILLI - held_of(v, t);
         if (p->nearest && need > 0)
             need = 2 * need - MILLI; /* a gang reclaimed to land nearer */
+        if (r.job && r.by_reclaim && r.job->tenant == t && need < ask(r.job))
+            need = ask(r.job); /* what is reclaimed for its gang */
         if (ti->typed) {
             int64_t typed_need = 0;
 
@@ -1745,23 +1989,29 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         return GP_OK;
     }
 
-    /* 1. the gang that waited too long */
-    if ((rc = find_reservation(p, v, &r)) != GP_OK)
-        return rc;
-    if (r.job && r.at_us <= gp_view_now(v)) {
+    /* 1. the gang that waited too long: started if it fits; else by
+     * reclaim, or a reservation for it holds back the other starts */
+    if (r.job) {
         size_t i = tindex(tot.pos, nts, r.job->tenant);
         const struct gp_tenant_info *ti = gp_view_tenant(v, r.job->tenant);
 
-        if (!ti->cap || held_of(v, r.job->tenant) + ask(r.job) <=
-                            (int64_t)ti->cap * MILLI) {
+        if (ti->cap &&
+            held_of(v, r.job->tenant) + ask(r.job) > (int64_t)ti->cap * MILLI)
+            rc = GP_ENOFIT; /* its tenant's cap: it waits for its jobs */
+        else if (r.at_us <= gp_view_now(v))
             rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
-            if (rc != GP_OK && rc != GP_ENOFIT)
-                return rc;
-        }
-        r.job = NULL; /* started, or placement-blocked: no reservation */
+        else if (r.by_reclaim)
+            rc = gang_reclaim(p, v, plan, &tot, &ts[i], r.job);
+        else
+            rc = GP_ENOFIT;
+        if (rc != GP_OK && rc != GP_ENOFIT)
+            return rc;
+        if (r.at_us <= gp_view_now(v) && (rc == GP_OK || !r.by_reclaim))
+            r.job = NULL; /* started, or placement-blocked: no
+                             reservation */
     }
 
-    order_by_deficit(v, ts, nts, tot.pos);
+    order_by_deficit(p, v, ts, nts, tot.pos);
     /* 2. within guarantees by type: a tenant's part on a type is its own */
     for (size_t i = 0; tot.typed && i < nts && gp_view_free_milli(v) > 0; i++)
         if (gp_view_tenant(v, ts[i].t)->typed &&
@@ -1785,7 +2035,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         return rc;
 
     /* 5. lend what is idle */
-    order_by_deficit(v, ts, nts, tot.pos);
+    order_by_deficit(p, v, ts, nts, tot.pos);
     for (size_t i = 0; i < nts && gp_view_free_milli(v) > 0; i++) {
         if (gp_view_tenant(v, ts[i].t)->npending == 0)
             continue;

@@ -380,9 +380,9 @@ static int cmp_endpoint(const void *a, const void *b)
 }
 
 static int find_reservation(struct pool *p, const struct gp_view *v,
-                            struct reservation *r)
+                            struct gp_plan *plan, struct reservation *r)
 {
-    int64_t now = gp_view_now(v);
+    int64_t now = gp_view_now(v), due = INT64_MAX;
     const struct gp_job *oldest = NULL;
     struct endpoint *ends;
     size_t n = 0, nr = gp_view_nrunning(v);
@@ -414,14 +414,19 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
-            if (now - j->submit_us >= p->reserve_after_us &&
-                (!oldest || j->submit_us < oldest->submit_us ||
-                 (j->submit_us == oldest->submit_us && j->seq < oldest->seq)))
+            if (now - j->submit_us < p->reserve_after_us) {
+                if (j->submit_us + p->reserve_after_us < due)
+                    due = j->submit_us + p->reserve_after_us;
+            } else if (!oldest || j->submit_us < oldest->submit_us ||
+                       (j->submit_us == oldest->submit_us &&
+                        j->seq < oldest->seq)) {
                 oldest = j;
+            }
         }
     }
+    /* no event marks the moment a gang has waited long enough */
     if (!oldest)
-        return GP_OK;
+        return wake_at(p, v, plan, due);
     r->job = oldest;
     have = free_for(v, oldest);
     if (have >= ask(oldest)) {
@@ -807,7 +812,12 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                 continue;
             }
         } else if (pass == PASS_ENTITLED) {
-            if (gpus_of(after) > ceil(ti->entitled - 1e-9)) {
+            /* within its entitlement; with `nearest`, also a gang that
+             * lands it nearer to it than it is, as reclaim serves one */
+            int64_t room = (int64_t)ceil(ti->entitled - 1e-9) * MILLI -
+                           held_of(v, ts[i].t);
+
+            if (ask(job) > room && !(p->nearest && ask(job) < 2 * room)) {
                 if (holds_line(p, v, pass, job))
                     break;
                 gp_pending_iter_skip_shape(&it);
@@ -1935,7 +1945,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
      * there it gets the backfill reservation */
     r.by_reclaim = p->mode == MODE_POOL && p->gang_reclaim &&
                    gp_view_model(v) != GP_PLACE_CONSOLIDATE;
-    if (p->mode != MODE_STATIC && (rc = find_reservation(p, v, &r)) != GP_OK)
+    if (p->mode != MODE_STATIC &&
+        (rc = find_reservation(p, v, plan, &r)) != GP_OK)
         return rc;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);

@@ -22,6 +22,11 @@ struct setup {
     bool consolidate; /* placement consolidate, not pack */
 };
 
+/* The policy's options for the next core made (each core_on takes them,
+ * and the one after runs without). */
+static const struct gp_kv *next_opts;
+static size_t next_nopts;
+
 /* A core for the policy on cluster c, with the tenants declared. */
 static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
                                const struct gp_tenant_spec *tenants, size_t nt,
@@ -33,8 +38,12 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
         .model = s->consolidate ? GP_PLACE_CONSOLIDATE : GP_PLACE_PACK,
         .grace_us = s->grace_us,
         .ckpt_cost_us = s->ckpt_cost_us,
+        .policy_opts = next_opts,
+        .npolicy_opts = next_nopts,
     };
 
+    next_opts = NULL;
+    next_nopts = 0;
     memset(r, 0, sizeof(*r));
     harness_rec = r;
     for (int k = 0; k < GP_NPRIO; k++) {
@@ -1150,9 +1159,224 @@ static void defrag_moves_a_job_to_free_a_node_for_a_gang(void **state)
     }
 }
 
+/* Jobs of `tenant` that are stopping (signalled). */
+static int stopping_of(struct gp_core *core, const char *tenant)
+{
+    uint32_t t;
+    int n = 0;
+
+    assert_int_equal(gp_core_find_tenant(core, tenant, &t), GP_OK);
+    for (uint32_t i = 0; i < gp_core_njobs(core); i++)
+        n += gp_core_job(core, i)->tenant == t &&
+             gp_core_job(core, i)->state == GP_JOB_STOPPING;
+    return n;
+}
+
+/* a (guarantee 4), b and c (6 each) fill 16 GPUs with long one-GPU jobs;
+ * a's gang of 8 waits past reserve_after. gang_reclaim=1 charges the gang
+ * to a: a's own 4 jobs go first (a counts as holding the gang), then b and
+ * c in turn (each victim from the tenant left holding the most against its
+ * entitlement), 2 each; the gang starts once they stopped. gang_reclaim=0
+ * reserves instead: nothing is preempted for it. */
+static void
+a_waiting_gang_is_started_by_reclaim_charged_to_its_tenant(void **state)
+{
+    static const struct gp_tenant_spec three[] = {
+        {.name = "a", .guarantee = 4},
+        {.name = "b", .guarantee = 6},
+        {.name = "c", .guarantee = 6},
+    };
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        const struct gp_kv opts[] = {{"large_gang", "6"},
+                                     {"reserve_after", "100"},
+                                     {"gang_reclaim", on ? "1" : "0"}};
+        struct rec r;
+        struct setup s = {S(30), 0, 0, 0, 0, false};
+        struct gp_core *core;
+        uint32_t gang;
+
+        next_opts = opts;
+        next_nopts = 3;
+        core = pool_core("pool", 16, three, 3, &s, &r);
+
+        for (int i = 0; i < 4; i++)
+            job_of(core, "a", 1, 10000, 0, 0, true);
+        for (int i = 0; i < 6; i++) {
+            job_of(core, "b", 1, 10000, 0, 0, true);
+            job_of(core, "c", 1, 10000, 0, 0, true);
+        }
+        assert_int_equal(round_at(core, 0), 16);
+        gang = job_of(core, "a", 8, 100, 10, 0, true);
+        round_at(core, S(10));
+        assert_int_equal(r.preempts, 0); /* it has not waited long enough */
+        round_at(core, S(200));
+        if (!on) {
+            assert_int_equal(r.preempts, 0);
+            assert_int_equal(state_of(core, gang), GP_JOB_PENDING);
+            gp_core_free(core);
+            continue;
+        }
+        assert_int_equal(stopping_of(core, "a"), 4);
+        assert_int_equal(stopping_of(core, "b"), 2);
+        assert_int_equal(stopping_of(core, "c"), 2);
+        stop_signalled(core, S(230));
+        round_at(core, S(230));
+        assert_int_equal(state_of(core, gang), GP_JOB_RUNNING);
+        gp_core_free(core);
+    }
+}
+
+/* x (guarantee 30) holds its 30; r (18) holds 15 and waits for a gang of
+ * 4 with 3 GPUs free. Taking one of x's jobs leaves x below its
+ * entitlement rounded down, which a reclaim never did; but r is 17% short
+ * and x would be left 3% short, within the tolerance: with tolerance 0.05
+ * one of x's jobs goes, with tolerance 0 none does. */
+static void a_tenant_short_beyond_the_tolerance_reclaims_within_it(void **state)
+{
+    static const struct gp_tenant_spec xr[] = {
+        {.name = "x", .guarantee = 30},
+        {.name = "r", .guarantee = 18},
+    };
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        const struct gp_kv opts[] = {{"tolerance", on ? "0.05" : "0"}};
+        struct rec r;
+        struct setup s = {S(30), 0, 0, 0, 0, false};
+        struct gp_core *core;
+        uint32_t gang;
+
+        next_opts = opts;
+        next_nopts = 1;
+        core = pool_core("pool", 48, xr, 2, &s, &r);
+
+        for (int i = 0; i < 30; i++)
+            job_of(core, "x", 1, 10000, 0, 0, true);
+        for (int i = 0; i < 15; i++)
+            job_of(core, "r", 1, 10000, 0, 0, true);
+        assert_int_equal(round_at(core, 0), 45);
+        gang = job_of(core, "r", 4, 100, 10, 0, true);
+        round_at(core, S(10));
+        assert_int_equal(stopping_of(core, "x"), on ? 1 : 0);
+        stop_signalled(core, S(40));
+        round_at(core, S(40));
+        assert_int_equal(state_of(core, gang),
+                         on ? GP_JOB_RUNNING : GP_JOB_PENDING);
+        gp_core_free(core);
+    }
+}
+
+/* A job of b's with a time limit: with no history, its predicted run
+ * time. */
+static uint32_t limited_job(struct gp_core *core, const char *id,
+                            double limit_s, double at_s)
+{
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = "b",
+        .gpus = 1,
+        .duration_us = (int64_t)(limit_s * 1e6) / 2,
+        .time_limit_us = (int64_t)(limit_s * 1e6),
+        .submit_us = (int64_t)(at_s * 1e6),
+        .checkpointable = true,
+    };
+    uint64_t jid = UINT32_MAX;
+
+    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
+                     GP_OK);
+    return (uint32_t)jid;
+}
+
+/* b borrows two GPUs: `early` (started at 0, predicted to run 50,000 s)
+ * and `late` (started at 100 s, predicted 10,000 s); a reclaims one.
+ * lifo=1 takes the latest started, lifo=0 the one with the most time
+ * left. */
+static void the_latest_started_borrowed_job_goes_first(void **state)
+{
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        const struct gp_kv opts[] = {{"lifo", on ? "1" : "0"}};
+        struct rec r;
+        struct setup s = {S(30), 0, 0, 0, 0, false};
+        struct gp_core *core;
+        uint32_t early, late;
+
+        next_opts = opts;
+        next_nopts = 1;
+        core = pool_core("pool", 8, two, 2, &s, &r);
+
+        for (int i = 0; i < 4; i++)
+            job_of(core, "b", 1, 10000, 0, 0, true);
+        for (int i = 0; i < 2; i++)
+            job_of(core, "a", 1, 10000, 0, 0, true);
+        early = limited_job(core, "early", 50000, 0);
+        assert_int_equal(round_at(core, 0), 7);
+        late = limited_job(core, "late", 10000, 100);
+        assert_int_equal(round_at(core, S(100)), 1);
+        job_of(core, "a", 1, 100, 200, 0, true);
+        round_at(core, S(200));
+        assert_int_equal(r.preempts, 1);
+        assert_int_equal(r.last_preempted, on ? late : early);
+        gp_core_free(core);
+    }
+}
+
+/* One GPU free; a (entitled to 10) holds 9 and waits for one more, b
+ * (entitled to its demand, 67) holds 65 and waits for two; c borrows 3
+ * that may not be taken back yet. relative=1 serves a first (10% short
+ * against b's 3%), relative=0 b (2 GPUs short against a's 1). */
+static void
+the_tenant_furthest_from_its_share_in_proportion_goes_first(void **state)
+{
+    static const struct gp_tenant_spec abc[] = {
+        {.name = "a", .guarantee = 10},
+        {.name = "b", .guarantee = 68},
+        {.name = "c"},
+    };
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        const struct gp_kv opts[] = {{"relative", on ? "1" : "0"}};
+        struct rec r;
+        struct setup s = {S(30), S(10000), 0, 0, 0, false};
+        struct gp_core *core;
+        uint32_t ja, jb;
+
+        struct gp_cluster *c;
+
+        assert_int_equal(gp_cluster_new(&c), GP_OK);
+        assert_int_equal(gp_cluster_add_uniform(c, 2, 39, NULL, 0, NULL),
+                         GP_OK);
+        next_opts = opts;
+        next_nopts = 1;
+        core = core_on("pool", c, abc, 3, &s, &r);
+
+        for (int i = 0; i < 3; i++)
+            job_of(core, "c", 1, 100000, 0, 0, true);
+        for (int i = 0; i < 9; i++)
+            job_of(core, "a", 1, 100000, 0, 0, true);
+        for (int i = 0; i < 65; i++)
+            job_of(core, "b", 1, 100000, 0, 0, true);
+        assert_int_equal(round_at(core, 0), 77);
+        ja = job_of(core, "a", 1, 100000, 10, 0, true);
+        jb = job_of(core, "b", 1, 100000, 10, 0, true);
+        job_of(core, "b", 1, 100000, 10, 0, true);
+        assert_int_equal(round_at(core, S(10)), 1);
+        assert_int_equal(state_of(core, on ? ja : jb), GP_JOB_RUNNING);
+        assert_int_equal(state_of(core, on ? jb : ja), GP_JOB_PENDING);
+        gp_core_free(core);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(
+            a_waiting_gang_is_started_by_reclaim_charged_to_its_tenant),
+        cmocka_unit_test(
+            a_tenant_short_beyond_the_tolerance_reclaims_within_it),
+        cmocka_unit_test(the_latest_started_borrowed_job_goes_first),
+        cmocka_unit_test(
+            the_tenant_furthest_from_its_share_in_proportion_goes_first),
         cmocka_unit_test(defrag_moves_a_job_to_free_a_node_for_a_gang),
         cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),

@@ -114,6 +114,9 @@ struct gp_job {
     int64_t attained_gpu_us; /* useful GPU-microseconds done (ended runs) */
     int64_t lost_work_us;    /* work thrown away by preemptions */
     int64_t signal_us;       /* when a graceful preemption was signalled */
+    int64_t queued_us;       /* when it last joined the queue: its
+                                submission, or the end of the run it lost
+                                (a start that failed keeps it) */
     int64_t predicted_us;    /* predicted run time at submission */
     uint32_t preemptions;
     uint32_t starts;         /* runs begun (resources taken), failed or not */

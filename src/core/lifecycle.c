@@ -107,6 +107,7 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     j->end_us = GP_TIME_NONE;
     j->speed = 1.0;
     j->signal_us = GP_TIME_NONE;
+    j->queued_us = spec->submit_us;
     j->reclaim_for = GP_TENANT_NONE;
     {
         enum gp_predict_source src;
@@ -314,6 +315,7 @@ int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
     if (why == GP_STOP_PREEMPT)
         j->preemptions++;
     j->requeued_by = (uint8_t)why;
+    j->queued_us = now_us;
     j->state = GP_JOB_PENDING;
     GP__MUST(gp__pending_push(c, j));
     c->dirty = true;

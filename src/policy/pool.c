@@ -42,6 +42,9 @@ enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
 
 /* Jobs a tenant may look past, per round, that would delay a reservation. */
 #define BACKFILL_DEPTH 16
+/* Victims a reclaim looks at for ones no larger than it needs, before it
+ * takes any size. */
+#define FIT_FIRST_LOOK 1024
 /* Pending jobs of one tenant a reclaim looks at in one round. */
 #define MAX_RECLAIM_JOBS 256
 
@@ -379,6 +382,17 @@ static int cmp_endpoint(const void *a, const void *b)
     return (x->milli > y->milli) - (x->milli < y->milli);
 }
 
+/* GPUs from which a job counts as a large gang: by default more than one
+ * node's worth, the jobs backfilling can starve (measured on Philly: with
+ * gangs from one node up, reservations held back so much backfill that
+ * the average wait grew 50-fold). */
+static uint32_t large_of(const struct pool *p, const struct gp_view *v)
+{
+    return p->large_gang
+               ? p->large_gang
+               : 2 * gp_cluster_max_node_gpus(gp_view_cluster(v), GP_TYPE_ANY);
+}
+
 static int find_reservation(struct pool *p, const struct gp_view *v,
                             struct gp_plan *plan, struct reservation *r)
 {
@@ -387,15 +401,7 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
     struct endpoint *ends;
     size_t n = 0, nr = gp_view_nrunning(v);
     int64_t have;
-
-    /* by default a gang is large when it needs more than one node: those
-     * are the jobs backfilling can starve (measured on Philly: with gangs
-     * from one node up, reservations held back so much backfill that the
-     * average wait grew 50-fold) */
-    uint32_t large =
-        p->large_gang
-            ? p->large_gang
-            : 2 * gp_cluster_max_node_gpus(gp_view_cluster(v), GP_TYPE_ANY);
+    uint32_t large = large_of(p, v);
 
     r->job = NULL;
     for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
@@ -414,11 +420,13 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
-            if (now - j->submit_us < p->reserve_after_us) {
-                if (j->submit_us + p->reserve_after_us < due)
-                    due = j->submit_us + p->reserve_after_us;
-            } else if (!oldest || j->submit_us < oldest->submit_us ||
-                       (j->submit_us == oldest->submit_us &&
+            /* waited since it joined the queue: one that lost its run
+             * waits afresh */
+            if (now - j->queued_us < p->reserve_after_us) {
+                if (j->queued_us + p->reserve_after_us < due)
+                    due = j->queued_us + p->reserve_after_us;
+            } else if (!oldest || j->queued_us < oldest->queued_us ||
+                       (j->queued_us == oldest->queued_us &&
                         j->seq < oldest->seq)) {
                 oldest = j;
             }
@@ -1020,6 +1028,8 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
      * time instead drives it to its preemption cap, after which it holds
      * its GPUs to its end however its tenant's share shrinks */
     x->since = lifo ? -j->run_start_us : 0;
+    if (getenv("BIGLAST") && j->demand.gpus > 8)
+        x->since += (int64_t)1 << 60;
     x->job = j;
     x->taken = false;
     x->cls = (int)gp_job_class(j);
@@ -1306,6 +1316,12 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     int rc = GP_OK;
     struct by_node bn = {0};
     bool node_found = false;
+    /* victims no larger than what is still needed first (a gang of 16 is
+     * not taken for one GPU while single GPUs may go: the rest would come
+     * free, be lent, and come back), then any; a tenant's own victims
+     * (high priority) and victims by node are walked once */
+    bool fitting = !own;
+    size_t looked = 0, first0 = all->first;
 
     /* under `consolidate` a gang that fits a node must find one: the
      * victims then come from the first node where they would free it */
@@ -1346,8 +1362,14 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         size_t xi;
         const struct gp_tenant_info *xt;
 
-        if (!va && !vb)
+        if ((!va && !vb) || looked >= FIT_FIRST_LOOK) {
+            if (fitting) { /* again, victims of any size */
+                fitting = false;
+                a = all->first;
+                continue;
+            }
             break;
+        }
         if (!vb || (va && cmp_victim(va, vb) <= 0)) {
             vx = va;
             a++;
@@ -1357,6 +1379,8 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         }
         x = vx->job;
         if (gp_plan_has(plan, x))
+            continue;
+        if (fitting && (looked++, ask(x) > need - freed))
             continue;
         if (type != GP_TYPE_ANY ? x->where.type != type
                                 : probe->demand.type != GP_TYPE_ANY &&
@@ -1408,6 +1432,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
             node_found = true;
             break;
         }
+        vx->taken = true; /* for the second walk; undone if it fails */
         picked[nc] = vx;
         chosen[nc++] = x;
         taken[xi] += ask(x);
@@ -1448,8 +1473,12 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
     for (size_t k = 0; tot->typed && k < nc; k++)
         per_type(tot, tot->chosen_t,
                  chosen[k]->tenant)[chosen[k]->where.type] -= ask(chosen[k]);
-    if (rc != GP_OK)
+    if (rc != GP_OK) {
+        for (size_t k = 0; k < nc; k++)
+            picked[k]->taken = false;
+        all->first = first0;
         return rc;
+    }
     /* a later tenant skips them: they are in the plan (gp_plan_has), and
      * marked so it need not look at the job to know */
     for (size_t k = 0; k < nc; k++)
@@ -1746,12 +1775,14 @@ static int cmp_gvictim(const void *a, const void *b)
 
 /* The reserved gang does not fit the free GPUs: take what it lacks from
  * running jobs. The gang is charged to its tenant: that tenant's own jobs
- * go first (it counts as holding the gang already), then each victim comes
- * from whichever tenant would be left holding the most against its
+ * go first (it counts as holding the gang already), then - unless the
+ * tenant holds more than its entitlement - each victim comes from
+ * whichever tenant would be left holding the most against its
  * entitlement, so the shortfall the gang causes is spread over the
- * tenants in proportion to their entitlements. A victim of a higher class
- * than the gang is never taken. If too few may go now, nothing is taken,
- * and a round is asked for when a protected one may go. */
+ * tenants in proportion to their entitlements. Never taken: a victim of a
+ * higher class than the gang, another tenant's large gang. If too few may
+ * go now, nothing is taken, and a round is asked for when a protected one
+ * may go. */
 static int gang_reclaim(struct pool *p, const struct gp_view *v,
                         struct gp_plan *plan, const struct totals *tot,
                         const struct tstate *tg, const struct gp_job *gang)
@@ -1766,6 +1797,7 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
     struct gvictim *c;
     size_t *first, *end;
     int64_t *level;
+    bool own_only;
     int rc = GP_OK;
 
     have = free_for(v, gang) - (tot->owed - tg->owed);
@@ -1779,6 +1811,11 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
     level = gp_arena_alloc(a, (nt + 1) * sizeof(*level));
     if (!c || !chosen || !first || !end || !level)
         return GP_ENOMEM;
+    /* a tenant that holds more than its entitlement makes room for its
+     * gang from its own jobs alone; another tenant's large gang is never taken
+     * for it (it would wait as long again) */
+    own_only = gpus_of(held_of(v, gang->tenant)) >
+               ceil(gp_view_tenant(v, gang->tenant)->entitled - 1e-9);
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
@@ -1787,6 +1824,8 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
         for (const struct gp_job *j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
             if (gp_plan_has(plan, j) || gp_job_class(j) > gp_job_class(gang) ||
+                (t != gang->tenant &&
+                 (own_only || j->demand.gpus >= large_of(p, v))) ||
                 (gang->demand.type != GP_TYPE_ANY &&
                  j->where.type != gang->demand.type) ||
                 (ti->typed &&

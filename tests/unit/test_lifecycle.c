@@ -222,6 +222,28 @@ static void a_starting_job_is_no_victim(void **state)
     gp_core_free(core);
 }
 
+/* A job joins the queue at its submission, and again when it loses its
+ * run: that is when it starts waiting afresh (pool reserves for a gang by
+ * the time it waited so). */
+static void a_job_joins_the_queue_again_when_it_loses_its_run(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkcore("srtf", 1, 4, &r);
+    uint32_t a = submit(core, "a", 4, 1000, 1);
+    const struct gp_job *j = gp_core_job(core, a);
+
+    (void)state;
+    assert_int_equal(j->queued_us, S(1));
+    assert_int_equal(round_at(core, S(1)), 1);
+    assert_int_equal(state_of(core, a), GP_JOB_RUNNING);
+    assert_int_equal(j->queued_us, S(1));
+    submit(core, "b", 4, 10, 7);
+    assert_int_equal(round_at(core, S(7)), 2);
+    assert_int_equal(state_of(core, a), GP_JOB_PENDING);
+    assert_int_equal(j->queued_us, S(7));
+    gp_core_free(core);
+}
+
 static void
 a_retired_jobs_handle_finds_nothing_and_its_slot_is_reused(void **state)
 {
@@ -386,6 +408,7 @@ int main(void)
         cmocka_unit_test(a_job_cancelled_while_starting_ends_cancelled),
         cmocka_unit_test(reports_that_do_not_fit_the_state_are_refused),
         cmocka_unit_test(a_starting_job_is_no_victim),
+        cmocka_unit_test(a_job_joins_the_queue_again_when_it_loses_its_run),
         cmocka_unit_test(
             a_retired_jobs_handle_finds_nothing_and_its_slot_is_reused),
         cmocka_unit_test(a_retired_jobs_timers_do_not_touch_the_next_job),

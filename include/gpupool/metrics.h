@@ -67,6 +67,13 @@ struct gp_summary {
     uint64_t unfinished; /* still pending or running at the end */
     double avg_jct_s, p50_jct_s, p95_jct_s, p99_jct_s;
     double avg_wait_s, p50_wait_s, p95_wait_s, p99_wait_s;
+    /* the average wait of the completed jobs by width: [0] one GPU or a
+     * share of one, [1] 2 GPUs up to a node (the cluster's largest,
+     * width_node_gpus), [2] more than a node; completed_width counts them
+     * (an average is 0 where none completed) */
+    double avg_wait_width_s[3];
+    uint64_t completed_width[3];
+    uint32_t width_node_gpus;
     double makespan_s;      /* last end - first submit */
     double gpu_utilization; /* allocated GPU-s / (GPUs x makespan) */
     double avg_queue_len;   /* time-average pending jobs over the makespan */

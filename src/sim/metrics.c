@@ -1365,6 +1365,7 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     int64_t first = GP_TIME_MAX, last_end = GP_TIME_NONE, window;
     int64_t first_in = GP_TIME_MAX, last_in = GP_TIME_NONE;
     u128 jct_sum = 0, wait_sum = 0, dur_sum = 0, offered = 0;
+    u128 width_sum[3] = {0, 0, 0};
     uint64_t admitted = 0, admitted_preemptions = 0;
     size_t nc = 0;
 
@@ -1407,8 +1408,20 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
         jct_sum += (uint64_t)jcts[nc];
         wait_sum += (uint64_t)waits[nc];
         dur_sum += (uint64_t)r->duration_us;
+        {
+            int w = r->milli <= MILLI                                  ? 0
+                    : r->milli <= (uint64_t)s->width_node_gpus * MILLI ? 1
+                                                                       : 2;
+
+            width_sum[w] += (uint64_t)waits[nc];
+            s->completed_width[w]++;
+        }
         nc++;
     }
+    for (int w = 0; w < 3; w++)
+        if (s->completed_width[w])
+            s->avg_wait_width_s[w] =
+                us_to_s(width_sum[w]) / (double)s->completed_width[w];
     s->completed = nc;
     if (first == GP_TIME_MAX)
         first = m->started ? m->t0_us : end_us;
@@ -1514,6 +1527,8 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     s->policy = gp_strtab_get(&m->strs, id);
     s->placement = gp_place_model_name(gp_core_model(core));
     s->cluster_gpus = gp_cluster_gpus(gp_core_cluster(core));
+    s->width_node_gpus =
+        gp_cluster_max_node_gpus(gp_core_cluster(core), GP_TYPE_ANY);
     s->rounds = gp_core_nrounds(core);
     s->events = m->events;
     s->wall_s = wall_s;

@@ -70,6 +70,12 @@ static bool has_arrivals(const struct gp_summary *s)
     return s->submit_span_s > 0;
 }
 
+/* Waits by width are shown when some job was a gang. */
+static bool has_gangs(const struct gp_summary *s)
+{
+    return s->completed_width[1] + s->completed_width[2] > 0;
+}
+
 static bool has_saturated(const struct gp_summary *s)
 {
     return s->saturated_s > 0;
@@ -112,6 +118,11 @@ const struct gp__row gp__rows[] = {
     ROW("p50 wait", GP__ROW_TIME, p50_wait_s),
     ROW("p95 wait", GP__ROW_TIME, p95_wait_s),
     ROW("p99 wait", GP__ROW_TIME, p99_wait_s),
+    ROW_IF("avg wait, 1 GPU", GP__ROW_TIME, avg_wait_width_s[0], has_gangs),
+    ROW_IF("avg wait, 2 GPUs to a node", GP__ROW_TIME, avg_wait_width_s[1],
+           has_gangs),
+    ROW_IF("avg wait, over a node", GP__ROW_TIME, avg_wait_width_s[2],
+           has_gangs),
     GROUP("makespan", GP__ROW_TIME, makespan_s),
     ROW_IF("arrival window", GP__ROW_TIME, submit_span_s, has_arrivals),
     ROW("GPU utilization, makespan (%)", GP__ROW_PCT, gpu_utilization),
@@ -635,6 +646,19 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "p50_wait_s", jreal(s->p50_wait_s), &ok);
     put(o, "p95_wait_s", jreal(s->p95_wait_s), &ok);
     put(o, "p99_wait_s", jreal(s->p99_wait_s), &ok);
+    {
+        /* by width: one GPU (or a share), 2 GPUs to a node, over a node */
+        static const char *const keys[3][2] = {
+            {"avg_wait_1gpu_s", "completed_1gpu"},
+            {"avg_wait_node_s", "completed_node"},
+            {"avg_wait_multinode_s", "completed_multinode"}};
+
+        for (int w = 0; w < 3; w++) {
+            put(o, keys[w][0], jreal(s->avg_wait_width_s[w]), &ok);
+            put(o, keys[w][1], juint(s->completed_width[w]), &ok);
+        }
+        put(o, "width_node_gpus", juint(s->width_node_gpus), &ok);
+    }
     put(o, "makespan_s", jreal(s->makespan_s), &ok);
     /* gpu_utilization and avg_queue_len (over the makespan) stay for the
      * readers that know them; the _makespan keys are the same figures */

@@ -229,6 +229,15 @@ static void fifo_summary_matches_hand_numbers(void **state_)
     assert_double_equal(s->p50_wait_s, 10, EPS);
     assert_double_equal(s->p95_wait_s, 13, EPS);
     assert_double_equal(s->p99_wait_s, 13, EPS);
+    /* by width on 4-GPU nodes: c (1 GPU) waited 13; a and b (2 and 4,
+     * within a node) 0 and 10; none wider than a node */
+    assert_int_equal(s->width_node_gpus, 4);
+    assert_int_equal(s->completed_width[0], 1);
+    assert_int_equal(s->completed_width[1], 2);
+    assert_int_equal(s->completed_width[2], 0);
+    assert_double_equal(s->avg_wait_width_s[0], 13, EPS);
+    assert_double_equal(s->avg_wait_width_s[1], 5, EPS);
+    assert_double_equal(s->avg_wait_width_s[2], 0, EPS);
     assert_double_equal(s->makespan_s, 19, EPS);
     assert_double_equal(s->gpu_utilization, 44.0 / (4 * 19), EPS);
     assert_double_equal(s->avg_queue_len, 23.0 / 19, EPS);

@@ -2,31 +2,43 @@
  *
  * `pool`: every tenant is entitled to its guarantee up to its demand plus a
  * weighted share of what remains (the core's ledger water-fills it). A round
- *   1. starts a large gang that has waited past `reserve_after`, or gives it
- *      a reservation: a start time from the predicted ends of running jobs;
- *      other jobs then backfill only where they do not delay it;
+ *   1. serves a large gang that has waited `reserve_after` since it joined
+ *      the queue: it starts if it fits; else (gang_reclaim) GPUs are taken
+ *      for it by graceful preemption, charged to its tenant - the tenant's
+ *      own jobs first, then, unless the tenant holds more than its
+ *      entitlement, from whichever tenant is left holding the most against
+ *      its entitlement, so the shortfall is spread in proportion - while
+ *      its tenant starts nothing else; with gang_reclaim=0 it gets an EASY
+ *      backfill reservation instead (the predicted start from the running
+ *      jobs' predicted ends; others start only where they do not delay it);
  *   2. starts, for tenants whose guarantee is split by GPU type, the jobs
  *      that fit their part of a type, on that type;
- *   3. starts jobs of tenants below their entitlement, largest deficit
- *      first, in priority then arrival order;
+ *   3. starts jobs of tenants below their entitlement (or, with `nearest`,
+ *      a gang that lands the tenant nearer it), the tenant furthest from
+ *      its entitlement in proportion first (`relative`), in priority then
+ *      predicted GPU-time order;
  *   4. reclaims: a tenant whose next job would stay within its entitlement
  *      (or, with `nearest`, land nearer to it) but does not fit takes GPUs
- *      back from borrowers by graceful preemption - lowest priority first,
- *      then the least work lost, then the tenant furthest over its
- *      entitlement, then the most predicted time left; a victim's tenant
- *      never drops below its entitlement (rounded down, and never as far
- *      below it as the tenant reclaiming is) nor its part of a type, a
- *      gang goes whole, protected jobs (minimum run time, preemption cap)
- *      stay - and a reclaim they block asks for a round when they may go.
- *      A high-priority job may also preempt lower-priority jobs of its own
- *      tenant, which leaves every other tenant's share alone. A tenant's
- *      part of a type is reclaimed first, from whoever holds that type
- *      beyond their own part;
+ *      back by graceful preemption - lowest priority first, then the least
+ *      work lost, then the latest started (`lifo`), then the tenant
+ *      furthest over its entitlement, then the most predicted time left;
+ *      victims no larger than what is still needed are taken first. A
+ *      victim's tenant never drops below its entitlement rounded down, nor
+ *      as far below it as the tenant reclaiming is; but a tenant short by
+ *      more than the tolerance (5%) may take a victim's tenant down to its
+ *      compliance level, 95% of its entitlement, while that tenant is left
+ *      less short in proportion. A gang goes whole, protected jobs
+ *      (minimum run time, preemption cap) stay, and a reclaim they block
+ *      asks for a round when they may go. A high-priority job may also
+ *      preempt lower-priority jobs of its own tenant, which leaves every
+ *      other tenant's share alone. A tenant's part of a type is reclaimed
+ *      first, from whoever holds that type beyond their own part;
  *   5. lends what is still idle to tenants with pending work, by
  *      fair-share deficit (then lower decayed usage, then weight), within
  *      caps, keeping every lender's lending limit free for it - but not to
  *      a job at its preemption cap, which could not give them back.
- * `pool-noreclaim` skips step 4: idle GPUs are lent but never taken back.
+ * `pool-noreclaim` skips step 4 and reserves for large gangs (it cannot
+ * take GPUs for them): idle GPUs are lent but never taken back.
  * `static-quota` is the baseline gpupool is measured against: a tenant
  * uses only its guarantee (one job may run beyond it while the tenant holds
  * nothing, so every job can end); nothing is lent.
@@ -1336,6 +1348,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
         bn.want = ask(probe);
         if (need > ask(probe))
             need = ask(probe);
+        fitting = false; /* a node's candidates are gathered once */
     }
     /* every victim chosen frees at least one milli-GPU */
     if ((uint64_t)need < most)

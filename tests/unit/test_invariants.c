@@ -244,13 +244,16 @@ static void make_workload(struct gp_workload *wl, uint64_t seed, size_t n,
 }
 
 /* The simulation of the random cases: NT tenants, watched. */
+/* The placement model of the cases run next (pack unless a test says). */
+static enum gp_place_model case_model = GP_PLACE_PACK;
+
 static struct gp_sim_config sim_config(const char *policy,
                                        const struct gp_tenant_spec *tenants,
                                        struct watch *w)
 {
     struct gp_sim_config cfg = {
         .policy = gp_policy_find(policy),
-        .model = GP_PLACE_PACK,
+        .model = case_model,
         .restart_cost_us = 20 * GP_US_PER_S,
         .tenants = tenants,
         .ntenants = NT,
@@ -441,6 +444,16 @@ static void pool_keeps_every_invariant_on_random_gangs(void **state)
         run_case("pool", seed, false);
 }
 
+/* Under consolidate a reclaim frees a node: its victims come by node. */
+static void pool_keeps_every_invariant_under_consolidate(void **state)
+{
+    (void)state;
+    case_model = GP_PLACE_CONSOLIDATE;
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        run_case("pool", seed, false);
+    case_model = GP_PLACE_PACK;
+}
+
 static void pool_serves_a_guarantee_within_the_grace_period(void **state)
 {
     (void)state;
@@ -551,6 +564,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pool_keeps_every_invariant_on_random_gangs),
         cmocka_unit_test(pool_serves_a_guarantee_within_the_grace_period),
+        cmocka_unit_test(pool_keeps_every_invariant_under_consolidate),
         cmocka_unit_test(
             pool_serves_guarantees_by_type_within_the_grace_period),
         cmocka_unit_test(guarantees_by_type_keep_every_invariant),

@@ -1003,6 +1003,57 @@ static void a_job_wider_than_its_tenants_cap_is_rejected(void **state)
  * checkpoint (the first victims: they lose nothing); a then asks for a
  * 4-GPU gang: the victims must be one node's four, not the two that
  * checkpoint on each node. */
+/* Regression: under consolidate the victims of a reclaim come by node.
+ * Node 0: b's job y, one of c's, 2 free; node 1: one of c's and b's gang
+ * of 3. b is entitled to nothing (a and c to 4 each), so both its jobs may
+ * go for a's gang of 4 - but no node comes free by them: node 0 would
+ * have 3, and node 1 keeps c's job. The walk for victims no larger than
+ * the 2 GPUs needed skipped the gang of 3, the walk again for any added y
+ * a second time on node 0, found it "whole" and handed the core the same
+ * victim twice (an assertion failed). Nothing may be taken. */
+static void a_consolidate_reclaim_counts_each_victim_once(void **state)
+{
+    static const struct gp_tenant_spec abc[] = {
+        {.name = "a", .guarantee = 4},
+        {.name = "b"},
+        {.name = "c", .guarantee = 4},
+    };
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, true};
+    struct gp_cluster *c;
+    struct gp_core *core;
+    uint32_t shorts[2], y, gang, cgang;
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 2, 4, NULL, 0, NULL), GP_OK);
+    core = core_on("pool", c, abc, 3, &s, &r);
+    y = job_of(core, "b", 1, 10000, 0, 0, true);
+    shorts[0] = job_of(core, "c", 1, 5, 0, 0, true);
+    shorts[1] = job_of(core, "c", 1, 5, 0, 0, true);
+    job_of(core, "c", 1, 10000, 0, 0, true);
+    assert_int_equal(round_at(core, 0), 4);
+    job_of(core, "c", 1, 10000, 1, 0, true);
+    /* it cannot checkpoint: it would lose its work, so it comes after y */
+    job_of(core, "b", 3, 10000, 1, 0, false);
+    assert_int_equal(round_at(core, S(1)), 2);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(gp_core_job(core, shorts[k])->where.slots[0].node,
+                         gp_core_job(core, y)->where.slots[0].node);
+        assert_int_equal(
+            gp_core_job_ended(core, shorts[k], GP_JOB_COMPLETED, S(5)), GP_OK);
+    }
+    cgang = job_of(core, "c", 4, 100, 5, 0, true); /* fits no node */
+    round_at(core, S(5));
+    gang = job_of(core, "a", 4, 100, 10, 0, true);
+    round_at(core, S(10));
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(state_of(core, y), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, gang), GP_JOB_PENDING);
+    assert_int_equal(state_of(core, cgang), GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
 static void consolidate_reclaims_a_node_not_gpus_here_and_there(void **state)
 {
     struct rec r;
@@ -1380,6 +1431,7 @@ int main(void)
         cmocka_unit_test(defrag_moves_a_job_to_free_a_node_for_a_gang),
         cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
+        cmocka_unit_test(a_consolidate_reclaim_counts_each_victim_once),
         cmocka_unit_test(a_job_wider_than_its_tenants_cap_is_rejected),
         cmocka_unit_test(idle_gpus_are_lent_to_a_tenant_with_pending_work),
         cmocka_unit_test(lender_reclaims_within_grace_plus_one_round),

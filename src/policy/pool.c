@@ -2063,15 +2063,21 @@ static int pool_schedule(void *priv, const struct gp_view *v,
             rc = GP_ENOFIT; /* its tenant's cap: it waits for its jobs */
         else if (r.at_us <= gp_view_now(v))
             rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
-        else if (r.by_reclaim)
+        else if (r.by_reclaim) {
             rc = gang_reclaim(p, v, plan, &tot, &ts[i], r.job);
-        else
+            /* without a grace the victims' GPUs are free in the plan
+             * already: the gang takes them now, before other starts do */
+            if (rc == GP_OK && !gp_view_graceful(v))
+                rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
+        } else {
             rc = GP_ENOFIT;
+        }
         if (rc != GP_OK && rc != GP_ENOFIT)
             return rc;
-        if (r.at_us <= gp_view_now(v) && (rc == GP_OK || !r.by_reclaim))
-            r.job = NULL; /* started, or placement-blocked: no
-                             reservation */
+        /* started; or, reserved for (gang_reclaim=0), placement-blocked */
+        if (gp_plan_has(plan, r.job) ||
+            (r.at_us <= gp_view_now(v) && !r.by_reclaim))
+            r.job = NULL;
     }
 
     order_by_deficit(p, v, ts, nts, tot.pos);

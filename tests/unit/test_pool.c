@@ -1238,12 +1238,14 @@ a_waiting_gang_is_started_by_reclaim_charged_to_its_tenant(void **state)
         {.name = "c", .guarantee = 6},
     };
     (void)state;
-    for (int on = 0; on < 2; on++) {
+    /* off; on, graceful; on, free (no grace: the gang starts at once, on
+     * the GPUs its victims left, before any other start takes them) */
+    for (int on = 0; on < 3; on++) {
         const struct gp_kv opts[] = {{"large_gang", "6"},
                                      {"reserve_after", "100"},
                                      {"gang_reclaim", on ? "1" : "0"}};
         struct rec r;
-        struct setup s = {S(30), 0, 0, 0, 0, false};
+        struct setup s = {on == 2 ? 0 : S(30), 0, 0, 0, 0, false};
         struct gp_core *core;
         uint32_t gang;
 
@@ -1261,10 +1263,18 @@ a_waiting_gang_is_started_by_reclaim_charged_to_its_tenant(void **state)
         gang = job_of(core, "a", 8, 100, 10, 0, true);
         round_at(core, S(10));
         assert_int_equal(r.preempts, 0); /* it has not waited long enough */
+        if (on == 2) /* b, short once its jobs go, must not take them */
+            job_of(core, "b", 1, 10000, 200, 0, true);
         round_at(core, S(200));
         if (!on) {
             assert_int_equal(r.preempts, 0);
             assert_int_equal(state_of(core, gang), GP_JOB_PENDING);
+            gp_core_free(core);
+            continue;
+        }
+        if (on == 2) {
+            assert_int_equal(r.preempts, 8);
+            assert_int_equal(state_of(core, gang), GP_JOB_RUNNING);
             gp_core_free(core);
             continue;
         }

@@ -1793,9 +1793,8 @@ static int cmp_gvictim(const void *a, const void *b)
  * whichever tenant would be left holding the most against its
  * entitlement, so the shortfall the gang causes is spread over the
  * tenants in proportion to their entitlements. Never taken: a victim of a
- * higher class than the gang, another tenant's large gang. If too few may
- * go now, nothing is taken, and a round is asked for when a protected one
- * may go. */
+ * higher class than the gang, a large gang. If too few may go now, nothing
+ * is taken, and a round is asked for when a protected one may go. */
 static int gang_reclaim(struct pool *p, const struct gp_view *v,
                         struct gp_plan *plan, const struct totals *tot,
                         const struct tstate *tg, const struct gp_job *gang)
@@ -1825,8 +1824,9 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
     if (!c || !chosen || !first || !end || !level)
         return GP_ENOMEM;
     /* a tenant that holds more than its entitlement makes room for its
-     * gang from its own jobs alone; another tenant's large gang is never taken
-     * for it (it would wait as long again) */
+     * gang from its own jobs alone; no large gang is taken for it (it would
+     * wait as long again: its own tenant's gangs would take turns, each
+     * preempted at every turn) */
     own_only = gpus_of(held_of(v, gang->tenant)) >
                ceil(gp_view_tenant(v, gang->tenant)->entitled - 1e-9);
     for (uint32_t t = 0; t < nt; t++) {
@@ -1837,8 +1837,8 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
         for (const struct gp_job *j = gp_view_tenant_running(v, t); j;
              j = gp_view_tenant_running_next(v, j)) {
             if (gp_plan_has(plan, j) || gp_job_class(j) > gp_job_class(gang) ||
-                (t != gang->tenant &&
-                 (own_only || j->demand.gpus >= large_of(p, v))) ||
+                j->demand.gpus >= large_of(p, v) ||
+                (t != gang->tenant && own_only) ||
                 (gang->demand.type != GP_TYPE_ANY &&
                  j->where.type != gang->demand.type) ||
                 (ti->typed &&

@@ -312,11 +312,18 @@ static int round_now(struct bench *b, double *ms)
     return n;
 }
 
+/* The policy's options (--opt KEY=VALUE), for A/B runs. */
+#define MAX_OPTS 16
+static struct gp_kv opts[MAX_OPTS];
+static size_t nopts;
+
 static int setup(struct bench *b, uint64_t seed, struct gp_diag *diag)
 {
     static const struct gp_env env = {.log_level = GP_LOG_ERROR, .seed = 1};
     struct gp_core_config cfg = {
         .policy = gp_policy_find("pool"),
+        .policy_opts = opts,
+        .npolicy_opts = nopts,
         .model = GP_PLACE_PACK,
         .restart_cost_us = RESTART_COST_US,
         .env = &env,
@@ -730,7 +737,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: bench_pool [--reps N] [--pending N] [--seed N] "
-            "[--ckpt-cost S] [--scale N]\n\n"
+            "[--ckpt-cost S] [--scale N]\n"
+            "                  [--opt KEY=VALUE]...\n\n"
             "  --reps N       timed rounds (default 2000)\n"
             "  --pending N    jobs pending before the timed rounds (default "
             "50000 x scale)\n"
@@ -744,18 +752,20 @@ static void usage(FILE *out)
             "  --scale N      N times the nodes, the guarantees and the "
             "default pending\n"
             "                 jobs (default 1: 10,000 GPUs; 10: 100,000 "
-            "GPUs, 500,000 pending)\n");
+            "GPUs, 500,000 pending)\n"
+            "  --opt K=V      a pool option (docs/pooling.md), repeatable\n");
 }
 
 int main(int argc, char **argv)
 {
-    enum { O_REPS = 256, O_PENDING, O_SEED, O_CKPT, O_SCALE };
+    enum { O_REPS = 256, O_PENDING, O_SEED, O_CKPT, O_SCALE, O_OPT };
     static const struct option longopts[] = {
         {"reps", required_argument, NULL, O_REPS},
         {"pending", required_argument, NULL, O_PENDING},
         {"seed", required_argument, NULL, O_SEED},
         {"ckpt-cost", required_argument, NULL, O_CKPT},
         {"scale", required_argument, NULL, O_SCALE},
+        {"opt", required_argument, NULL, O_OPT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -786,6 +796,18 @@ int main(int argc, char **argv)
             if (parse_u64("--scale", optarg, 1, 100, &scale))
                 return 2;
             break;
+        case O_OPT: {
+            char *eq = strchr(optarg, '=');
+
+            if (!eq || eq == optarg || nopts == MAX_OPTS) {
+                fprintf(stderr, "bench_pool: --opt wants KEY=VALUE (at most "
+                                "%d)\n", MAX_OPTS);
+                return 2;
+            }
+            *eq = '\0';
+            opts[nopts++] = (struct gp_kv){optarg, eq + 1};
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;

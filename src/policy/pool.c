@@ -1035,13 +1035,9 @@ static void victim_of(const struct gp_view *v, const struct gp_job *j,
                       const struct gp_tenant_info *ti, int64_t eff, bool lifo,
                       struct victim *x)
 {
-    /* the latest started first: it is the marginal job, started when its
-     * tenant's share was largest, and taking the longest-running job each
-     * time instead drives it to its preemption cap, after which it holds
-     * its GPUs to its end however its tenant's share shrinks */
+    /* the latest started first: the marginal job, started when its
+     * tenant's share was largest */
     x->since = lifo ? -j->run_start_us : 0;
-    if (getenv("BIGLAST") && j->demand.gpus > 8)
-        x->since += (int64_t)1 << 60;
     x->job = j;
     x->taken = false;
     x->cls = (int)gp_job_class(j);
@@ -1115,9 +1111,11 @@ static void add_candidate(const struct gp_view *v, const struct gp_job *j,
 
 /* Collect `all`. *until: when the jobs now protected may go; the set-aside jobs
  * count in only when their tenant asks for them (own_victims), as if walked
- * then. */
+ * then. `deep`: for reclaims short by more than the tolerance, which may
+ * take tenants down to their compliance level - nearly every tenant is
+ * above it, so this set is walked only when such a reclaim needs it. */
 static int collect_victims(const struct gp_view *v, const struct totals *tot,
-                           struct candidates *c, struct until *until)
+                           bool deep, struct candidates *c, struct until *until)
 {
     size_t nt = gp_view_ntenants(v), k = 0, cap = 0, back;
     struct gp_arena *a = gp_view_scratch(v);
@@ -1128,7 +1126,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
 
-        if (gpus_of(eff_held(ti)) > lowest_of(ti, tot->tol, tot->tol > 0))
+        if (gpus_of(eff_held(ti)) > lowest_of(ti, tot->tol, deep))
             cap += ti->nrunning;
     }
     vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
@@ -1142,7 +1140,7 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
     for (uint32_t t = 0; t < nt; t++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, t);
         /* the least any reclaim may leave it (reclaim_for judges each) */
-        double floor_ent = lowest_of(ti, tot->tol, tot->tol > 0);
+        double floor_ent = lowest_of(ti, tot->tol, deep);
         int64_t eff = eff_held(ti);
         size_t own_end = back;
         const struct gp_job *j;
@@ -1640,7 +1638,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                    size_t nts)
 {
     struct candidates cand;
-    bool collected = false;
+    struct candidates deep_cand;
+    bool collected = false, deep_collected = false;
     uint64_t epoch = gp_view_running_epoch(v);
     int64_t now = gp_view_now(v);
     struct until until = {INT64_MAX, INT64_MAX};
@@ -1725,7 +1724,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if (gp_job_class(probe) != GP_PRIO_HIGH && have + avail < want)
             goto failed; /* not enough borrowed GPUs to take back */
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &cand, &until)) != GP_OK)
+            if ((rc = collect_victims(v, tot, false, &cand, &until)) != GP_OK)
                 return rc;
             collected = true;
         }
@@ -1742,6 +1741,20 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         } else {
             rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
                              &cand.all, NULL, GP_TYPE_ANY);
+            /* too few beyond the entitlements: a tenant short by more
+             * than the tolerance looks down to the compliance levels */
+            if (rc == GP_ENOFIT &&
+                is_deep(ti, tot->tol,
+                        held_of(v, ts[i].t) + incoming_of(v, ts[i].t))) {
+                if (!deep_collected) {
+                    if ((rc = collect_victims(v, tot, true, &deep_cand,
+                                              &until)) != GP_OK)
+                        return rc;
+                    deep_collected = true;
+                }
+                rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
+                                 &deep_cand.all, NULL, GP_TYPE_ANY);
+            }
         }
         if (rc == GP_OK)
             continue;
@@ -1754,7 +1767,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             return rc;
     failed:
         if (!collected) {
-            if ((rc = collect_victims(v, tot, &cand, &until)) != GP_OK)
+            if ((rc = collect_victims(v, tot, false, &cand, &until)) != GP_OK)
                 return rc;
             collected = true;
         }

@@ -129,6 +129,15 @@ int gp_pending_iter_init_tenant(struct gp_pending_iter *it,
                                 const struct gp_view *v, uint32_t tenant);
 /* Drop the rest of the current job's tenant (queues_by_tenant only). */
 void gp_pending_iter_skip_tenant(struct gp_pending_iter *it);
+/* A tenant's pending jobs that ask for exactly `gpus` GPUs (any type, CPUs
+ * and memory): how many, and their waits so far summed, in seconds (each
+ * from when it joined the queue, gp_job.queued_us, to now, both rounded
+ * down to a whole second: a job that lost its run waits afresh). In
+ * constant time per shape of the tenant, without walking its jobs
+ * (queues_by_tenant only: GP_EINVAL otherwise, both set to 0). */
+int gp_view_tenant_pending_wait(const struct gp_view *v, uint32_t tenant,
+                                uint32_t gpus, uint64_t *njobs,
+                                int64_t *wait_s);
 
 /* Iterate running jobs from the highest rank (the best victim) down. */
 struct gp_running_iter {

@@ -54,6 +54,9 @@ struct shape {
     bool live;      /* has pending jobs (else retired, its slot free) */
     uint32_t stuck; /* strtab id: why it cannot fit the UP nodes; 0 = it
                        can (the walks skip a stuck shape) */
+    /* when its jobs joined the queue (gp_job.queued_us) summed, each in
+     * whole seconds rounded down (see gp_view_tenant_pending_wait) */
+    int64_t queued_s;
 };
 
 enum { TIMER_RANK, TIMER_KILL, TIMER_WAKE, TIMER_POLICY };

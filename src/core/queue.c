@@ -219,6 +219,16 @@ static void shape_retire(struct gp_core *c, uint32_t s)
 
 /* ---- queue moves -------------------------------------------------------- */
 
+/* When a job joined the queue (gp_job.queued_us: its submission, or the
+ * end of the run it lost) in whole seconds, rounded down (also before 0),
+ * as its shape's sum counts it. It does not change while the job waits. */
+static int64_t queued_s(const struct gp_job *j)
+{
+    int64_t s = j->queued_us / GP_US_PER_S;
+
+    return s * GP_US_PER_S > j->queued_us ? s - 1 : s;
+}
+
 void gp__set_rank(struct gp_core *c, struct gp_job *j)
 {
     c->cfg.policy->rank(c->ppriv, j, c->now_us, j->rank);
@@ -255,6 +265,7 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j)
              c->env, &s->heap, &s->n, &s->cap,
              (struct qentry){{j->rank[0], j->rank[1]}, j->seq, j->id}, c)))
         return rc;
+    s->queued_s += queued_s(j);
     c->npending++;
     c->tenants[j->tenant].info.npending++;
     c->tenants[j->tenant].info.pending_milli += gp_demand_milli(&j->demand);
@@ -271,6 +282,7 @@ void gp__pending_remove(struct gp_core *c, struct gp_job *j)
     struct shape *s = &c->shapes[j->qclass];
 
     pendq_remove(s->heap, &s->n, j->heap_pos, c);
+    s->queued_s -= queued_s(j);
     if (s->n == 0)
         shape_retire(c, j->qclass);
     c->npending--;
@@ -443,6 +455,32 @@ void gp_pending_iter_skip_shape(struct gp_pending_iter *it)
 
     if (c->pit_cur_shape != NONE)
         c->pit_skip[c->pit_cur_shape] = 1;
+}
+
+int gp_view_tenant_pending_wait(const struct gp_view *v, uint32_t tenant,
+                                uint32_t gpus, uint64_t *njobs, int64_t *wait_s)
+{
+    const struct gp_core *c = v->core;
+    int64_t now = c->now_us / GP_US_PER_S, sum = 0;
+    uint64_t n = 0;
+
+    *njobs = 0;
+    *wait_s = 0;
+    if (!c->cfg.policy->queues_by_tenant || tenant >= c->ntenants)
+        return GP_EINVAL;
+    if (now * GP_US_PER_S > c->now_us)
+        now--; /* rounded down, as the times queued are */
+    for (uint32_t k = 0; k < c->tenants[tenant].nshapes; k++) {
+        const struct shape *sh = &c->shapes[c->tenants[tenant].shapes[k]];
+
+        if (sh->d.gpus == gpus) {
+            n += sh->n;
+            sum += (int64_t)sh->n * now - sh->queued_s;
+        }
+    }
+    *njobs = n;
+    *wait_s = sum;
+    return GP_OK;
 }
 
 /* Running iterator: a max-heap of positions in the running heap. */

@@ -93,6 +93,19 @@ struct pool {
                               absolute deficit per weight */
     bool lifo;             /* victims: the latest started first */
     struct memo gang_fail; /* the last gang reclaim that failed */
+    /* adaptive line hold (wait_ratio > 0): a gang never started that waited
+     * more than wait_ratio times its tenant's recent 1-GPU wait (w1, at
+     * least wait_floor) goes first in its tenant's line and holds it; with
+     * swap, it may also preempt its own tenant's jobs that passed it */
+    double wait_ratio;
+    int64_t wait_floor_us;
+    double wait_alpha;   /* weight of the newest wait in w1 (1/16) */
+    double wait_pending; /* > 0: the tenant's 1-GPU wait is at least this
+                            times the mean wait so far of its pending 1-GPU
+                            jobs */
+    bool swap;
+    double *w1; /* per tenant: 1-GPU waits at first start, averaged (us) */
+    uint32_t nw1;
     /* the same for reclaims on one GPU type (guarantees by type), per
      * tenant and type: index t * ntypes + type */
     struct memo *tfail;
@@ -239,6 +252,13 @@ struct totals {
     int64_t *owed_sum_t;
     double tol; /* the policy's tolerance (0 in the modes without one) */
     bool lifo;  /* victims latest started first */
+    /* the adaptive line hold (NULL when off): per tenant, its line holder
+     * once looked for (holder_known), and the 1-GPU waits kept as the
+     * plan starts them */
+    const struct gp_job **holder;
+    bool *holder_known;
+    double *w1, w1_alpha;
+    double *w1_now; /* per tenant: the 1-GPU wait a gang is judged by (us) */
 };
 
 /* What tenant t will hold once the plan so far applies and its stopping
@@ -275,6 +295,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
     p->relative = true;
     p->lifo = true;
     p->gang_fail.job = UINT64_MAX;
+    p->wait_floor_us = 1800 * GP_US_PER_S;
+    p->wait_alpha = 1.0 / 16;
     for (size_t i = 0; i < args->nopts; i++) {
         const char *k = args->opts[i].key, *v = args->opts[i].value;
         char *end;
@@ -297,6 +319,14 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             p->defrag = x == 1;
         } else if (strcmp(k, "hold_line") == 0) {
             p->hold_us = (int64_t)llround(x * 1e6);
+        } else if (strcmp(k, "wait_ratio") == 0) {
+            p->wait_ratio = x;
+        } else if (strcmp(k, "wait_floor") == 0) {
+            p->wait_floor_us = (int64_t)llround(x * 1e6);
+        } else if (strcmp(k, "wait_pending") == 0 && x >= 0) {
+            p->wait_pending = x;
+        } else if (strcmp(k, "swap") == 0 && (x == 0 || x == 1)) {
+            p->swap = x == 1;
         } else if (strcmp(k, "fifo") == 0 && (x == 0 || x == 1)) {
             p->fifo_order = x == 1;
         } else if (strcmp(k, "nearest") == 0 && (x == 0 || x == 1)) {
@@ -319,7 +349,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
                                "gang_reclaim 0|1, tolerance 0..1 "
                                "(below 1), relative 0|1, lifo 0|1, fifo "
                                "0|1, nearest 0|1, hold_line seconds, "
-                               "defrag 0|1)");
+                               "wait_ratio K, wait_floor seconds, "
+                               "wait_pending X, swap 0|1, defrag 0|1)");
         }
     }
     *priv = p;
@@ -349,6 +380,7 @@ static void pool_fini(void *priv)
     if (p) {
         gp_env_free(p->env, p->fail);
         gp_env_free(p->env, p->tfail);
+        gp_env_free(p->env, p->w1);
         gp_env_free(p->env, p);
     }
 }
@@ -634,6 +666,11 @@ static int try_start(const struct gp_view *v, struct gp_plan *plan,
         *owed -= used;
         tot->owed_sum_t[where.type] -= used;
     }
+    if (rc == GP_OK && tot->w1 && job->starts == 0 && ask(job) <= MILLI) {
+        double *w = &tot->w1[job->tenant];
+
+        *w += tot->w1_alpha * ((double)(gp_view_now(v) - job->submit_us) - *w);
+    }
     if (rc == GP_OK) {
         used = ts->owed < ask(job) ? ts->owed : ask(job);
         ts->owed -= used;
@@ -777,6 +814,56 @@ static bool holds_line(const struct pool *p, const struct gp_view *v,
            gp_view_now(v) - job->submit_us >= p->hold_us;
 }
 
+/* The adaptive line hold (wait_ratio K). QSSF keeps a loaded tenant's
+ * gangs waiting while it has smaller jobs; a gang that fell behind its
+ * tenant's 1-GPU jobs by K (its wait since submission against the
+ * tenant's 1-GPU wait, w1_now: see hold_books) is served before them. Only
+ * a job never started counts: a wait is measured to the first start. */
+static bool overdue(const struct pool *p, const struct gp_view *v,
+                    const struct totals *tot, const struct gp_job *job)
+{
+    if (p->wait_ratio <= 0 || !tot->w1_now || job->demand.gpus < 2 ||
+        job->starts > 0)
+        return false;
+    return (double)(gp_view_now(v) - job->submit_us) >
+           p->wait_ratio * tot->w1_now[job->tenant];
+}
+
+/* Tenant t's line holder: its overdue gang that waited longest, not in the
+ * plan yet (NULL: none). Looked for once a round: it walks every pending
+ * gang of the tenant, as their order (QSSF) says nothing of their waits. */
+static int line_holder(const struct pool *p, const struct gp_view *v,
+                       struct gp_plan *plan, struct totals *tot, uint32_t t,
+                       const struct gp_job **out)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *j, *best = NULL;
+    int rc;
+
+    *out = NULL;
+    if (!tot->holder)
+        return GP_OK;
+    if (!tot->holder_known[t]) {
+        if ((rc = gp_pending_iter_init_tenant(&it, v, t)) != GP_OK)
+            return rc;
+        while ((j = gp_pending_iter_next(&it))) {
+            if (j->demand.gpus < 2) {
+                gp_pending_iter_skip_shape(&it);
+                continue;
+            }
+            if (overdue(p, v, tot, j) &&
+                (!best || j->submit_us < best->submit_us ||
+                 (j->submit_us == best->submit_us && j->seq < best->seq)))
+                best = j;
+        }
+        tot->holder[t] = best;
+        tot->holder_known[t] = true;
+    }
+    if (tot->holder[t] && !gp_plan_has(plan, tot->holder[t]))
+        *out = tot->holder[t];
+    return GP_OK;
+}
+
 static int start_pass(struct pool *p, const struct gp_view *v,
                       struct gp_plan *plan, struct tstate *ts,
                       struct totals *tot, size_t i, enum pass pass,
@@ -784,15 +871,28 @@ static int start_pass(struct pool *p, const struct gp_view *v,
 {
     const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
     struct gp_pending_iter it;
-    const struct gp_job *job;
+    const struct gp_job *job, *first = NULL;
     uint32_t refused = 0, capped;
     int rc;
 
     if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
         return rc;
-    while (gp_view_free_milli(v) > 0 && (job = gp_pending_iter_next(&it))) {
+    /* a line holder goes first; the queue's order follows */
+    if ((pass == PASS_ENTITLED || pass == PASS_LEND) &&
+        (rc = line_holder(p, v, plan, tot, ts[i].t, &first)) != GP_OK)
+        return rc;
+    while (gp_view_free_milli(v) > 0 &&
+           (job = first ? first : gp_pending_iter_next(&it))) {
         int64_t after = held_of(v, ts[i].t) + ask(job);
+        /* a job that cannot start: does the rest of its tenant's queue
+         * wait behind it in this pass? (the holder, out of the queue's
+         * order, must: its shape is not the iterator's to skip) */
+        bool is_first = job == first,
+             hold = is_first ||
+                    ((pass == PASS_ENTITLED || pass == PASS_LEND) &&
+                     (holds_line(p, v, pass, job) || overdue(p, v, tot, job)));
 
+        first = NULL;
         if (gp_plan_has(plan, job))
             continue; /* started in an earlier pass */
         if ((capped = tightest_cap(v, ts[i].t)) && job->demand.gpus > capped) {
@@ -838,7 +938,7 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                            held_of(v, ts[i].t);
 
             if (ask(job) > room && !(p->nearest && ask(job) < 2 * room)) {
-                if (holds_line(p, v, pass, job))
+                if (hold)
                     break;
                 gp_pending_iter_skip_shape(&it);
                 continue;
@@ -851,14 +951,14 @@ static int start_pass(struct pool *p, const struct gp_view *v,
             continue;
         } else if ((ti->cap && after > (int64_t)ti->cap * MILLI) ||
                    free_for(v, job) - ask(job) < tot->keep - ts[i].keep) {
-            if (holds_line(p, v, pass, job))
+            if (hold)
                 break;
             gp_pending_iter_skip_shape(&it);
             continue;
         }
         if (pass != PASS_STATIC &&
             free_for(v, job) - ask(job) < tot->owed - ts[i].owed) {
-            if (holds_line(p, v, pass, job))
+            if (hold)
                 break;
             gp_pending_iter_skip_shape(&it);
             continue;
@@ -868,6 +968,8 @@ static int start_pass(struct pool *p, const struct gp_view *v,
              * tenant or coarser is the same for its whole shape; otherwise
              * look a little further, but not through the whole queue (as
              * Slurm's bf_max_job_test) */
+            if (is_first)
+                break;
             if (job->pred_source >= GP_PRED_TENANT_GPUS &&
                 job->pred_source != GP_PRED_TIME_LIMIT)
                 gp_pending_iter_skip_shape(&it);
@@ -893,7 +995,7 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                 rc = GP_ENOFIT;
         }
         if (rc == GP_ENOFIT) {
-            if (holds_line(p, v, pass, job))
+            if (hold)
                 break;
             gp_pending_iter_skip_shape(&it);
             continue;
@@ -1295,11 +1397,13 @@ static bool leaves_enough(const struct gp_tenant_info *xt, double after,
  * otherwise), merged in order. `type`: GP_TYPE_ANY to reclaim within the
  * tenant's entitlement, from tenants above theirs; a type to reclaim within
  * its guarantee on that type, from tenants above theirs there (the probe is
- * then fitted on that type). */
+ * then fitted on that type). `swap`: `all` holds the victims of a line
+ * holder's swap (see swap_for), its own tenant's, each of which may go. */
 static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                        struct tstate *ts, struct totals *tot, size_t nts,
                        size_t i, const struct gp_job *probe, int64_t need,
-                       struct victims *all, struct victims *own, uint8_t type)
+                       struct victims *all, struct victims *own, uint8_t type,
+                       bool swap)
 {
     const struct gp_job **chosen;
     struct victim **picked; /* the same, as entries of the lists */
@@ -1407,7 +1511,7 @@ static int reclaim_for(const struct gp_view *v, struct gp_plan *plan,
                 continue; /* would push it below its guarantee there */
         } else if (x->tenant == probe->tenant) {
             /* only a high-priority job, and only lower-priority victims */
-            if (!own_high || gp_job_class(x) >= GP_PRIO_HIGH)
+            if (!swap && (!own_high || gp_job_class(x) >= GP_PRIO_HIGH))
                 continue;
         } else {
             /* by node, each alone: the node's set is judged whole below */
@@ -1617,7 +1721,7 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
             return rc;
         victims_init(&q, vs, nv);
         rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have, &q, NULL,
-                         type);
+                         type, false);
         if (rc == GP_OK)
             continue;
         if (rc != GP_ENOFIT)
@@ -1628,6 +1732,57 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         memo_set(m, list[0]->seq, epoch, key, until.retry);
     }
     return GP_OK;
+}
+
+/* A line holder (see overdue) of a tenant within its entitlement, that the
+ * free GPUs and a reclaim from borrowers do not serve, may preempt its own
+ * tenant's jobs that passed it: submitted after it, in its priority class
+ * or below. The tenant then holds no more than before, nor more than its
+ * entitlement once the holder starts: no other tenant's share moves.
+ * GP_ENOFIT when no such swap is possible now (*until: when a protected
+ * victim may go). */
+static int swap_for(const struct gp_view *v, struct gp_plan *plan,
+                    struct tstate *ts, struct totals *tot, size_t nts, size_t i,
+                    const struct gp_job *holder, struct until *until)
+{
+    uint32_t t = ts[i].t;
+    const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+    int64_t mine = held_of(v, t) + incoming_of(v, t),
+            room = (int64_t)ceil(ti->entitled - 1e-9) * MILLI - mine,
+            have = free_for(v, holder) - (tot->owed - ts[i].owed), need,
+            sum = 0;
+    struct victims later;
+    struct victim *vs;
+    const struct gp_job *j;
+    size_t k = 0;
+    bool added;
+
+    if (room < 0 || tot->typed)
+        return GP_ENOFIT;
+    if (have < 0)
+        have = 0;
+    need = ask(holder) - (have < room ? have : room);
+    if (need <= 0)
+        return GP_ENOFIT; /* the GPUs are there: placement, not a swap */
+    vs = gp_arena_alloc(gp_view_scratch(v), (ti->nrunning + 1) * sizeof(*vs));
+    if (!vs)
+        return GP_ENOMEM;
+    for (j = gp_view_tenant_running(v, t); j;
+         j = gp_view_tenant_running_next(v, j)) {
+        if (j->submit_us <= holder->submit_us ||
+            gp_job_class(j) > gp_job_class(holder) || gp_plan_has(plan, j))
+            continue;
+        add_candidate(v, j, ti, eff_held(ti), tot->lifo, &vs[k], until, &added);
+        if (added)
+            sum += ask(vs[k++].job);
+    }
+    if (sum < need)
+        return GP_ENOFIT;
+    /* walked as a reclaim's victims (no larger than still needed first),
+     * not as its own list, which grows by class */
+    victims_init(&later, vs, k);
+    return reclaim_for(v, plan, ts, tot, nts, i, holder, need, &later, NULL,
+                       GP_TYPE_ANY, true);
 }
 
 /* For every tenant: the pending jobs it waits to start within its
@@ -1656,7 +1811,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
     for (size_t i = 0; i < nts; i++) {
         const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
         struct gp_pending_iter it;
-        const struct gp_job *job, *first, *probe;
+        const struct gp_job *job, *first, *probe, *holder, *swapper;
         int64_t room, want = 0, have, avail, key;
         size_t nlist;
 
@@ -1669,8 +1824,17 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                held_of(v, ts[i].t) - incoming_of(v, ts[i].t);
         if ((rc = gp_pending_iter_init_tenant(&it, v, ts[i].t)) != GP_OK)
             return rc;
+        if ((rc = line_holder(p, v, plan, tot, ts[i].t, &holder)) != GP_OK)
+            return rc;
+        swapper = p->swap ? holder : NULL;
         nlist = 0;
-        while ((job = gp_pending_iter_next(&it)) && nlist < MAX_RECLAIM_JOBS) {
+        /* a line holder first, then the queue's order */
+        while ((job = holder ? holder : gp_pending_iter_next(&it)) &&
+               nlist < MAX_RECLAIM_JOBS) {
+            if (job == holder)
+                holder = NULL;
+            else if (nlist > 0 && job == list[0])
+                continue;
             if (gp_plan_has(plan, job))
                 continue;
             if (ask(job) > room) {
@@ -1688,8 +1852,14 @@ static int reclaim(struct pool *p, const struct gp_view *v,
             list[nlist++] = job;
             room -= ask(job);
         }
-        if (nlist == 0)
+        if (nlist == 0) {
+            if (swapper &&
+                (rc = swap_for(v, plan, ts, tot, nts, i, swapper, &until)) !=
+                    GP_OK &&
+                rc != GP_ENOFIT)
+                return rc;
             continue;
+        }
         first = list[0];
         for (size_t k = 0; k < nlist; k++)
             want += ask(list[k]);
@@ -1737,10 +1907,10 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 GP_OK)
                 return rc;
             rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
-                             &cand.all, &own, GP_TYPE_ANY);
+                             &cand.all, &own, GP_TYPE_ANY, false);
         } else {
             rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
-                             &cand.all, NULL, GP_TYPE_ANY);
+                             &cand.all, NULL, GP_TYPE_ANY, false);
             /* too few beyond the entitlements: a tenant short by more
              * than the tolerance looks down to the compliance levels */
             if (rc == GP_ENOFIT &&
@@ -1753,7 +1923,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                     deep_collected = true;
                 }
                 rc = reclaim_for(v, plan, ts, tot, nts, i, probe, want - have,
-                                 &deep_cand.all, NULL, GP_TYPE_ANY);
+                                 &deep_cand.all, NULL, GP_TYPE_ANY, false);
             }
         }
         if (rc == GP_OK)
@@ -1766,6 +1936,15 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         if ((rc = wake_at(p, v, plan, until.wake)) != GP_OK)
             return rc;
     failed:
+        if (swapper && first == swapper) {
+            rc = swap_for(v, plan, ts, tot, nts, i, swapper, &until);
+            if (rc == GP_OK)
+                continue;
+            if (rc != GP_ENOFIT)
+                return rc;
+            if ((rc = wake_at(p, v, plan, until.wake)) != GP_OK)
+                return rc;
+        }
         if (!collected) {
             if ((rc = collect_victims(v, tot, false, &cand, &until)) != GP_OK)
                 return rc;
@@ -1949,6 +2128,59 @@ static int typed_books(const struct gp_view *v, struct totals *tot)
     return GP_OK;
 }
 
+/* The books of the adaptive line hold, for a round (see struct totals). */
+static int hold_books(struct pool *p, const struct gp_view *v,
+                      struct totals *tot)
+{
+    size_t nt = gp_view_ntenants(v);
+
+    if (p->nw1 < nt) {
+        double *w = gp_env_realloc(p->env, p->w1, (nt + 16) * sizeof(*w));
+
+        if (!w)
+            return GP_ENOMEM;
+        for (size_t k = p->nw1; k < nt + 16; k++)
+            w[k] = 0;
+        p->w1 = w;
+        p->nw1 = (uint32_t)(nt + 16);
+    }
+    tot->holder =
+        gp_arena_alloc(gp_view_scratch(v), (nt + 1) * sizeof(*tot->holder));
+    tot->holder_known = gp_arena_alloc(gp_view_scratch(v),
+                                       (nt + 1) * sizeof(*tot->holder_known));
+    if (!tot->holder || !tot->holder_known)
+        return GP_ENOMEM;
+    memset(tot->holder_known, 0, (nt + 1) * sizeof(*tot->holder_known));
+    tot->w1 = p->w1;
+    tot->w1_alpha = p->wait_alpha;
+    tot->w1_now =
+        gp_arena_alloc(gp_view_scratch(v), (nt + 1) * sizeof(*tot->w1_now));
+    if (!tot->w1_now)
+        return GP_ENOMEM;
+    /* a tenant's 1-GPU wait: the average of its recent ones at first
+     * start; with wait_pending X, at least X times the mean wait so far of
+     * its pending 1-GPU jobs, each since it joined the queue (a hold that
+     * keeps them waiting raises it at once, not only as they start; a job
+     * that lost its run, to a swap say, counts its wait since, not its
+     * run); never below the floor */
+    for (uint32_t t = 0; t < nt; t++) {
+        double w = p->w1[t];
+        uint64_t n;
+        int64_t sum;
+        int rc;
+
+        if (p->wait_pending > 0) {
+            if ((rc = gp_view_tenant_pending_wait(v, t, 1, &n, &sum)) != GP_OK)
+                return rc;
+            if (n > 0 && p->wait_pending * (double)sum / (double)n * 1e6 > w)
+                w = p->wait_pending * (double)sum / (double)n * 1e6;
+        }
+        tot->w1_now[t] =
+            w > (double)p->wait_floor_us ? w : (double)p->wait_floor_us;
+    }
+    return GP_OK;
+}
+
 static int cmp_ts(const void *a, const void *b)
 {
     const struct tstate *x = a, *y = b;
@@ -2002,6 +2234,9 @@ static int pool_schedule(void *priv, const struct gp_view *v,
     for (uint32_t t = 0; t < gp_view_ntenants(v) && !tot.typed; t++)
         tot.typed = gp_view_tenant(v, t)->typed;
     if (tot.typed && (rc = typed_books(v, &tot)) != GP_OK)
+        return rc;
+    if (p->wait_ratio > 0 && p->mode != MODE_STATIC &&
+        (rc = hold_books(p, v, &tot)) != GP_OK)
         return rc;
     tot.tol = p->mode == MODE_POOL ? p->tolerance : 0;
     tot.lifo = p->lifo;

@@ -430,6 +430,117 @@ static void a_tenants_running_jobs_walk_by_class(void **state)
     gp_core_free(core);
 }
 
+/* gp_view_tenant_pending_wait: a tenant's pending jobs of one width, how
+ * many and their waits so far summed, in whole seconds, kept as jobs come
+ * and go; a job that lost its run waits afresh; only for a policy that
+ * queues by tenant. */
+static int64_t pw_seen[4][2]; /* t: 1 GPU, 2 GPUs, 3 GPUs; u: 1 GPU */
+static int pw_rc[2];          /* tenant 7; a policy without tenant queues */
+static uint64_t pw_start = UINT64_MAX; /* a job to start once seen */
+
+static int pending_waits(void *priv, const struct gp_view *v, struct gp_plan *p)
+{
+    static const uint32_t who[4][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 1}};
+    uint64_t n;
+    int64_t w;
+
+    (void)priv;
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(
+            gp_view_tenant_pending_wait(v, who[k][0], who[k][1], &n, &w),
+            GP_OK);
+        pw_seen[k][0] = (int64_t)n;
+        pw_seen[k][1] = w;
+    }
+    pw_rc[0] = gp_view_tenant_pending_wait(v, 7, 1, &n, &w);
+    if (pw_start != UINT64_MAX) {
+        struct gp_pending_iter it;
+        const struct gp_job *j;
+        struct gp_placement where;
+
+        gp_pending_iter_init(&it, v);
+        while ((j = gp_pending_iter_next(&it)) && j->id != pw_start)
+            ;
+        assert_non_null(j);
+        assert_int_equal(gp_view_fit(v, j, 0, &where), GP_OK);
+        assert_int_equal(gp_plan_start(p, j, &where), GP_OK);
+        pw_start = UINT64_MAX;
+    }
+    return GP_OK;
+}
+
+static int pending_waits_untenanted(void *priv, const struct gp_view *v,
+                                    struct gp_plan *p)
+{
+    uint64_t n = 1;
+    int64_t w = 1;
+
+    (void)priv;
+    (void)p;
+    pw_rc[1] = gp_view_tenant_pending_wait(v, 0, 1, &n, &w);
+    assert_true(n == 0 && w == 0);
+    return GP_OK;
+}
+
+static void a_tenants_pending_waits_are_summed_by_width(void **state)
+{
+    struct gp_policy_ops ops = {.name = "waits",
+                                .summary = "test",
+                                .queues_by_tenant = true,
+                                .rank = plain_rank,
+                                .schedule = pending_waits};
+    struct gp_policy_ops flat = ops;
+    struct gp_job_spec other = {.id = "d",
+                                .tenant = "u",
+                                .gpus = 1,
+                                .duration_us = S(10),
+                                .submit_us = S(20)};
+    struct rec r;
+    struct gp_core *core = core_with(&ops, 1, 4, &r);
+    uint64_t a, c;
+
+    (void)state;
+    a = submit(core, "a", 1, 10, 0.5); /* counted from 0 s */
+    submit(core, "b", 2, 10, 5);
+    c = submit(core, "c", 1, 100, 10);
+    assert_int_equal(gp_core_submit(core, &other, other.submit_us, NULL, NULL),
+                     GP_OK);
+    round_at(core, S(30) + S(1) / 2); /* now counts as 30 s */
+    assert_int_equal(pw_seen[0][0], 2);
+    assert_int_equal(pw_seen[0][1], 30 + 20);
+    assert_int_equal(pw_seen[1][0], 1);
+    assert_int_equal(pw_seen[1][1], 25);
+    assert_int_equal(pw_seen[2][0], 0);
+    assert_int_equal(pw_seen[2][1], 0);
+    assert_int_equal(pw_seen[3][0], 1);
+    assert_int_equal(pw_seen[3][1], 10);
+    assert_int_equal(pw_rc[0], GP_EINVAL);
+    assert_int_equal(cancel_at(core, a, S(40)), GP_OK);
+    pw_start = c; /* seen, then started at 40 s */
+    round_at(core, S(40));
+    assert_int_equal(pw_seen[0][0], 1);
+    assert_int_equal(pw_seen[0][1], 30);
+    assert_int_equal(state_of(core, c), GP_JOB_RUNNING);
+    /* c loses its node at 50 s: at 60 s it has waited 10 s, not 50 */
+    assert_int_equal(gp_core_set_node_state(core, 0, GP_NODE_DOWN, S(50), NULL),
+                     GP_OK);
+    assert_int_equal(gp_core_set_node_state(core, 0, GP_NODE_UP, S(50), NULL),
+                     GP_OK);
+    round_at(core, S(60));
+    assert_int_equal(state_of(core, c), GP_JOB_PENDING);
+    assert_int_equal(pw_seen[0][0], 1);
+    assert_int_equal(pw_seen[0][1], 10);
+    gp_core_free(core);
+
+    flat.queues_by_tenant = false;
+    flat.schedule = pending_waits_untenanted;
+    core = core_with(&flat, 1, 4, &r);
+    submit(core, "a", 1, 10, 0);
+    round_at(core, S(1));
+    assert_int_equal(pw_rc[1], GP_EINVAL);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +554,7 @@ int main(void)
         cmocka_unit_test(periodic_rounds_wake_only_while_there_is_work),
         cmocka_unit_test(stopping_gpus_given_to_fit_if_freed_show_nowhere_else),
         cmocka_unit_test(a_tenants_running_jobs_walk_by_class),
+        cmocka_unit_test(a_tenants_pending_waits_are_summed_by_width),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

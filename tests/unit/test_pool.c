@@ -1146,6 +1146,85 @@ static void hold_line_keeps_smaller_jobs_from_passing_a_gang(void **state)
     }
 }
 
+/* wait_ratio: a gang never started that waited more than K times its
+ * tenant's 1-GPU wait (here the floor, 60 s: the one 1-GPU wait so far
+ * was 0) holds its tenant's line; with swap it also takes back the GPUs of
+ * its tenant's jobs submitted after it. One node of 4 GPUs, one tenant: a
+ * 4-GPU gang waits behind a 1-GPU job; three 1-GPU jobs submitted after it
+ * take the free GPUs before it is overdue (at 120 s); the first job ends
+ * at 100 s, and at 200 s a fourth 1-GPU job comes. Without the option it
+ * takes the free GPU; with wait_ratio=2 it waits behind the gang; with
+ * swap=1 as well the three jobs that passed the gang are preempted, and
+ * the gang starts before the fourth. */
+static void an_overdue_gang_starts_before_its_tenants_later_jobs(void **state)
+{
+    static const struct gp_tenant_spec one[] = {{.name = "a", .guarantee = 4}};
+    static const struct gp_kv opts[3][3] = {
+        {{"nearest", "1"}, {"wait_floor", "60"}, {"swap", "0"}},
+        {{"wait_ratio", "2"}, {"wait_floor", "60"}, {"swap", "0"}},
+        {{"wait_ratio", "2"}, {"wait_floor", "60"}, {"swap", "1"}},
+    };
+
+    (void)state;
+    for (int h = 0; h < 3; h++) {
+        struct rec r;
+        struct gp_cluster *c;
+        struct gp_core *core;
+        struct gp_core_config cfg = {
+            .policy = gp_policy_find("pool"),
+            .policy_opts = opts[h],
+            .npolicy_opts = 3,
+            .model = GP_PLACE_PACK,
+            .grace_us = S(30),
+        };
+        uint32_t first, gang, small[3], later;
+
+        memset(&r, 0, sizeof(r));
+        harness_rec = &r;
+        for (int k = 0; k < GP_NPRIO; k++)
+            cfg.max_preemptions[k] = 10;
+        assert_int_equal(gp_cluster_new(&c), GP_OK);
+        assert_int_equal(gp_cluster_add_uniform(c, 1, 4, NULL, 0, NULL), GP_OK);
+        assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+        assert_int_equal(gp_core_add_tenant(core, &one[0], NULL), GP_OK);
+        first = job_of(core, "a", 1, 100, 0, 0, true);
+        gang = job_of(core, "a", 4, 1000, 0, 0, true);
+        round_at(core, 0);
+        assert_int_equal(state_of(core, first), GP_JOB_RUNNING);
+        for (int k = 0; k < 3; k++) {
+            small[k] = job_of(core, "a", 1, 1000, 10 * (k + 1), 0, true);
+            round_at(core, S(10 * (k + 1)));
+            assert_int_equal(state_of(core, small[k]), GP_JOB_RUNNING);
+        }
+        assert_int_equal(
+            gp_core_job_ended(core, first, GP_JOB_COMPLETED, S(100)), GP_OK);
+        round_at(core, S(100));
+        assert_int_equal(state_of(core, gang), GP_JOB_PENDING);
+        later = job_of(core, "a", 1, 1000, 200, 0, true);
+        round_at(core, S(200));
+        assert_int_equal(state_of(core, later),
+                         h ? GP_JOB_PENDING : GP_JOB_RUNNING);
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(state_of(core, small[k]),
+                             h == 2 ? GP_JOB_STOPPING : GP_JOB_RUNNING);
+        if (h == 2) {
+            for (int k = 0; k < 3; k++)
+                assert_int_equal(
+                    gp_core_job_stopped(
+                        core, small[k],
+                        gp_job_work_at(gp_core_job(core, small[k]), S(210)),
+                        S(210)),
+                    GP_OK);
+            round_at(core, S(210));
+        }
+        assert_int_equal(state_of(core, gang),
+                         h == 2 ? GP_JOB_RUNNING : GP_JOB_PENDING);
+        assert_int_equal(state_of(core, later),
+                         h ? GP_JOB_PENDING : GP_JOB_RUNNING);
+        gp_core_free(core);
+    }
+}
+
 /* defrag=1 under consolidate: a 4-GPU gang waits while 4 GPUs are free
  * as 3 + 1 on two nodes; pool moves the 1-GPU job off the node with 3
  * free onto the other, and the gang starts there once it stopped. */
@@ -1440,6 +1519,7 @@ int main(void)
             the_tenant_furthest_from_its_share_in_proportion_goes_first),
         cmocka_unit_test(defrag_moves_a_job_to_free_a_node_for_a_gang),
         cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
+        cmocka_unit_test(an_overdue_gang_starts_before_its_tenants_later_jobs),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
         cmocka_unit_test(a_consolidate_reclaim_counts_each_victim_once),
         cmocka_unit_test(a_job_wider_than_its_tenants_cap_is_rejected),

@@ -1211,6 +1211,21 @@ static void add_candidate(const struct gp_view *v, const struct gp_job *j,
     }
 }
 
+/* How many of a tenant's running jobs collect_victims walks: all of a
+ * tenant above its entitlement rounded down; for the deep set (see
+ * collect_victims), of a tenant above its compliance level, a job per GPU
+ * it may give and a few more (the walk stops once they cover it). */
+static size_t walk_bound(const struct gp_tenant_info *ti, double tol, bool deep)
+{
+    int64_t over = eff_held(ti) - (int64_t)lowest_of(ti, tol, deep) * MILLI;
+
+    if (over <= 0)
+        return 0;
+    if (!deep || (uint64_t)(over / MILLI + 64) > ti->nrunning)
+        return ti->nrunning;
+    return (size_t)(over / MILLI + 64);
+}
+
 /* Collect `all`. *until: when the jobs now protected may go; the set-aside jobs
  * count in only when their tenant asks for them (own_victims), as if walked
  * then. `deep`: for reclaims short by more than the tolerance, which may
@@ -1225,12 +1240,8 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
 
     /* room for the jobs of the tenants walked, not for every running job:
      * scratch memory touched for the first time costs a page fault a page */
-    for (uint32_t t = 0; t < nt; t++) {
-        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
-
-        if (gpus_of(eff_held(ti)) > lowest_of(ti, tot->tol, deep))
-            cap += ti->nrunning;
-    }
+    for (uint32_t t = 0; t < nt; t++)
+        cap += walk_bound(gp_view_tenant(v, t), tot->tol, deep);
     vs = gp_arena_alloc(a, (cap + 1) * sizeof(*vs));
     c->own_at = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_at));
     c->own_n = gp_arena_alloc(a, (nt + 1) * sizeof(*c->own_n));
@@ -1244,25 +1255,32 @@ static int collect_victims(const struct gp_view *v, const struct totals *tot,
         /* the least any reclaim may leave it (reclaim_for judges each) */
         double floor_ent = lowest_of(ti, tot->tol, deep);
         int64_t eff = eff_held(ti);
-        size_t own_end = back;
+        size_t own_end = back, bound, seen;
+        int64_t slack, got;
         const struct gp_job *j;
         bool added;
 
         c->own_at[t] = SIZE_MAX;
         if (gpus_of(eff) <= floor_ent)
             continue;
+        slack = eff - (int64_t)floor_ent * MILLI;
         c->own_until[t] = (struct until){INT64_MAX, INT64_MAX};
+        bound = walk_bound(ti, tot->tol, deep);
         /* each job fills at most one slot, front or back, and cap counts
-         * them all: the two never meet */
-        for (j = gp_view_tenant_running(v, t); j;
-             j = gp_view_tenant_running_next(v, j)) {
+         * them all: the two never meet. For the deep set, the latest
+         * started of each class first (the lists run from the newest),
+         * until they cover what the tenant may give */
+        for (j = gp_view_tenant_running(v, t), seen = 0, got = 0;
+             j && seen < bound && !(deep && got >= slack);
+             j = gp_view_tenant_running_next(v, j), seen++) {
             if (ti->typed && typed_room(v, tot, t, j->where.type) + ask(j) > 0)
                 continue; /* within its guarantee on that type: never a
                              victim, not even of its own tenant's jobs */
             if (gpus_of(eff - ask(j)) >= floor_ent) {
                 add_candidate(v, j, ti, eff, tot->lifo, &vs[k], until, &added);
                 k += added;
-            } else if (gp_job_class(j) < GP_PRIO_HIGH) {
+                got += added ? ask(j) : 0;
+            } else if (!deep && gp_job_class(j) < GP_PRIO_HIGH) {
                 add_candidate(v, j, ti, eff, tot->lifo, &vs[back - 1],
                               &c->own_until[t], &added);
                 back -= added;

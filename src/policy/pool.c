@@ -1975,27 +1975,6 @@ static int reclaim(struct pool *p, const struct gp_view *v,
 
 /* ---- a reserved gang started by reclaim --------------------------------- */
 
-struct gvictim {
-    const struct gp_job *job;
-    int cls;
-    int64_t loss, start;
-};
-
-/* A tenant's victims for a gang: lowest class, least work lost, latest
- * started first. */
-static int cmp_gvictim(const void *a, const void *b)
-{
-    const struct gvictim *x = a, *y = b;
-
-    if (x->cls != y->cls)
-        return x->cls < y->cls ? -1 : 1;
-    if (x->loss != y->loss)
-        return x->loss < y->loss ? -1 : 1;
-    if (x->start != y->start)
-        return x->start > y->start ? -1 : 1;
-    return x->job->seq < y->job->seq ? -1 : (x->job->seq > y->job->seq);
-}
-
 /* The reserved gang does not fit the free GPUs: take what it lacks from
  * running jobs. The gang is charged to its tenant: that tenant's own jobs
  * go first (it counts as holding the gang already), then - unless the
@@ -2016,7 +1995,8 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
     struct until until = {INT64_MAX, INT64_MAX};
     const struct gp_job **chosen;
     struct gp_placement where;
-    struct gvictim *c;
+    struct victim *c; /* each tenant's, in cmp_victim order, latest
+                         started first (lifo whatever the option) */
     size_t *first, *end;
     int64_t *level;
     bool own_only;
@@ -2058,14 +2038,10 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
                 until_note(&until, j, gp_view_preemptible_at(v, j));
                 continue;
             }
-            c[k].job = j;
-            c[k].cls = (int)gp_job_class(j);
-            c[k].loss = gp_view_loss_if_preempted(v, j);
-            c[k].start = j->run_start_us;
-            k++;
+            victim_of(v, j, ti, eff_held(ti), true, &c[k++]);
         }
         end[t] = k;
-        qsort(c + first[t], k - first[t], sizeof(*c), cmp_gvictim);
+        qsort(c + first[t], k - first[t], sizeof(*c), cmp_victim);
     }
     for (;;) {
         uint32_t best = UINT32_MAX;

@@ -1109,23 +1109,13 @@ static void hold_line_keeps_smaller_jobs_from_passing_a_gang(void **state)
     (void)state;
     for (int h = 0; h < 2; h++) {
         struct rec r;
-        struct gp_cluster *c;
+        struct setup s = {S(30), 0, 0, 0, 0, false};
         struct gp_core *core;
-        struct gp_core_config cfg = {
-            .policy = gp_policy_find("pool"),
-            .policy_opts = opts[h],
-            .npolicy_opts = 2,
-            .model = GP_PLACE_PACK,
-            .grace_us = S(30),
-        };
         uint32_t longj, gang, small[3];
 
-        memset(&r, 0, sizeof(r));
-        harness_rec = &r;
-        assert_int_equal(gp_cluster_new(&c), GP_OK);
-        assert_int_equal(gp_cluster_add_uniform(c, 1, 4, NULL, 0, NULL), GP_OK);
-        assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
-        assert_int_equal(gp_core_add_tenant(core, &one[0], NULL), GP_OK);
+        next_opts = opts[h];
+        next_nopts = 2;
+        core = pool_core("pool", 4, one, 1, &s, &r);
         longj = job_of(core, "a", 1, 10000, 0, 0, true);
         gang = job_of(core, "a", 4, 100, 0, 0, true);
         round_at(core, 0);
@@ -1168,25 +1158,13 @@ static void an_overdue_gang_starts_before_its_tenants_later_jobs(void **state)
     (void)state;
     for (int h = 0; h < 3; h++) {
         struct rec r;
-        struct gp_cluster *c;
+        struct setup s = {S(30), 0, 10, 0, 0, false};
         struct gp_core *core;
-        struct gp_core_config cfg = {
-            .policy = gp_policy_find("pool"),
-            .policy_opts = opts[h],
-            .npolicy_opts = 3,
-            .model = GP_PLACE_PACK,
-            .grace_us = S(30),
-        };
         uint32_t first, gang, small[3], later;
 
-        memset(&r, 0, sizeof(r));
-        harness_rec = &r;
-        for (int k = 0; k < GP_NPRIO; k++)
-            cfg.max_preemptions[k] = 10;
-        assert_int_equal(gp_cluster_new(&c), GP_OK);
-        assert_int_equal(gp_cluster_add_uniform(c, 1, 4, NULL, 0, NULL), GP_OK);
-        assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
-        assert_int_equal(gp_core_add_tenant(core, &one[0], NULL), GP_OK);
+        next_opts = opts[h];
+        next_nopts = 3;
+        core = pool_core("pool", 4, one, 1, &s, &r);
         first = job_of(core, "a", 1, 100, 0, 0, true);
         gang = job_of(core, "a", 4, 1000, 0, 0, true);
         round_at(core, 0);

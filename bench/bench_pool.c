@@ -800,8 +800,10 @@ int main(int argc, char **argv)
             char *eq = strchr(optarg, '=');
 
             if (!eq || eq == optarg || nopts == MAX_OPTS) {
-                fprintf(stderr, "bench_pool: --opt wants KEY=VALUE (at most "
-                                "%d)\n", MAX_OPTS);
+                fprintf(stderr,
+                        "bench_pool: --opt wants KEY=VALUE (at most "
+                        "%d)\n",
+                        MAX_OPTS);
                 return 2;
             }
             *eq = '\0';

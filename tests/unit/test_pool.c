@@ -71,6 +71,18 @@ static struct gp_core *pool_core(const char *policy, uint32_t gpus,
     return core_on(policy, c, tenants, nt, s, r);
 }
 
+/* pool_core with the policy's options. */
+static struct gp_core *pool_core_opts(const char *policy, uint32_t gpus,
+                                      const struct gp_tenant_spec *tenants,
+                                      size_t nt, const struct setup *s,
+                                      const struct gp_kv *opts, size_t nopts,
+                                      struct rec *r)
+{
+    next_opts = opts;
+    next_nopts = nopts;
+    return pool_core(policy, gpus, tenants, nt, s, r);
+}
+
 static uint32_t job_of(struct gp_core *core, const char *tenant, uint32_t gpus,
                        double dur_s, double at_s, int prio, bool ckpt)
 {
@@ -1113,9 +1125,9 @@ static void hold_line_keeps_smaller_jobs_from_passing_a_gang(void **state)
         struct gp_core *core;
         uint32_t longj, gang, small[3];
 
-        next_opts = opts[h];
-        next_nopts = 2;
-        core = pool_core("pool", 4, one, 1, &s, &r);
+        core = pool_core_opts("pool", 4, one, 1, &s,
+
+                              opts[h], 2, &r);
         longj = job_of(core, "a", 1, 10000, 0, 0, true);
         gang = job_of(core, "a", 4, 100, 0, 0, true);
         round_at(core, 0);
@@ -1162,9 +1174,9 @@ static void an_overdue_gang_starts_before_its_tenants_later_jobs(void **state)
         struct gp_core *core;
         uint32_t first, gang, small[3], later;
 
-        next_opts = opts[h];
-        next_nopts = 3;
-        core = pool_core("pool", 4, one, 1, &s, &r);
+        core = pool_core_opts("pool", 4, one, 1, &s,
+
+                              opts[h], 3, &r);
         first = job_of(core, "a", 1, 100, 0, 0, true);
         gang = job_of(core, "a", 4, 1000, 0, 0, true);
         round_at(core, 0);
@@ -1306,9 +1318,9 @@ a_waiting_gang_is_started_by_reclaim_charged_to_its_tenant(void **state)
         struct gp_core *core;
         uint32_t gang;
 
-        next_opts = opts;
-        next_nopts = 3;
-        core = pool_core("pool", 16, three, 3, &s, &r);
+        core = pool_core_opts("pool", 16, three, 3, &s,
+
+                              opts, 3, &r);
 
         for (int i = 0; i < 4; i++)
             job_of(core, "a", 1, 10000, 0, 0, true);
@@ -1364,9 +1376,9 @@ static void a_tenant_short_beyond_the_tolerance_reclaims_within_it(void **state)
         struct gp_core *core;
         uint32_t gang;
 
-        next_opts = opts;
-        next_nopts = 1;
-        core = pool_core("pool", 48, xr, 2, &s, &r);
+        core = pool_core_opts("pool", 48, xr, 2, &s,
+
+                              opts, 1, &r);
 
         for (int i = 0; i < 30; i++)
             job_of(core, "x", 1, 10000, 0, 0, true);
@@ -1419,9 +1431,9 @@ static void the_latest_started_borrowed_job_goes_first(void **state)
         struct gp_core *core;
         uint32_t early, late;
 
-        next_opts = opts;
-        next_nopts = 1;
-        core = pool_core("pool", 8, two, 2, &s, &r);
+        core = pool_core_opts("pool", 8, two, 2, &s,
+
+                              opts, 1, &r);
 
         for (int i = 0; i < 4; i++)
             job_of(core, "b", 1, 10000, 0, 0, true);

@@ -3,7 +3,8 @@
 # Runs apt-get as root, or through sudo for other users.
 set -eu
 PKGS="build-essential pkg-config meson ninja-build python3 xz-utils
-      libjansson-dev libarchive-dev libarchive13 zlib1g-dev libcmocka-dev"
+      libjansson-dev libarchive-dev libarchive13 zlib1g-dev libcmocka-dev
+      libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

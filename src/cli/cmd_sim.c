@@ -30,6 +30,7 @@ struct sim_args {
     const char *trace_aux;
     const char *cluster;
     const char *placement;
+    const char *placer; /* NULL = bestfit */
     char *policies;
     struct gp_kv opts[MAX_OPTS];
     char *opt_policy[MAX_OPTS]; /* NULL = every policy */
@@ -147,6 +148,10 @@ static void sim_usage(FILE *out, bool demo)
             "average (default 1)\n"
             "      --speed M           types (default), gavel or "
             "gavel-spread (docs/speed.md)\n"
+            "      --placer P          bestfit (default) or fgd: a job that "
+            "fits a node goes\n"
+            "                          where it fragments the least "
+            "(docs/cluster.md)\n"
             "      --spread-speed F    a gang over several nodes runs at "
             "F x where no table\n"
             "                          says (0 < F <= 1; default 1)\n"
@@ -387,6 +392,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_NODE_EVENTS,
         O_SPEED,
         O_SPREAD,
+        O_PLACER,
         O_MTBF,
         O_MTTR,
         O_HALF_LIFE,
@@ -423,6 +429,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"node-events", required_argument, NULL, O_NODE_EVENTS},
         {"speed", required_argument, NULL, O_SPEED},
         {"spread-speed", required_argument, NULL, O_SPREAD},
+        {"placer", required_argument, NULL, O_PLACER},
         {"mtbf", required_argument, NULL, O_MTBF},
         {"mttr", required_argument, NULL, O_MTTR},
         {"half-life", required_argument, NULL, O_HALF_LIFE},
@@ -577,6 +584,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                 return 2;
             }
             break;
+        case O_PLACER:
+            a->placer = optarg;
+            break;
         case O_SPREAD: {
             char *end;
             double x = strtod(optarg, &end);
@@ -706,6 +716,36 @@ static double offered_gpus(const struct gp_workload *wl)
 }
 
 /* The spec of a uniform cluster resized for an offered load. */
+/* FGD steers by the workload's task shapes: the trace's jobs that fit a
+ * node, each weighted by how many jobs ask for it. */
+static int set_fgd(struct gp_cluster *c, const struct gp_workload *wl,
+                   struct gp_diag *diag)
+{
+    struct gp_shape shapes[GP_MAX_NODE_GPUS + 1] = {{0}};
+    uint32_t n = 0, max = 0;
+    int rc;
+
+    for (uint32_t t = 0; t < gp_cluster_ntypes(c); t++)
+        if (gp_cluster_max_up_node_gpus(c, (uint8_t)t) > max)
+            max = gp_cluster_max_up_node_gpus(c, (uint8_t)t);
+    for (size_t i = 0; i < wl->n; i++) {
+        uint32_t g = wl->jobs[i].gpus;
+
+        if (g >= 1 && g <= max)
+            shapes[g].weight += 1;
+    }
+    for (uint32_t g = 1; g <= max; g++)
+        if (shapes[g].weight > 0) {
+            shapes[n] = shapes[g];
+            shapes[n++].gpus = g;
+        }
+    if (n == 0)
+        return GP_OK;
+    if ((rc = gp_cluster_set_workload(c, shapes, n, diag)) != GP_OK)
+        return rc;
+    return gp_cluster_set_share_placer(c, GP_SHARE_FGD);
+}
+
 static int sweep_spec(const char *base, const struct gp_workload *wl,
                       double load, char *out, size_t len, uint64_t *gpus)
 {
@@ -947,6 +987,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
     struct gp_trace *trace = NULL;
     struct gp_diag diag = {{0}, {0}};
     enum gp_place_model model = GP_PLACE_PACK;
+    enum gp_share_placer placer = GP_SHARE_BESTFIT;
     const char *cluster_spec = a->cluster;
     char buf[600], cmdline[2048] = "", polbuf[512], cluster_desc[1024];
     struct gp_node_events nev = {0};
@@ -979,6 +1020,13 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 "consolidate, "
                 "got '%s'\n",
                 a->placement);
+        status = 2;
+        goto out;
+    }
+    if (a->placer && gp_share_placer_parse(a->placer, &placer) != GP_OK) {
+        fprintf(stderr,
+                "gpupool: --placer: expected bestfit or fgd, got '%s'\n",
+                a->placer);
         status = 2;
         goto out;
     }
@@ -1162,6 +1210,14 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 status = 2;
                 goto out;
             }
+            if (placer == GP_SHARE_FGD &&
+                (rc = set_fgd(cluster, &wl, &diag)) != GP_OK) {
+                fprintf(stderr, "gpupool: --placer fgd: %s\n",
+                        gp_diag_format(&diag, rc, buf, sizeof(buf)));
+                gp_cluster_free(cluster);
+                status = 2;
+                goto out;
+            }
             check_guarantees(cfg.tenants, cfg.ntenants,
                              gp_cluster_gpus(cluster), &warned_for);
             gp_node_events_fini(&nev);
@@ -1185,7 +1241,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
             cfg.speed = speeds;
             cfg.spread_speed = a->spread_speed;
             if (a->node_events || a->mtbf_h > 0 || a->gavel_speeds ||
-                a->spread_speed > 0) {
+                a->spread_speed > 0 || placer == GP_SHARE_FGD) {
                 size_t o;
 
                 o = (size_t)snprintf(cluster_desc, sizeof(cluster_desc), "%s",
@@ -1207,10 +1263,15 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                                           "for unconsolidated servers"
                                         : "");
                 if (a->spread_speed > 0 && o < sizeof(cluster_desc))
+                    o += (size_t)snprintf(
+                        cluster_desc + o, sizeof(cluster_desc) - o,
+                        "; a gang over several nodes runs at %g x "
+                        "(where no table says)",
+                        a->spread_speed);
+                if (placer == GP_SHARE_FGD && o < sizeof(cluster_desc))
                     snprintf(cluster_desc + o, sizeof(cluster_desc) - o,
-                             "; a gang over several nodes runs at %g x "
-                             "(where no table says)",
-                             a->spread_speed);
+                             "; jobs that fit a node placed by FGD over the "
+                             "trace's shapes");
                 cfg.cluster_spec = cluster_desc;
             }
             if ((rc = gp_metrics_new(&runs[nrun])) != GP_OK) {

@@ -52,6 +52,11 @@ has "$tmp/err" "option '--json' takes no value" "value to a flag without one"
 expect 2 "no trace" -- sim
 expect 2 "unknown policy" -- sim --trace "$trace" --cluster 1x4 --policy nope
 expect 2 "bad placement" -- sim --trace "$trace" --cluster 1x4 --placement x
+expect 2 "bad placer" -- sim --trace "$trace" --cluster 1x4 --placer x
+one_line "bad placer"
+has "$tmp/err" "--placer: expected bestfit or fgd, got 'x'" "bad placer"
+expect 0 "fgd placer" -- sim --trace "$trace" --cluster 2x4 --placer fgd
+has "$tmp/out" "placed by FGD over the trace's shapes" "fgd placer"
 expect 2 "stray argument" -- sim --trace "$trace" --cluster 1x4 extra
 expect 2 "unknown policy option" -- sim --trace "$trace" --cluster 1x4 \
     --policy las --opt las.nosuch=1

@@ -534,6 +534,52 @@ int gp_core_job_stopped(struct gp_core *core, uint64_t job,
  * world reports it stopped. GP_ESTATE for a job already ended. */
 int gp_core_cancel(struct gp_core *core, uint64_t job, int64_t now_us);
 
+/* ---- restoring after a restart ----------------------------------------- */
+
+/* A world that keeps its own records (the daemon's store) rebuilds the
+ * core after a restart: it declares the cluster and tenants, restores the
+ * ledger's usage, teaches the predictor the history, submits every job not
+ * yet ended again (gp_core_submit, in submission order, with their own
+ * submit times), restores what each had done, and adopts those still
+ * running on the devices they hold. Then it runs a round as usual.
+ *
+ * What a job had done before the restart. Times are the world's clock;
+ * first_start_us and queued_us may be GP_TIME_NONE (never started; the
+ * submission). */
+struct gp_job_restore {
+    int64_t first_start_us, queued_us;
+    int64_t work_done_us; /* work its checkpoint holds */
+    int64_t gpu_us, attained_gpu_us, held_us, lost_work_us;
+    uint32_t preemptions, starts, start_failures, node_failures;
+    int64_t predicted_us; /* 0 = predict it again */
+};
+/* Restore the accounting of a job just submitted again (pending, never
+ * started in this core). GP_ENOENT, GP_ESTATE, GP_EINVAL (a negative
+ * figure); diag names the job. */
+int gp_core_restore_job(struct gp_core *core, uint64_t job,
+                        const struct gp_job_restore *r, struct gp_diag *diag);
+/* A pending job is running already on `where` (its node, devices or share,
+ * as the world placed it before the restart), its run begun at
+ * run_start_us: it becomes RUNNING there with nothing to carry out (no
+ * START action), booked to its tenant, and the `started` observer is told.
+ * GP_ESTATE (not pending), GP_EINVAL (the placement does not match what it
+ * asks, or the run starts in the future), and the errors of
+ * gp_cluster_take when the devices are not free or not there. Nothing
+ * changes on an error. */
+int gp_core_adopt(struct gp_core *core, uint64_t job,
+                  const struct gp_placement *where, int64_t run_start_us,
+                  int64_t now_us, struct gp_diag *diag);
+/* A tenant's decayed past usage as it was at at_us (<= the core's now);
+ * before any of its jobs is adopted (GP_ESTATE otherwise). GP_EINVAL for
+ * an unknown tenant or a negative usage. */
+int gp_core_set_tenant_usage(struct gp_core *core, uint32_t tenant,
+                             double usage_gpu_s, int64_t at_us);
+/* Teach the predictor that a job of this tenant, user, name and GPU count
+ * ran actual_us (> 0): the history a restarted world replays. GP_EINVAL,
+ * GP_ENOMEM. */
+int gp_core_learn(struct gp_core *core, const char *tenant, const char *user,
+                  const char *name, uint32_t gpus, int64_t actual_us);
+
 /* ---- a live cluster -------------------------------------------------- */
 
 /* The world reports its nodes (docs/cluster.md, "Node states"). Capacity,

@@ -70,7 +70,7 @@ static void die(const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    fprintf(stderr, "\ndb_crash: the store is kept for a look: %s\n", path);
     exit(1);
 }
 

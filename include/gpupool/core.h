@@ -77,6 +77,10 @@ struct gp_policy_ops {
     /* Decide. Reads the view, writes the plan. */
     int (*schedule)(void *priv, const struct gp_view *view,
                     struct gp_plan *plan);
+    /* optional: whether this instance wants rounds while nothing waits,
+     * as rounds_when_idle says for every instance (an option may turn on
+     * something that moves or resizes running jobs) */
+    bool (*idle_rounds)(void *priv);
     /* optional events of the policy's own, each followed by a round: a
      * timer it set (gp_plan_timer) fired, with the cookie it gave (a lease
      * ends, a period); a job ended (completed, failed, cancelled); a node
@@ -212,6 +216,26 @@ uint64_t gp_view_preempting_milli(const struct gp_view *v);
  * GPUs counted free, given the plan so far (for gp_plan_resize)? */
 int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
                        uint32_t gpus, struct gp_placement *where);
+/* The job on `gpus` of the GPUs it holds now (fewer than it holds, at
+ * least 1): its placement with the rest let go - first from the node with
+ * the most free GPUs, so what comes free joins the largest hole - for
+ * gp_plan_resize to shrink it in place. `where` may point into the
+ * round's scratch memory (valid until the round ends). GP_EINVAL if the
+ * job is not running (confirmed), is in the plan already, holds a share
+ * of a device, or `gpus` is 0 or not fewer than it holds; GP_ENOMEM. */
+int gp_view_fit_shrink(const struct gp_view *v, const struct gp_job *job,
+                       uint32_t gpus, struct gp_placement *where);
+/* The job on `gpus` GPUs (more than it holds): its placement with free
+ * devices added - on the nodes it holds first; then, except under
+ * `consolidate` (where a gang stays on its nodes), on other UP nodes of
+ * its type, the one with the most free devices first - for
+ * gp_plan_resize to grow it in place, keeping every device it has.
+ * CPUs and memory are checked when the plan takes the placement. `where`
+ * may point into the round's scratch memory. GP_EINVAL as
+ * gp_view_fit_shrink (for `gpus` not more than it holds), GP_ENOFIT when
+ * too few devices are free there, GP_ENOMEM. */
+int gp_view_fit_grow(const struct gp_view *v, const struct gp_job *job,
+                     uint32_t gpus, struct gp_placement *where);
 /* Where would this gang fit on one given node now, given the plan so far
  * (a running job at the size it runs at; for gp_plan_migrate)? GP_ENOFIT
  * as gp_cluster_fit_on. */
@@ -338,7 +362,10 @@ struct gp_tenant_info {
     /* CPUs and memory, the same way (on nodes that track them; see
      * gp_cluster_up_cpus for the cluster's) */
     uint64_t held_cpus, held_mem_mib, pending_cpus, pending_mem_mib;
-    uint64_t demand_milli; /* held + pending */
+    /* what its running elastic jobs lack of the GPUs they asked for
+     * (shrunk, or started below their size): unmet demand */
+    uint64_t shrunk_milli;
+    uint64_t demand_milli; /* held + pending + shrunk */
     double entitled;       /* GPUs: its guarantee up to its demand, plus a
                               weighted share of what remains, water-filled
                               over tenants with unmet demand, <= cap */

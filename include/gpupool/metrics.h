@@ -91,7 +91,11 @@ struct gp_summary {
     uint64_t preemptions_per_job_max;
     double lost_gpu_s;      /* lost_work_gpu_s + restart_gpu_s */
     double lost_work_gpu_s; /* work thrown away by preemptions x GPUs */
-    double restart_gpu_s;   /* GPU-seconds spent on restart overhead */
+    double restart_gpu_s;   /* GPU-seconds spent on restart overhead (and
+                               on resize overhead) */
+    /* elastic jobs resized in place (gp_plan_resize): in all, to fewer GPUs
+     * and to more */
+    uint64_t resizes, shrinks, grows;
     /* tenancy: compliance over per-minute tenant-samples (meaningless
      * while the matching samples count is 0), reclaim episodes */
     uint64_t guaranteed_tenants; /* tenants with jobs and a guarantee */
@@ -134,6 +138,7 @@ struct gp_summary {
     size_t ntenants;
     /* what was simulated (see gp_metrics_describe; "" where not told) */
     const char *trace, *trace_format, *cluster_spec, *preemption;
+    const char *elastic; /* gp_run_desc.elastic; NULL = not said */
     uint64_t seed;
     bool described;      /* gp_metrics_describe was called */
     const char *version; /* gpupool's version */
@@ -149,6 +154,8 @@ struct gp_run_desc {
     /* how jobs asking for a share of one GPU were placed; NULL when the
      * workload has none */
     const char *shares;
+    /* which jobs were elastic and what a resize costs; NULL = none was */
+    const char *elastic;
 };
 
 /* A time series of bucket averages: bucket i covers

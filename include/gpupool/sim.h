@@ -80,6 +80,17 @@ struct gp_sim_config {
     uint32_t max_preemptions[GP_NPRIO];
     int64_t half_life_us; /* 0 = 24 h */
     enum gp_ckpt_mode { GP_CKPT_TRACE, GP_CKPT_ALL, GP_CKPT_NONE } ckpt;
+    /* elastic jobs: as the trace says (its min_gpus, max_gpus), every job
+     * of 2 GPUs or more elastic from ceil(elastic_min x its GPUs) (at
+     * least 1) up to its GPUs, or none (every job runs at its size) */
+    enum gp_elastic_mode {
+        GP_ELASTIC_TRACE,
+        GP_ELASTIC_ALL,
+        GP_ELASTIC_NONE
+    } elastic;
+    double elastic_min;     /* 0 < F <= 1; 0 = 0.5 */
+    int64_t resize_cost_us; /* what an elastic job pays at each resize
+                               (gp_core_config.resize_cost_us) */
     /* a second observer, told after the metrics (tests check invariants) */
     const struct gp_observer_ops *watch;
     void *watch_priv;

@@ -12,8 +12,12 @@
  * measured scale below it (else the smallest) is scaled linearly, as
  * Gavel's simulator does: an optimistic assumption, stated with results.
  * A job without a class, or a class or type the table lacks, progresses at
- * its GPU type's relative speed (gp_cluster_add_type), whatever its GPU
- * count: the model every earlier result used.
+ * its GPU type's relative speed (gp_cluster_add_type) on the GPUs it asked
+ * for: the model every earlier result used. On g GPUs where it asked for
+ * `asked` (an elastic job started or resized off its size, g within
+ * min_gpus..max_gpus) that speed is scaled by g / asked - linear scaling,
+ * the same optimistic assumption as for the table's unmeasured scales -
+ * so shrinking an elastic job costs it work, and growing it gains some.
  *
  * Locality: a gang placed over more than one node runs at the table's
  * spread figure when it has one (Gavel measured them, per job type, scale

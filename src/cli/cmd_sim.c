@@ -59,7 +59,10 @@ struct sim_args {
     double min_run_s[GP_NPRIO];
     uint32_t max_preemptions[GP_NPRIO];
     enum gp_ckpt_mode ckpt;
-    const char *sweep; /* offered loads, "0.6,0.8,1.0,1.2" */
+    enum gp_elastic_mode elastic;
+    double elastic_min;   /* 0 = 0.5 */
+    double resize_cost_s; /* < 0: the restart cost */
+    const char *sweep;    /* offered loads, "0.6,0.8,1.0,1.2" */
 };
 
 static double now_s(void)
@@ -157,6 +160,17 @@ static void sim_usage(FILE *out, bool demo)
             "                          says (0 < F <= 1; default 1)\n"
             "      --checkpointable W  all | none | trace (default trace)"
             "\n"
+            "      --elastic W         none (default) | all (every job of "
+            "2+ GPUs may shrink\n"
+            "                          to --elastic-min of its GPUs) | "
+            "trace (its min_gpus)\n"
+            "      --elastic-min F     the least part of its GPUs an "
+            "elastic job keeps\n"
+            "                          (0 < F <= 1; default 0.5, rounded "
+            "up)\n"
+            "      --resize-cost S     seconds an elastic job pays at each "
+            "resize (default:\n"
+            "                          the restart cost)\n"
             "      --min-run [CLASS=]S no preemption before S seconds of "
             "a run (CLASS low,\n"
             "                          normal, high; e.g. "
@@ -399,6 +413,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_MIN_RUN,
         O_MAX_PREEMPT,
         O_CKPT,
+        O_ELASTIC,
+        O_ELASTIC_MIN,
+        O_RESIZE_COST,
         O_SWEEP
     };
     static const struct option longopts[] = {
@@ -436,6 +453,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"min-run", required_argument, NULL, O_MIN_RUN},
         {"max-preemptions", required_argument, NULL, O_MAX_PREEMPT},
         {"checkpointable", required_argument, NULL, O_CKPT},
+        {"elastic", required_argument, NULL, O_ELASTIC},
+        {"elastic-min", required_argument, NULL, O_ELASTIC_MIN},
+        {"resize-cost", required_argument, NULL, O_RESIZE_COST},
         {"sweep-load", required_argument, NULL, O_SWEEP},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -647,6 +667,39 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                         optarg);
                 return 2;
             }
+            break;
+        case O_ELASTIC:
+            if (strcmp(optarg, "all") == 0)
+                a->elastic = GP_ELASTIC_ALL;
+            else if (strcmp(optarg, "none") == 0)
+                a->elastic = GP_ELASTIC_NONE;
+            else if (strcmp(optarg, "trace") == 0)
+                a->elastic = GP_ELASTIC_TRACE;
+            else {
+                fprintf(stderr,
+                        "gpupool: --elastic: expected none, all or trace, "
+                        "got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_ELASTIC_MIN: {
+            char *end;
+            double x = strtod(optarg, &end);
+
+            if (end == optarg || *end || !(x > 0 && x <= 1)) {
+                fprintf(stderr,
+                        "gpupool: --elastic-min: expected a number in "
+                        "(0, 1], got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            a->elastic_min = x;
+            break;
+        }
+        case O_RESIZE_COST:
+            if (parse_seconds("--resize-cost", optarg, &a->resize_cost_s))
+                return 2;
             break;
         case 'v':
             a->verbose++;
@@ -1185,6 +1238,12 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 .mttr_s = a->mttr_h * 3600,
                 .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
                 .ckpt = a->ckpt,
+                .elastic = a->elastic,
+                .elastic_min = a->elastic_min,
+                .resize_cost_us =
+                    (int64_t)llround((a->resize_cost_s < 0 ? a->restart_cost_s
+                                                           : a->resize_cost_s) *
+                                     1e6),
                 .trace = a->trace ? a->trace : "bundled philly.csv.xz",
                 .cluster_spec = spec_now,
             };
@@ -1375,6 +1434,8 @@ static void defaults(struct sim_args *a, char *policies)
     }
     a->ckpt_cost_s = 30;
     a->half_life_s = 86400;
+    a->elastic = GP_ELASTIC_NONE; /* a trace's elastic ranges only when asked */
+    a->resize_cost_s = -1;        /* the restart cost */
 }
 
 int gp_cmd_sim(int argc, char **argv)

@@ -214,7 +214,8 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     if (!c->dirty)
         return 0;
     c->dirty = false;
-    if (c->npending == 0 && !c->cfg.policy->rounds_when_idle)
+    if (c->npending == 0 && !c->cfg.policy->rounds_when_idle &&
+        !(c->cfg.policy->idle_rounds && c->cfg.policy->idle_rounds(c->ppriv)))
         return 0; /* nothing could start, so nothing is worth preempting */
     c->nrounds++;
     if (++c->round_id == 0)

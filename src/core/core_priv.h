@@ -259,6 +259,12 @@ int gp__tenant_of(struct gp_core *c, const char *name, uint32_t *out);
 void gp__book_held(struct gp_core *c, const struct gp_job *j,
                    const struct gp_placement *where, int sign,
                    int nrunning_delta);
+/* What a run on `where` lacks of the GPUs its job asked for (an elastic
+ * job shrunk or started small) counts in its tenant's demand: booked
+ * (sign 1) while the run holds it, unbooked (-1) when it ends or is
+ * resized. gp__book_held does it for runs that begin and end. */
+void gp__book_shrunk(struct gp_core *c, const struct gp_job *j,
+                     const struct gp_placement *where, int sign);
 void gp__ledger_update(const struct gp_core *c);
 void gp__ledger_round_end(struct gp_core *c);
 void gp__tenants_free(struct gp_core *c);

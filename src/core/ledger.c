@@ -57,7 +57,23 @@ void gp__book_held(struct gp_core *c, const struct gp_job *j,
     add(&t->info.held_mem_mib,
         sign * (int64_t)gp_demand_mem_mib(&j->demand, where->gpus));
     t->info.nrunning = (uint32_t)((int32_t)t->info.nrunning + nrunning_delta);
+    /* a run that begins or ends on fewer GPUs than its job asked for */
+    if (nrunning_delta)
+        gp__book_shrunk(c, j, where, sign);
     c->lc->stale = true;
+}
+
+void gp__book_shrunk(struct gp_core *c, const struct gp_job *j,
+                     const struct gp_placement *where, int sign)
+{
+    struct tenant *t = &c->tenants[j->tenant];
+
+    if (where->gpus < j->demand.gpus) {
+        tenant_touch(c, t);
+        add(&t->info.shrunk_milli,
+            sign * (int64_t)(j->demand.gpus - where->gpus) * GP_MILLI_PER_GPU);
+        c->lc->stale = true;
+    }
 }
 
 /* The tenant named `name`, created on first use. Tenants are found by the
@@ -358,7 +374,8 @@ void gp__ledger_update(const struct gp_core *c)
         uint32_t p = t->info.parent == GP_TENANT_NONE ? nt : t->info.parent;
 
         tenant_touch(c, t);
-        t->info.demand_milli = t->info.held_milli + t->info.pending_milli;
+        t->info.demand_milli =
+            t->info.held_milli + t->info.pending_milli + t->info.shrunk_milli;
         t->info.entitled = 0;
         t->sub_demand = t->info.demand_milli;
         start[p + 1]++;

@@ -521,7 +521,10 @@ int gp__grace_over(struct gp_core *c, struct gp_job *j)
 }
 
 /* Work per second of the job on a placement: the speed table's rate for
- * its class, else its GPU type's relative speed. */
+ * its class, else its GPU type's relative speed - times g / asked for an
+ * elastic job on g GPUs where it asked for `asked` (linear scaling, the
+ * optimistic assumption the table makes for scales it did not measure;
+ * speed.h). */
 double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
                     const struct gp_placement *where)
 {
@@ -535,8 +538,13 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
             c->cfg.speed, gp_strtab_get(&c->strs, j->job_class),
             gp_cluster_type_name(c->cluster, where->type), where->gpus,
             j->demand.gpus, spread, &measured);
-    if (!(r > 0))
+    if (!(r > 0)) {
         r = gp_cluster_type_speed(c->cluster, where->type);
+        /* no figure for the job: more or fewer GPUs than it asked do
+         * more or less work, in proportion (only an elastic job differs) */
+        if (where->gpus && j->demand.gpus && where->gpus != j->demand.gpus)
+            r *= (double)where->gpus / j->demand.gpus;
+    }
     /* a gang over several nodes the table has no figure for */
     if (spread && !measured && c->cfg.spread_speed > 0)
         r *= c->cfg.spread_speed;
@@ -704,6 +712,8 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
         gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(old, useful));
     gp__book_held(c, j, old, -1, 0);
     gp__book_held(c, j, &j->where, 1, 0);
+    gp__book_shrunk(c, j, old, -1);
+    gp__book_shrunk(c, j, &j->where, 1);
     j->held_since_us = now;
     j->run_start_us = now;
     j->overhead_us = c->cfg.resize_cost_us;

@@ -174,6 +174,138 @@ int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
     return rc;
 }
 
+int gp_view_fit_shrink(const struct gp_view *v, const struct gp_job *job,
+                       uint32_t gpus, struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    uint32_t n = job->where.nslots, drop = job->where.gpus - gpus;
+    struct gp_slot *s;
+
+    if (job->state != GP_JOB_RUNNING || gp_plan_has(&c->plan, job) || !gpus ||
+        gpus >= job->where.gpus || job->where.milli)
+        return GP_EINVAL;
+    if (n == 0) { /* `count`: GPUs of the pool, no node named */
+        *where = job->where;
+        where->slots = NULL;
+        where->gpus = gpus;
+        return GP_OK;
+    }
+    if (!(s = gp_arena_alloc(&c->scratch, n * sizeof(*s))))
+        return GP_ENOMEM;
+    memcpy(s, job->where.slots, n * sizeof(*s));
+    gp__take_stopping(c);
+    while (drop > 0) {
+        uint32_t best = 0, take;
+
+        for (uint32_t k = 1; k < n; k++)
+            if (gp_cluster_node_free(c->cluster, s[k].node) >=
+                gp_cluster_node_free(c->cluster, s[best].node))
+                best = k;
+        take = drop < s[best].gpus ? drop : s[best].gpus;
+        for (uint32_t t = 0; t < take; t++) /* its highest devices */
+            s[best].mask &= ~(1ULL << (63 - __builtin_clzll(s[best].mask)));
+        s[best].gpus -= take;
+        drop -= take;
+        if (s[best].gpus == 0) {
+            memmove(&s[best], &s[best + 1], (n - best - 1) * sizeof(*s));
+            n--;
+        }
+    }
+    *where = job->where;
+    where->gpus = gpus;
+    where->nslots = n;
+    if (n == 1) {
+        where->inline_slot = s[0];
+        where->slots = &where->inline_slot;
+    } else {
+        where->slots = s;
+    }
+    return GP_OK;
+}
+
+/* Add up to *add free devices of `node` to slot s (node set by the
+ * caller); false if the node gives none. */
+static bool add_free(const struct gp_cluster *cl, uint32_t node,
+                     struct gp_slot *s, uint32_t *add)
+{
+    uint32_t before = *add;
+
+    if (gp_cluster_node_state(cl, node) != GP_NODE_UP)
+        return false;
+    for (uint32_t d = 0; d < gp_cluster_node_gpus(cl, node) && *add > 0; d++)
+        if (!(s->mask >> d & 1) && gp_cluster_node_dev_used(cl, node, d) == 0) {
+            s->mask |= 1ULL << d;
+            s->gpus++;
+            --*add;
+        }
+    return *add < before;
+}
+
+int gp_view_fit_grow(const struct gp_view *v, const struct gp_job *job,
+                     uint32_t gpus, struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    const struct gp_cluster *cl = c->cluster;
+    uint32_t n = job->where.nslots, add = gpus - job->where.gpus,
+             nn = gp_cluster_nnodes(cl);
+    struct gp_slot *s;
+
+    if (job->state != GP_JOB_RUNNING || gp_plan_has(&c->plan, job) ||
+        gpus <= job->where.gpus || job->where.milli)
+        return GP_EINVAL;
+    if (n == 0) { /* `count`: GPUs of the pool */
+        if (gp_view_type_free_gpus(v, job->where.type) < add)
+            return GP_ENOFIT;
+        *where = job->where;
+        where->slots = NULL;
+        where->gpus = gpus;
+        return GP_OK;
+    }
+    if (!(s = gp_arena_alloc(&c->scratch, (n + add) * sizeof(*s))))
+        return GP_ENOMEM;
+    memcpy(s, job->where.slots, n * sizeof(*s));
+    gp__take_stopping(c);
+    for (uint32_t k = 0; k < n && add > 0; k++)
+        add_free(cl, s[k].node, &s[k], &add);
+    while (add > 0 && c->cfg.model != GP_PLACE_CONSOLIDATE) {
+        uint32_t best = UINT32_MAX, best_free = 0;
+
+        for (uint32_t m = 0; m < nn; m++) {
+            uint32_t f = gp_cluster_node_free(cl, m);
+            bool held = false;
+
+            if (f <= best_free ||
+                gp_cluster_node_type(cl, m) != job->where.type ||
+                gp_cluster_node_state(cl, m) != GP_NODE_UP)
+                continue;
+            for (uint32_t k = 0; k < n && !held; k++)
+                held = s[k].node == m;
+            if (!held) {
+                best = m;
+                best_free = f;
+            }
+        }
+        if (best == UINT32_MAX)
+            break;
+        s[n] = (struct gp_slot){.node = best};
+        if (!add_free(cl, best, &s[n], &add))
+            break;
+        n++;
+    }
+    if (add > 0)
+        return GP_ENOFIT;
+    *where = job->where;
+    where->gpus = gpus;
+    where->nslots = n;
+    if (n == 1) {
+        where->inline_slot = s[0];
+        where->slots = &where->inline_slot;
+    } else {
+        where->slots = s;
+    }
+    return GP_OK;
+}
+
 bool gp_view_graceful(const struct gp_view *v)
 {
     return v->core->cfg.grace_us > 0;

@@ -32,7 +32,11 @@
  *      asks for a round when they may go. A high-priority job may also
  *      preempt lower-priority jobs of its own tenant, which leaves every
  *      other tenant's share alone. A tenant's part of a type is reclaimed
- *      first, from whoever holds that type beyond their own part;
+ *      first, from whoever holds that type beyond their own part. With
+ *      `shrink`, elastic victims shrink in place first, as far as that
+ *      starts the jobs waiting (see "elastic shrink" below), and shrunk
+ *      jobs grow back into free GPUs within their tenant's entitlement
+ *      while no other tenant below its own waits;
  *   5. lends what is still idle to tenants with pending work, by
  *      fair-share deficit (then lower decayed usage, then weight), within
  *      caps, keeping every lender's lending limit free for it - but not to
@@ -112,6 +116,12 @@ struct pool {
     uint32_t ntfail;
     int64_t asked_at;         /* the last wake-up asked of the core */
     bool defrag;              /* consolidate: move jobs to free a node */
+    bool shrink;              /* reclaim shrinks elastic jobs first; shrunk
+                                 jobs grow back */
+    bool shrunk_any;          /* a shrink was planned: look for jobs to grow */
+    int64_t grow_after_us;    /* a shrunk job grows back once it ran this
+                                 long at its size (and paid its resize
+                                 cost) */
     int64_t defrag_until;     /* a move under way: none other before */
     const struct gp_env *env; /* its allocator */
 };
@@ -317,6 +327,10 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             p->reserve_after_us = (int64_t)llround(x * 1e6);
         } else if (strcmp(k, "defrag") == 0 && (x == 0 || x == 1)) {
             p->defrag = x == 1;
+        } else if (strcmp(k, "shrink") == 0 && (x == 0 || x == 1)) {
+            p->shrink = x == 1;
+        } else if (strcmp(k, "grow_after") == 0) {
+            p->grow_after_us = (int64_t)llround(x * 1e6);
         } else if (strcmp(k, "hold_line") == 0) {
             p->hold_us = (int64_t)llround(x * 1e6);
         } else if (strcmp(k, "wait_ratio") == 0) {
@@ -350,7 +364,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
                                "(below 1), relative 0|1, lifo 0|1, fifo "
                                "0|1, nearest 0|1, hold_line seconds, "
                                "wait_ratio K, wait_floor seconds, "
-                               "wait_pending X, swap 0|1, defrag 0|1)");
+                               "wait_pending X, swap 0|1, defrag 0|1, "
+                               "shrink 0|1, grow_after seconds)");
         }
     }
     *priv = p;
@@ -371,6 +386,14 @@ static int static_init(void **priv, const struct gp_policy_args *a,
                        struct gp_diag *d)
 {
     return pool_init_mode(priv, a, d, MODE_STATIC);
+}
+
+/* Shrunk jobs grow back in rounds where nothing waits too. */
+static bool pool_idle_rounds(void *priv)
+{
+    const struct pool *p = priv;
+
+    return p->shrink && p->shrunk_any;
 }
 
 static void pool_fini(void *priv)
@@ -1803,12 +1826,233 @@ static int swap_for(const struct gp_view *v, struct gp_plan *plan,
                        GP_TYPE_ANY, true);
 }
 
+/* ---- elastic shrink ----------------------------------------------------- */
+
+/* Before a reclaim preempts anyone (shrink=1), elastic jobs of the tenants
+ * above their share give GPUs back by shrinking in place
+ * (gp_plan_resize): the victims the reclaim would take, in its order
+ * (cmp_victim), each by what is still needed, down to its min_gpus, never
+ * leaving its tenant with less than a reclaim may (leaves_enough). Their
+ * GPUs are free in the same round, so the jobs they are shrunk for start
+ * at once; a shrink that would start nothing is not made. A shrink is not
+ * a preemption: the job keeps running (at a pace in proportion to its
+ * GPUs, docs/speed.md), loses no work, pays only the resize cost, and
+ * counts toward no preemption cap; so the minimum run time and the cap do
+ * not protect from it (they protect a job's progress from being thrown
+ * away, which a shrink does not do). But a job is not shrunk in the
+ * instant its run began, nor while it still pays its restart or resize
+ * cost (the payment would be thrown away): a round is asked for when it
+ * has paid. A reserved large gang is served so too, when shrinks alone
+ * start it. Not for tenants with guarantees by type. */
+struct shrinkable {
+    struct victim *v; /* in cmp_victim order */
+    size_t n;
+    bool known;   /* collected this round */
+    bool shrunk;  /* a shrink is in the plan */
+    int64_t wake; /* when the first job left out for paying its start,
+                     restart or resize cost has paid it (INT64_MAX: none) */
+};
+
+/* The elastic jobs any reclaim of this round might shrink: running above
+ * their min_gpus, of tenants above the least a deep reclaim may leave them
+ * (each reclaim judges its own with leaves_enough). */
+static int collect_shrinkable(const struct gp_view *v, const struct totals *tot,
+                              struct shrinkable *sh)
+{
+    int64_t now = gp_view_now(v);
+    size_t k = 0;
+    struct victim *vs = gp_arena_alloc(gp_view_scratch(v),
+                                       (gp_view_nrunning(v) + 1) * sizeof(*vs));
+
+    if (!vs)
+        return GP_ENOMEM;
+    sh->wake = INT64_MAX;
+    for (uint32_t t = 0; t < gp_view_ntenants(v); t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+        int64_t eff = eff_held(ti);
+
+        if (gpus_of(eff) <= lowest_of(ti, tot->tol, true))
+            continue;
+        for (const struct gp_job *j = gp_view_tenant_running(v, t); j;
+             j = gp_view_tenant_running_next(v, j)) {
+            int64_t paid = j->run_start_us + j->overhead_us;
+
+            if (j->state != GP_JOB_RUNNING || j->where.gpus <= j->min_gpus)
+                continue;
+            if (now > j->run_start_us && now >= paid)
+                victim_of(v, j, ti, eff, tot->lifo, &vs[k++]);
+            else if (paid > now && paid < sh->wake)
+                sh->wake = paid;
+        }
+    }
+    qsort(vs, k, sizeof(*vs), cmp_victim);
+    sh->v = vs;
+    sh->n = k;
+    sh->known = true;
+    return GP_OK;
+}
+
+/* Shrink elastic jobs for tenant ts[i] until `need` milli-GPUs came free
+ * (*freed says how many did), for `probe` (its GPU type). */
+static int shrink_for(const struct gp_view *v, struct gp_plan *plan,
+                      const struct tstate *ts, const struct totals *tot,
+                      size_t i, const struct gp_job *probe, int64_t need,
+                      struct shrinkable *sh, int64_t *freed)
+{
+    uint32_t t = ts[i].t;
+    const struct gp_tenant_info *ri = gp_view_tenant(v, t);
+    int64_t has = held_of(v, t) + incoming_of(v, t);
+    double short_by = ri->entitled - gpus_of(has);
+    bool deep = is_deep(ri, tot->tol, has);
+
+    *freed = 0;
+    for (size_t k = 0; k < sh->n && *freed < need; k++) {
+        const struct gp_job *x = sh->v[k].job;
+        const struct gp_tenant_info *xt = gp_view_tenant(v, x->tenant);
+        struct gp_placement where;
+        int64_t most = x->where.gpus - x->min_gpus,
+                by = (need - *freed + MILLI - 1) / MILLI;
+        int rc;
+
+        if (x->tenant == t || gp_plan_has(plan, x) ||
+            (probe->demand.type != GP_TYPE_ANY &&
+             x->where.type != probe->demand.type))
+            continue;
+        if (by > most)
+            by = most;
+        while (by > 0 &&
+               !leaves_enough(xt, gpus_of(held_of(v, x->tenant) - by * MILLI),
+                              ri, short_by, tot->tol, deep))
+            by--;
+        if (by == 0)
+            continue;
+        if ((rc = gp_view_fit_shrink(v, x, x->where.gpus - (uint32_t)by,
+                                     &where)) != GP_OK ||
+            (rc = gp_plan_resize(plan, x, &where)) != GP_OK) {
+            if (rc == GP_ENOMEM)
+                return rc;
+            continue;
+        }
+        *freed += by * MILLI;
+        sh->shrunk = true; /* undone by a rollback perhaps: a hint */
+    }
+    return GP_OK;
+}
+
+/* Tenant ts[i] waits to start list[0, *nlist) and `have` milli-GPUs are
+ * free for it: shrink for as many of the jobs first in line as shrinks can
+ * serve, and start them. *nlist becomes the jobs still waiting (in order),
+ * for the reclaim to preempt for; nothing is shrunk when the first job in
+ * line cannot start so. */
+static int shrink_reclaim(struct pool *p, const struct gp_view *v,
+                          struct gp_plan *plan, struct tstate *ts,
+                          struct totals *tot, size_t i,
+                          const struct gp_job **list, size_t *nlist,
+                          int64_t have, struct reservation *r,
+                          struct shrinkable *sh)
+{
+    size_t mark = gp_plan_mark(plan), n = *nlist, left = 0;
+    int64_t want = 0, freed;
+    int rc;
+
+    if (!sh->known && (rc = collect_shrinkable(v, tot, sh)) != GP_OK)
+        return rc;
+    /* a job that pays its cost now may shrink then: ask for a round */
+    if ((rc = wake_at(p, v, plan, sh->wake)) != GP_OK || sh->n == 0)
+        return rc;
+    for (size_t k = 0; k < n; k++)
+        want += ask(list[k]);
+    if ((rc = shrink_for(v, plan, ts, tot, i, list[0], want - have, sh,
+                         &freed)) != GP_OK)
+        return rc;
+    if (freed < want - have) {
+        /* too few: shrink for the jobs first in line only */
+        gp_plan_rollback(plan, mark);
+        while (n > 1 && want - have > freed)
+            want -= ask(list[--n]);
+        if (want - have > freed)
+            return GP_OK;
+        if ((rc = shrink_for(v, plan, ts, tot, i, list[0], want - have, sh,
+                             &freed)) != GP_OK)
+            return rc;
+    }
+    for (size_t k = 0; k < *nlist; k++) {
+        rc = k < n && respects(v, r, list[k])
+                 ? try_start(v, plan, list[k], &ts[i], tot, GP_TYPE_ANY)
+                 : GP_ENOFIT;
+        if (rc != GP_OK && rc != GP_ENOFIT)
+            return rc;
+        if (rc == GP_ENOFIT && k == 0) {
+            /* placement: the first in line does not fit what came free */
+            gp_plan_rollback(plan, mark);
+            return GP_OK;
+        }
+        if (rc == GP_ENOFIT)
+            list[left++] = list[k];
+    }
+    *nlist = left;
+    return GP_OK;
+}
+
+/* The reserved gang by shrinks alone: if elastic jobs can give what the
+ * free GPUs lack (and nothing is on its way to it already), shrink them
+ * and start it now; else nothing changes (GP_ENOFIT) and gang_reclaim
+ * preempts. */
+static int shrink_gang(const struct gp_view *v, struct gp_plan *plan,
+                       struct tstate *ts, struct totals *tot, size_t i,
+                       const struct gp_job *gang, struct shrinkable *sh)
+{
+    size_t mark = gp_plan_mark(plan);
+    int64_t have = free_for(v, gang) - (tot->owed - ts[i].owed), freed;
+    int rc;
+
+    if (incoming_of(v, gang->tenant) > 0)
+        return GP_ENOFIT;
+    if (have < 0)
+        have = 0;
+    if (!sh->known && (rc = collect_shrinkable(v, tot, sh)) != GP_OK)
+        return rc;
+    if ((rc = shrink_for(v, plan, ts, tot, i, gang, ask(gang) - have, sh,
+                         &freed)) != GP_OK)
+        return rc;
+    if (freed >= ask(gang) - have &&
+        (rc = try_start(v, plan, gang, &ts[i], tot, GP_TYPE_ANY)) != GP_ENOFIT)
+        return rc;
+    gp_plan_rollback(plan, mark);
+    return GP_ENOFIT;
+}
+
 /* For every tenant: the pending jobs it waits to start within its
  * entitlement; if the free GPUs (less what is owed to others and what is
  * already on its way) do not cover them, take the rest back. */
+/* What tenant ts[i] waiting to start `want` milli-GPUs, `first` first in
+ * line, finds free for it: the free GPUs less what is kept for others;
+ * under `consolidate`, none unless the first job fits now (free GPUs in
+ * all are not a node). */
+static int have_for(const struct gp_view *v, const struct tstate *ts,
+                    const struct totals *tot, size_t i,
+                    const struct gp_job *first, int64_t want, int64_t *have)
+{
+    int rc;
+
+    *have = free_for(v, first) - (tot->owed - ts[i].owed);
+    if (*have < 0)
+        *have = 0;
+    if (want <= *have && gp_view_model(v) == GP_PLACE_CONSOLIDATE &&
+        !tot->typed) {
+        struct gp_placement w;
+
+        if ((rc = gp_view_fit(v, first, 0, &w)) == GP_ENOFIT)
+            *have = 0;
+        else if (rc != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
 static int reclaim(struct pool *p, const struct gp_view *v,
                    struct gp_plan *plan, struct tstate *ts, struct totals *tot,
-                   size_t nts)
+                   size_t nts, struct reservation *r, struct shrinkable *sh)
 {
     struct candidates cand;
     struct candidates deep_cand;
@@ -1881,22 +2125,30 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         first = list[0];
         for (size_t k = 0; k < nlist; k++)
             want += ask(list[k]);
-        have = free_for(v, first) - (tot->owed - ts[i].owed);
-        if (have < 0)
-            have = 0;
-        if (want <= have && gp_view_model(v) == GP_PLACE_CONSOLIDATE &&
-            !tot->typed) {
-            /* free GPUs in all are not a node: unless the first job fits
-             * now, they do not count */
-            struct gp_placement w;
-
-            if ((rc = gp_view_fit(v, first, 0, &w)) == GP_ENOFIT)
-                have = 0;
-            else if (rc != GP_OK)
-                return rc;
-        }
+        if ((rc = have_for(v, ts, tot, i, first, want, &have)) != GP_OK)
+            return rc;
         if (want <= have)
             continue; /* the GPUs are there; placement, not reclaim */
+        if (p->shrink && !tot->typed) {
+            /* elastic jobs shrink before anyone is preempted */
+            size_t before = nlist;
+
+            if ((rc = shrink_reclaim(p, v, plan, ts, tot, i, list, &nlist, have,
+                                     r, sh)) != GP_OK)
+                return rc;
+            if (nlist == 0)
+                continue; /* all started */
+            if (nlist < before) {
+                first = list[0];
+                want = 0;
+                for (size_t k = 0; k < nlist; k++)
+                    want += ask(list[k]);
+                if ((rc = have_for(v, ts, tot, i, first, want, &have)) != GP_OK)
+                    return rc;
+                if (want <= have)
+                    continue;
+            }
+        }
         avail = reclaimable(v, ts, nts, ts[i].t, tot->tol);
         /* take back what can be taken, for the jobs first in line */
         if (gp_job_class(first) != GP_PRIO_HIGH)
@@ -1971,6 +2223,120 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         memo_set(&p->fail[ts[i].t], first->seq, epoch, key, until.retry);
     }
     return GP_OK;
+}
+
+/* ---- elastic jobs grow back -------------------------------------------- */
+
+/* The least one of tenant t's pending jobs not in the plan asks for
+ * (INT64_MAX: none), one look per shape. */
+static int smallest_pending(const struct gp_view *v, struct gp_plan *plan,
+                            uint32_t t, int64_t *least)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *j;
+    int rc;
+
+    *least = INT64_MAX;
+    if ((rc = gp_pending_iter_init_tenant(&it, v, t)) != GP_OK)
+        return rc;
+    while ((j = gp_pending_iter_next(&it))) {
+        if (gp_plan_has(plan, j))
+            continue;
+        if (ask(j) < *least)
+            *least = ask(j);
+        gp_pending_iter_skip_shape(&it);
+    }
+    return GP_OK;
+}
+
+/* A job shrunk below the size it asked for grows back into free GPUs
+ * (gp_view_fit_grow: in place, keeping its devices) when its tenant holds
+ * no more than its entitlement after growing and no other tenant below
+ * its entitlement waits with a job it could start there (within its
+ * entitlement, or landing nearer to it: the test of step 3). Tenants in
+ * deficit order; GPUs kept for others (reclaimed, lending limits) stay
+ * free. Not in the instant its run or last resize began. */
+static int grow_back(struct pool *p, const struct gp_view *v,
+                     struct gp_plan *plan, struct tstate *ts,
+                     struct totals *tot, size_t nts)
+{
+    int64_t now = gp_view_now(v), wake = INT64_MAX;
+    size_t nwaiting = 0;
+    bool *waits;
+    int rc;
+
+    if (gp_view_free_milli(v) < MILLI)
+        return GP_OK;
+    if (!(waits =
+              gp_arena_alloc(gp_view_scratch(v), (nts + 1) * sizeof(*waits))))
+        return GP_ENOMEM;
+    for (size_t k = 0; k < nts; k++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, ts[k].t);
+        int64_t room = (int64_t)ceil(ti->entitled - 1e-9) * MILLI -
+                       held_of(v, ts[k].t) - incoming_of(v, ts[k].t),
+                least;
+
+        waits[k] = false;
+        if (ti->npending == 0 || room <= 0)
+            continue;
+        if ((rc = smallest_pending(v, plan, ts[k].t, &least)) != GP_OK)
+            return rc;
+        if (least <= room || (p->nearest && least < 2 * room)) {
+            waits[k] = true;
+            nwaiting++;
+        }
+    }
+    for (size_t i = 0; i < nts && nwaiting <= 1; i++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, ts[i].t);
+        int64_t room =
+            (int64_t)floor(ti->entitled + 1e-9 - gpus_of(held_of(v, ts[i].t)));
+
+        if (nwaiting > (size_t)waits[i] || room < 1)
+            continue;
+        for (const struct gp_job *j = gp_view_tenant_running(v, ts[i].t);
+             j && room >= 1; j = gp_view_tenant_running_next(v, j)) {
+            struct gp_placement where;
+            int64_t spare, g, used;
+
+            int64_t at = j->run_start_us + (j->overhead_us > p->grow_after_us
+                                                ? j->overhead_us
+                                                : p->grow_after_us);
+
+            if (j->state != GP_JOB_RUNNING || j->where.gpus >= j->demand.gpus ||
+                j->where.milli || gp_plan_has(plan, j))
+                continue;
+            if (now <= j->run_start_us || now < at) {
+                if (at > now && at < wake)
+                    wake = at; /* it may grow then */
+                continue;
+            }
+            spare = (int64_t)gp_view_type_free_milli(v, j->where.type) -
+                    (tot->owed - ts[i].owed) - (tot->keep - ts[i].keep);
+            g = j->demand.gpus - j->where.gpus;
+            if (g > room)
+                g = room;
+            if (g > spare / MILLI)
+                g = spare / MILLI;
+            for (rc = GP_ENOFIT; g > 0; g--)
+                if ((rc = gp_view_fit_grow(v, j, j->where.gpus + (uint32_t)g,
+                                           &where)) != GP_ENOFIT)
+                    break;
+            if (rc == GP_OK)
+                rc = gp_plan_resize(plan, j, &where);
+            if (rc == GP_ENOFIT || rc == GP_EPLAN)
+                continue; /* no room near it, or short of CPUs, memory */
+            if (rc != GP_OK)
+                return rc;
+            room -= g;
+            used = ts[i].owed < g * MILLI ? ts[i].owed : g * MILLI;
+            ts[i].owed -= used;
+            tot->owed -= used;
+            tot->keep -= ts[i].keep;
+            ts[i].keep = keep_of(v, &ts[i]);
+            tot->keep += ts[i].keep;
+        }
+    }
+    return wake_at(p, v, plan, wake);
 }
 
 /* ---- a reserved gang started by reclaim --------------------------------- */
@@ -2215,6 +2581,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
     struct pool *p = priv;
     struct reservation r = {0};
     struct totals tot = {0};
+    struct shrinkable sh = {0};
     struct tstate *ts;
     size_t nts = 0;
     int rc;
@@ -2306,11 +2673,16 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         else if (r.at_us <= gp_view_now(v))
             rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
         else if (r.by_reclaim) {
-            rc = gang_reclaim(p, v, plan, &tot, &ts[i], r.job);
-            /* without a grace the victims' GPUs are free in the plan
-             * already: the gang takes them now, before other starts do */
-            if (rc == GP_OK && !gp_view_graceful(v))
-                rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
+            rc = p->shrink && !tot.typed
+                     ? shrink_gang(v, plan, ts, &tot, i, r.job, &sh)
+                     : GP_ENOFIT;
+            if (rc == GP_ENOFIT) {
+                rc = gang_reclaim(p, v, plan, &tot, &ts[i], r.job);
+                /* without a grace the victims' GPUs are free in the plan
+                 * already: the gang takes them now, before other starts */
+                if (rc == GP_OK && !gp_view_graceful(v))
+                    rc = try_start(v, plan, r.job, &ts[i], &tot, GP_TYPE_ANY);
+            }
         } else {
             rc = GP_ENOFIT;
         }
@@ -2342,8 +2714,17 @@ static int pool_schedule(void *priv, const struct gp_view *v,
 
     /* 4. take back what lenders are owed */
     if (p->mode == MODE_POOL &&
-        (rc = reclaim(p, v, plan, ts, &tot, nts)) != GP_OK)
+        (rc = reclaim(p, v, plan, ts, &tot, nts, &r, &sh)) != GP_OK)
         return rc;
+
+    /* 4b. shrunk elastic jobs grow back, within their tenants' shares */
+    if (sh.shrunk)
+        p->shrunk_any = true;
+    if (p->shrink && p->shrunk_any && !tot.typed) {
+        order_by_deficit(p, v, ts, nts, tot.pos);
+        if ((rc = grow_back(p, v, plan, ts, &tot, nts)) != GP_OK)
+            return rc;
+    }
 
     /* 5. lend what is idle */
     order_by_deficit(p, v, ts, nts, tot.pos);
@@ -2383,6 +2764,7 @@ const struct gp_policy_ops gp_policy_pool = {
     .fini = pool_fini,
     .rank = pool_rank,
     .schedule = pool_schedule,
+    .idle_rounds = pool_idle_rounds,
 };
 
 const struct gp_policy_ops gp_policy_pool_noreclaim = {

@@ -97,11 +97,17 @@ struct gp_metrics {
     struct tenant_acc *tacc; /* by the core's tenant index */
     size_t ntacc;
 
-    uint32_t *run_gpus; /* by job id: milli-GPUs of its open run, 0 = none
-                           (and for a zero-GPU run) */
+    /* by job id: its open run (milli 0 = none, and for a zero-GPU run),
+     * with the start and overhead it had then: a resize has changed the
+     * job's own by the time the run closes */
+    struct live_run {
+        uint32_t milli;
+        int64_t start_us, overhead_us;
+    } * run_gpus;
     size_t nrun;
-    int64_t *lost_seen; /* by job id: its lost work already booked; NULL
-                           until a preemption loses work */
+    uint64_t shrinks, grows; /* resizes of elastic jobs */
+    int64_t *lost_seen;      /* by job id: its lost work already booked; NULL
+                                until a preemption loses work */
     size_t nlost;
 
     struct tv *eps; /* closed reclaim episodes: core tenant, delay */
@@ -220,7 +226,8 @@ int gp_metrics_describe(struct gp_metrics *m, const struct gp_run_desc *d)
         (rc = keep(m, d->trace_format, &s->trace_format)) != GP_OK ||
         (rc = keep(m, d->cluster_spec, &s->cluster_spec)) != GP_OK ||
         (rc = keep(m, d->preemption, &s->preemption)) != GP_OK ||
-        (d->shares && (rc = keep(m, d->shares, &s->shares)) != GP_OK))
+        (d->shares && (rc = keep(m, d->shares, &s->shares)) != GP_OK) ||
+        (d->elastic && (rc = keep(m, d->elastic, &s->elastic)) != GP_OK))
         return rc;
     s->seed = d->seed;
     s->described = true;
@@ -493,15 +500,27 @@ static uint64_t psz_min(const struct tenant_acc *t)
     return UINT64_MAX;
 }
 
+/* The least a tenant waits for: its smallest pending job, or one GPU when
+ * an elastic job of it runs below its size (it would grow by one);
+ * UINT64_MAX when it waits for nothing. */
+static uint64_t wait_min(const struct tenant_acc *t,
+                         const struct gp_tenant_info *ti)
+{
+    uint64_t mp = psz_min(t);
+
+    return ti->shrunk_milli > 0 && mp > MILLI ? MILLI : mp;
+}
+
 /* Gang-aware: a tenant holding `held` short of `target` (milli-GPUs) is
  * compliant all the same when every job it has waiting asks at least twice
  * the shortfall - starting any of them would leave it no nearer its target
  * (gang granularity, not the policy, keeps it short). */
-static bool gang_ok(const struct tenant_acc *t, double held, double target)
+static bool gang_ok(const struct tenant_acc *t, const struct gp_tenant_info *ti,
+                    double held, double target)
 {
     double short_by = target - held;
 
-    return short_by <= 0 || (double)psz_min(t) >= 2 * short_by;
+    return short_by <= 0 || (double)wait_min(t, ti) >= 2 * short_by;
 }
 
 /* Milli-GPUs a job holds on this run (what it asks, before it is placed). */
@@ -526,7 +545,8 @@ static void open_run(struct gp_metrics *m, const struct gp_job *job)
         grown(m, m->run_gpus, &m->nrun, sizeof(*m->run_gpus), job->id, 1024);
     if (job->id >= m->nrun)
         return;
-    m->run_gpus[job->id] = run_milli(job);
+    m->run_gpus[job->id] =
+        (struct live_run){run_milli(job), job->run_start_us, job->overhead_us};
 }
 
 /* A run closed now: it paid the job's restart overhead at its head, capped
@@ -535,13 +555,15 @@ static void open_run(struct gp_metrics *m, const struct gp_job *job)
 static void close_run(struct gp_metrics *m, const struct gp_job *job,
                       int64_t now_us)
 {
-    int64_t len = now_us - job->run_start_us;
-    int64_t oh = job->overhead_us < len ? job->overhead_us : len;
+    struct live_run *r;
+    int64_t len, oh;
     uint32_t gpus;
 
-    if (job->id >= m->nrun || !(gpus = m->run_gpus[job->id]))
+    if (job->id >= m->nrun || !(gpus = (r = &m->run_gpus[job->id])->milli))
         return;
-    m->run_gpus[job->id] = 0;
+    len = now_us - r->start_us;
+    oh = r->overhead_us < len ? r->overhead_us : len;
+    r->milli = 0;
     if (oh > 0)
         m->restart_gpu_us += (u128)(uint64_t)oh * gpus;
 }
@@ -559,7 +581,7 @@ static void book_lost_work(struct gp_metrics *m, const struct gp_job *job)
         grown(m, m->lost_seen, &m->nlost, sizeof(*m->lost_seen), job->id, 1024);
     if (job->id >= m->nlost)
         return;
-    gpus = job->id < m->nrun ? m->run_gpus[job->id] : 0;
+    gpus = job->id < m->nrun ? m->run_gpus[job->id].milli : 0;
     m->lost_work_gpu_us += (u128)(uint64_t)(job->lost_work_us - seen) * gpus;
     m->lost_seen[job->id] = job->lost_work_us;
 }
@@ -773,10 +795,13 @@ static void on_resized(void *priv, const struct gp_core *core,
 {
     struct gp_metrics *m = priv;
 
-    (void)old_gpus;
     if (m->finished)
         return;
     step(m, core, now_us);
+    if (job->where.gpus < old_gpus)
+        m->shrinks++;
+    else
+        m->grows++;
     close_run(m, job, m->last_us);
     run_close(m, job, GP__RUN_RESIZED, m->last_us);
     open_run(m, job);
@@ -819,7 +844,7 @@ static void on_ended(void *priv, const struct gp_core *core,
 {
     struct gp_metrics *m = priv;
     struct tenant_acc *t;
-    bool was_running = job->id < m->nrun && m->run_gpus[job->id];
+    bool was_running = job->id < m->nrun && m->run_gpus[job->id].milli;
 
     if (m->finished)
         return;
@@ -1462,6 +1487,9 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
         s->saturated_s = gp_us_to_s((int64_t)m->sat_us);
         s->avg_queue_len = (double)m->queue_total / (double)window;
     }
+    s->shrinks = m->shrinks;
+    s->grows = m->grows;
+    s->resizes = m->shrinks + m->grows;
     s->restart_gpu_s = us_to_s(m->restart_gpu_us / MILLI);
     s->lost_work_gpu_s = us_to_s(m->lost_work_gpu_us / MILLI);
     s->lost_gpu_s = us_to_s((m->restart_gpu_us + m->lost_work_gpu_us) / MILLI);
@@ -1733,13 +1761,14 @@ static void explain_unfair(struct gp_metrics *m, const struct gp_core *core,
         const struct gp_tenant_info *ti =
             gp_core_tenant_info(core, (uint32_t)k);
         struct tenant_acc *t = &m->tacc[k];
-        uint64_t mp = psz_min(t);
+        uint64_t mp = wait_min(t, ti);
         enum gp_unfair_cause c;
 
         if (!(ti->entitled > 0) ||
             20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled)
             continue;
-        if (gang_ok(t, (double)ti->held_milli, ti->entitled * GP_MILLI_PER_GPU))
+        if (gang_ok(t, ti, (double)ti->held_milli,
+                    ti->entitled * GP_MILLI_PER_GPU))
             c = GP_UNFAIR_GANG;
         else if (ti->incoming_milli > 0)
             c = GP_UNFAIR_IN_FLIGHT;
@@ -1803,14 +1832,14 @@ void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
             t->g_n += count;
             if (20 * ti->held_milli >= 19 * target)
                 t->g_ok += count;
-            else if (gang_ok(t, (double)ti->held_milli, (double)target))
+            else if (gang_ok(t, ti, (double)ti->held_milli, (double)target))
                 t->g_gang += count;
         }
         if (ti->entitled > 0) {
             t->f_n += count;
             if (20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled)
                 t->f_ok += count;
-            else if (gang_ok(t, (double)ti->held_milli,
+            else if (gang_ok(t, ti, (double)ti->held_milli,
                              ti->entitled * GP_MILLI_PER_GPU))
                 t->f_gang += count;
         }

@@ -81,6 +81,12 @@ static bool has_saturated(const struct gp_summary *s)
     return s->saturated_s > 0;
 }
 
+/* Resizes are shown for a run with elastic jobs, or one that resized. */
+static bool has_resizes(const struct gp_summary *s)
+{
+    return s->elastic || s->resizes > 0;
+}
+
 static bool has_unfair(const struct gp_summary *s)
 {
     return s->explained && s->fairshare_samples > 0;
@@ -174,6 +180,9 @@ const struct gp__row gp__rows[] = {
     ROW("GPU time lost (GPU-h)", GP__ROW_GPUH, lost_gpu_s),
     ROW("lost work (GPU-h)", GP__ROW_GPUH, lost_work_gpu_s),
     ROW("lost to restarts (GPU-h)", GP__ROW_GPUH, restart_gpu_s),
+    GROUP_IF("resizes", GP__ROW_COUNT, resizes, has_resizes),
+    ROW_IF("  shrinks", GP__ROW_COUNT, shrinks, has_resizes),
+    ROW_IF("  grows", GP__ROW_COUNT, grows, has_resizes),
     GROUP("lower bound avg JCT", GP__ROW_TIME, lb_avg_jct_s),
     ROW("lower bound makespan", GP__ROW_TIME, lb_makespan_s),
     ROW("avg JCT / lower bound", GP__ROW_RATIO, avg_jct_ratio),
@@ -462,6 +471,10 @@ static void setting_of(const struct gp_summary *s, size_t k, char *buf,
             snprintf(buf, len, "%s", s->preemption);
         break;
     case 4:
+        if (told && s->elastic)
+            snprintf(buf, len, "%s", s->elastic);
+        break;
+    case 5:
         if (told)
             snprintf(buf, len, "%" PRIu64, s->seed);
         break;
@@ -475,7 +488,8 @@ bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
                  const char **key, char *buf, size_t len)
 {
     static const char *const keys[GP__NSETTINGS] = {
-        "trace", "cluster", "placement", "preemption", "seed", "gpupool",
+        "trace",   "cluster", "placement", "preemption",
+        "elastic", "seed",    "gpupool",
     };
     char first[1024], v[1024], name[128];
     bool same = true;
@@ -625,6 +639,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "trace_format", json_string(s->trace_format), &ok);
     put(o, "cluster", json_string(s->cluster_spec), &ok);
     put(o, "preemption", json_string(s->preemption), &ok);
+    put(o, "elastic", s->elastic ? json_string(s->elastic) : json_null(), &ok);
     put(o, "seed", s->described ? juint(s->seed) : json_null(), &ok);
     put(o, "version", json_string(s->version), &ok);
     put(o, "jobs", juint(s->jobs), &ok);
@@ -701,6 +716,9 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "lost_gpu_s", jreal(s->lost_gpu_s), &ok);
     put(o, "lost_work_gpu_s", jreal(s->lost_work_gpu_s), &ok);
     put(o, "restart_gpu_s", jreal(s->restart_gpu_s), &ok);
+    put(o, "resizes", juint(s->resizes), &ok);
+    put(o, "shrinks", juint(s->shrinks), &ok);
+    put(o, "grows", juint(s->grows), &ok);
     put(o, "lb_avg_jct_s", jreal(s->lb_avg_jct_s), &ok);
     put(o, "lb_makespan_s", jreal(s->lb_makespan_s), &ok);
     put(o, "gpu_utilization_ceiling", jreal(s->gpu_utilization_ceiling), &ok);

@@ -570,6 +570,59 @@ static void preemption_text(const struct gp_sim_config *cfg,
     }
 }
 
+/* The elastic range a job gets under the run's --elastic (min and max 0:
+ * it runs at its size). */
+static void elastic_range(const struct gp_sim_config *cfg,
+                          struct gp_job_spec *spec)
+{
+    double f = cfg->elastic_min > 0 ? cfg->elastic_min : 0.5;
+
+    if (cfg->elastic == GP_ELASTIC_NONE ||
+        (cfg->elastic == GP_ELASTIC_ALL && spec->gpus < 2)) {
+        spec->min_gpus = spec->max_gpus = 0;
+    } else if (cfg->elastic == GP_ELASTIC_ALL) {
+        double lo = ceil((double)spec->gpus * f - 1e-9);
+
+        spec->min_gpus = lo < 1            ? 1
+                         : lo > spec->gpus ? spec->gpus
+                                           : (uint32_t)lo;
+        spec->max_gpus = spec->gpus;
+    }
+}
+
+/* What the results say of elastic jobs: how many, their range, the cost
+ * of a resize; nothing when no job is elastic under "as the trace says"
+ * or "none" (the results of every run before elastic jobs read so). */
+static void elastic_text(const struct gp_sim_config *cfg,
+                         const struct gp_workload *wl, char *buf, size_t len,
+                         const char **out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < wl->n; i++) {
+        struct gp_job_spec spec = wl->jobs[i];
+
+        elastic_range(cfg, &spec);
+        n += (spec.min_gpus && spec.min_gpus < spec.gpus) ||
+             spec.max_gpus > spec.gpus;
+    }
+    *out = NULL;
+    if (cfg->elastic == GP_ELASTIC_ALL)
+        snprintf(buf, len,
+                 "all: %zu jobs of 2+ GPUs, each from ceil(%g x its GPUs) "
+                 "to its GPUs, at a pace in proportion; resize %g s",
+                 n, cfg->elastic_min > 0 ? cfg->elastic_min : 0.5,
+                 gp_us_to_s(cfg->resize_cost_us));
+    else if (cfg->elastic == GP_ELASTIC_TRACE && n > 0)
+        snprintf(buf, len,
+                 "as the trace says: %zu jobs, at a pace in proportion to "
+                 "their GPUs; resize %g s",
+                 n, gp_us_to_s(cfg->resize_cost_us));
+    else
+        return;
+    *out = buf;
+}
+
 static void show_progress(const struct gp_sim_config *cfg, size_t done,
                           size_t n, int64_t now_us, bool final)
 {
@@ -605,6 +658,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .speed = cfg->speed,
         .spread_speed = cfg->spread_speed,
         .usage_half_life_us = cfg->half_life_us,
+        .resize_cost_us = cfg->resize_cost_us,
     };
     double t_start = clock_s ? clock_s() : 0, last_shown = t_start;
     bool progress = cfg->progress;
@@ -634,10 +688,12 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     w.grace_us = gp_core_grace_us(core);
     w.delay_us = cfg->actuation_delay_us;
     {
-        char pre[256];
+        char pre[256], el[256];
         struct gp_run_desc d = {cfg->trace, wl->format, cfg->cluster_spec,
-                                pre,        cfg->seed,  NULL};
+                                pre,        cfg->seed,  NULL,
+                                NULL};
 
+        elastic_text(cfg, wl, el, sizeof(el), &d.elastic);
         for (size_t i = 0; i < wl->n && !d.shares; i++)
             if (wl->jobs[i].gpus == 0 && wl->jobs[i].gpu_milli > 0)
                 d.shares = cfg->shares_round_up
@@ -719,6 +775,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                 spec.checkpointable = true;
             else if (cfg->ckpt == GP_CKPT_NONE)
                 spec.checkpointable = false;
+            elastic_range(cfg, &spec);
             if (cfg->shares_round_up && spec.gpus == 0 && spec.gpu_milli) {
                 spec.gpus = 1; /* a whole device for a share of one */
                 spec.gpu_milli = 0;

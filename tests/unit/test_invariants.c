@@ -4,6 +4,7 @@
  *    cluster's GPUs less its free ones, never more than the cluster;
  *  - no job starts while it runs; every job ends;
  *  - no job is preempted before its minimum run time or beyond its cap;
+ *  - an elastic job is resized only while it runs, within its range;
  *  - while borrowed GPUs exist, a tenant below its guarantee whose pending
  *    work fits (1-GPU jobs) is served within the grace period (the round
  *    that follows its victims' stop runs at that same instant);
@@ -45,6 +46,7 @@ struct watch {
     bool typed;
     uint32_t pend[NT][NTYPES + 1];
     int64_t typed_since[NT][NTYPES];
+    uint64_t resizes;
     int failures;
 };
 
@@ -201,6 +203,20 @@ static void w_ended(void *priv, const struct gp_core *c, const struct gp_job *j,
     check_books(w, c, now, true);
 }
 
+static void w_resized(void *priv, const struct gp_core *c,
+                      const struct gp_job *j, uint32_t old_gpus, int64_t now)
+{
+    struct watch *w = priv;
+
+    if (!w->running[j->id] || j->state != GP_JOB_RUNNING)
+        broken(w, "a job not running was resized", now);
+    if (j->where.gpus < j->min_gpus || j->where.gpus > j->max_gpus ||
+        j->where.gpus == old_gpus)
+        broken(w, "a job was resized out of its range", now);
+    w->resizes++;
+    check_books(w, c, now, false);
+}
+
 static void w_round(void *priv, const struct gp_core *c, int64_t now)
 {
     check_books(priv, c, now, true);
@@ -211,6 +227,7 @@ static const struct gp_observer_ops watch_ops = {
     .started = w_started,
     .preempted = w_preempted,
     .ended = w_ended,
+    .resized = w_resized,
     .round = w_round,
 };
 
@@ -246,6 +263,11 @@ static void make_workload(struct gp_workload *wl, uint64_t seed, size_t n,
 /* The simulation of the random cases: NT tenants, watched. */
 /* The placement model of the cases run next (pack unless a test says). */
 static enum gp_place_model case_model = GP_PLACE_PACK;
+/* Elastic jobs and pool's options in the cases run next (none unless a
+ * test says). */
+static enum gp_elastic_mode case_elastic = GP_ELASTIC_NONE;
+static const struct gp_kv *case_opts;
+static size_t case_nopts;
 
 static struct gp_sim_config sim_config(const char *policy,
                                        const struct gp_tenant_spec *tenants,
@@ -261,6 +283,10 @@ static struct gp_sim_config sim_config(const char *policy,
         .ckpt_cost_us = 10 * GP_US_PER_S,
         .watch = &watch_ops,
         .watch_priv = w,
+        .elastic = case_elastic,
+        .resize_cost_us = 20 * GP_US_PER_S,
+        .policy_opts = case_opts,
+        .npolicy_opts = case_nopts,
     };
 
     return cfg;
@@ -311,6 +337,9 @@ static void run_case_ckpt(const char *policy, uint64_t seed, bool one_gpu,
     assert_int_equal(w.failures, 0);
     assert_int_equal(sum->completed, n); /* every job ends */
     assert_int_equal(sum->unfinished, 0);
+    assert_int_equal(sum->resizes, w.resizes);
+    if (case_nopts > 0) /* the elastic cases did shrink */
+        assert_true(sum->shrinks > 0);
     if (w.check_reclaim) {
         if (w.worst_wait_us > GRACE_US)
             print_error("%s seed %llu: a tenant owed its guarantee waited "
@@ -454,6 +483,27 @@ static void pool_keeps_every_invariant_under_consolidate(void **state)
     case_model = GP_PLACE_PACK;
 }
 
+/* Elastic jobs shrunk by reclaims and grown back (pool.shrink), under
+ * pack and consolidate: the same invariants, and resizes within range. */
+static void pool_keeps_every_invariant_shrinking_elastic_jobs(void **state)
+{
+    static const struct gp_kv opts[] = {{"shrink", "1"}};
+
+    (void)state;
+    case_elastic = GP_ELASTIC_ALL;
+    case_opts = opts;
+    case_nopts = 1;
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        run_case("pool", seed, false);
+    case_model = GP_PLACE_CONSOLIDATE;
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        run_case("pool", seed, false);
+    case_model = GP_PLACE_PACK;
+    case_elastic = GP_ELASTIC_NONE;
+    case_opts = NULL;
+    case_nopts = 0;
+}
+
 static void pool_serves_a_guarantee_within_the_grace_period(void **state)
 {
     (void)state;
@@ -565,6 +615,7 @@ int main(void)
         cmocka_unit_test(pool_keeps_every_invariant_on_random_gangs),
         cmocka_unit_test(pool_serves_a_guarantee_within_the_grace_period),
         cmocka_unit_test(pool_keeps_every_invariant_under_consolidate),
+        cmocka_unit_test(pool_keeps_every_invariant_shrinking_elastic_jobs),
         cmocka_unit_test(
             pool_serves_guarantees_by_type_within_the_grace_period),
         cmocka_unit_test(guarantees_by_type_keep_every_invariant),

@@ -159,7 +159,8 @@ static void a_policy_can_reject_a_job_for_good(void **state)
 }
 
 /* An elastic job grows from 2 to 4 GPUs at 100 s: its first 100 s of work
- * are done at the old placement, then it pays the resize cost, and its
+ * are done at the old placement, then it pays the resize cost and works
+ * twice as fast (on twice the GPUs it asked for: speed.h), and its
  * GPU-time counts each GPU it held for as long as it held it. */
 static void an_elastic_job_grows_in_place_and_its_books_follow(void **state)
 {
@@ -195,8 +196,8 @@ static void an_elastic_job_grows_in_place_and_its_books_follow(void **state)
     assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 4);
     assert_int_equal(
         (gp_core_tenant_busy_milli(core, j->tenant) / GP_MILLI_PER_GPU), 4);
-    /* the resize cost comes first: at 150 s, 40 s of new work */
-    assert_int_equal(gp_job_work_at(j, S(150)), S(140));
+    /* the resize cost comes first: at 150 s, 40 s on 4 GPUs, 80 s of work */
+    assert_int_equal(gp_job_work_at(j, S(150)), S(180));
     /* and it shrinks back to 1 */
     sc.resize_to = 1;
     sc.step = 0;
@@ -205,6 +206,10 @@ static void an_elastic_job_grows_in_place_and_its_books_follow(void **state)
     assert_int_equal(j->where.gpus, 1);
     assert_int_equal((gp_core_busy_milli(core) / GP_MILLI_PER_GPU), 1);
     assert_int_equal(j->gpu_us, 2 * S(100) + 4 * S(100));
+    /* 100 + 2 x 90 s by 200 s; on 1 GPU of the 2 it asked, half as fast
+     * after the resize cost: 20 s of work in the 50 s after */
+    assert_int_equal(j->work_done_us, S(280));
+    assert_int_equal(gp_job_work_at(j, S(250)), S(300));
     gp_core_free(core);
 }
 

@@ -26,6 +26,8 @@ struct setup {
  * and the one after runs without). */
 static const struct gp_kv *next_opts;
 static size_t next_nopts;
+/* Likewise the resize cost of elastic jobs. */
+static int64_t next_resize_cost_us;
 
 /* A core for the policy on cluster c, with the tenants declared. */
 static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
@@ -38,12 +40,14 @@ static struct gp_core *core_on(const char *policy, struct gp_cluster *c,
         .model = s->consolidate ? GP_PLACE_CONSOLIDATE : GP_PLACE_PACK,
         .grace_us = s->grace_us,
         .ckpt_cost_us = s->ckpt_cost_us,
+        .resize_cost_us = next_resize_cost_us,
         .policy_opts = next_opts,
         .npolicy_opts = next_nopts,
     };
 
     next_opts = NULL;
     next_nopts = 0;
+    next_resize_cost_us = 0;
     memset(r, 0, sizeof(*r));
     harness_rec = r;
     for (int k = 0; k < GP_NPRIO; k++) {
@@ -1497,6 +1501,263 @@ the_tenant_furthest_from_its_share_in_proportion_goes_first(void **state)
     }
 }
 
+/* ---- elastic shrink (pool.shrink) --------------------------------------- */
+
+static const struct gp_kv shrink_on[] = {{"shrink", "1"}};
+
+/* An elastic job of `gpus` GPUs that may run on as few as `min`. */
+static uint32_t elastic_of(struct gp_core *core, const char *tenant,
+                           uint32_t gpus, uint32_t min, double dur_s,
+                           double at_s)
+{
+    static int n;
+    char id[32];
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .gpus = gpus,
+        .min_gpus = min,
+        .max_gpus = gpus,
+        .duration_us = (int64_t)(dur_s * 1e6),
+        .submit_us = (int64_t)(at_s * 1e6),
+        .checkpointable = true,
+    };
+    uint64_t jid = UINT32_MAX;
+
+    snprintf(id, sizeof(id), "el%d", n++);
+    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
+                     GP_OK);
+    return jid;
+}
+
+/* b borrows all 8 GPUs with one elastic job (8, down to 4); a, guaranteed
+ * 4, asks for 2. With shrink the job gives 2 back in place and a's job
+ * starts in the same round: nothing is preempted. Without, a waits: the
+ * gang cannot be taken whole without leaving b below its entitlement. */
+static void
+a_reclaim_shrinks_an_elastic_borrower_instead_of_preempting_it(void **state)
+{
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        struct rec r;
+        struct setup s = {S(30), 0, 0, 0, 0, false};
+        struct gp_core *core =
+            pool_core_opts("pool", 8, two, 2, &s, shrink_on, on ? 1 : 0, &r);
+        uint32_t el = elastic_of(core, "b", 8, 4, 100000, 0), ja;
+
+        assert_int_equal(round_at(core, 0), 1);
+        ja = job_of(core, "a", 2, 1000, 500, 0, true);
+        round_at(core, S(500));
+        if (on) {
+            assert_int_equal(r.preempts, 0);
+            assert_int_equal(gp_core_job(core, el)->where.gpus, 6);
+            assert_int_equal(gp_core_job(core, el)->resizes, 1);
+            assert_int_equal(state_of(core, ja), GP_JOB_RUNNING);
+            assert_int_equal(
+                gp_core_tenant_info(core, 1)->held_milli / GP_MILLI_PER_GPU, 6);
+        } else {
+            assert_int_equal(r.preempts, 0);
+            assert_int_equal(gp_core_job(core, el)->resizes, 0);
+            assert_int_equal(gp_core_job(core, el)->where.gpus, 8);
+            assert_int_equal(state_of(core, ja), GP_JOB_PENDING);
+        }
+        gp_core_free(core);
+    }
+}
+
+/* Two elastic jobs of b (4 GPUs each, down to 3) give one GPU each for a's
+ * 2-GPU job: neither goes below its min_gpus. */
+static void a_shrink_never_goes_below_the_jobs_min_gpus(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    struct gp_core *core =
+        pool_core_opts("pool", 8, two, 2, &s, shrink_on, 1, &r);
+    uint32_t e1 = elastic_of(core, "b", 4, 3, 100000, 0);
+    uint32_t e2 = elastic_of(core, "b", 4, 3, 100000, 0), ja;
+
+    (void)state;
+    assert_int_equal(round_at(core, 0), 2);
+    ja = job_of(core, "a", 2, 1000, 500, 0, true);
+    round_at(core, S(500));
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(gp_core_job(core, e1)->where.gpus, 3);
+    assert_int_equal(gp_core_job(core, e2)->where.gpus, 3);
+    assert_int_equal(state_of(core, ja), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+/* b borrows 8 GPUs: an elastic job of 4 that may give 1 (down to 3), and
+ * a rigid job of 4. a's job asks for 4: the shrink alone cannot start it,
+ * so nothing shrinks and the reclaim preempts a job of 4, as without
+ * shrink. */
+static void a_reclaim_preempts_when_shrinks_cannot_start_the_job(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    struct gp_core *core =
+        pool_core_opts("pool", 8, two, 2, &s, shrink_on, 1, &r);
+    uint32_t el = elastic_of(core, "b", 4, 3, 100000, 0);
+
+    (void)state;
+    job_of(core, "b", 4, 100000, 0, 0, true);
+    assert_int_equal(round_at(core, 0), 2);
+    job_of(core, "a", 4, 1000, 500, 0, true);
+    round_at(core, S(500));
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(gp_core_job(core, el)->resizes, 0);
+    assert_int_equal(gp_core_job(core, el)->where.gpus, 4);
+    gp_core_free(core);
+}
+
+/* A shrink is not a preemption: a minimum run time that keeps the job from
+ * being preempted does not keep it from shrinking. But a job is not
+ * shrunk while it pays its resize cost (that would throw the payment
+ * away): a second reclaim 10 s after the first preempts nothing and
+ * shrinks nothing until the 30 s are paid, and a round is asked for
+ * then. */
+static void
+a_shrink_ignores_the_minimum_run_time_not_the_resize_cost(void **state)
+{
+    static const struct gp_tenant_spec three[] = {
+        {.name = "a", .guarantee = 4},
+        {.name = "b", .guarantee = 4},
+        {.name = "c", .guarantee = 4},
+    };
+    struct rec r;
+    struct setup s = {S(30), S(3600), 0, S(3600), 0, false};
+    struct gp_core *core;
+    uint32_t el, ja, jc;
+
+    (void)state;
+    next_resize_cost_us = S(30);
+    core = pool_core_opts("pool", 12, three, 3, &s, shrink_on, 1, &r);
+    el = elastic_of(core, "b", 12, 4, 100000, 0);
+    assert_int_equal(round_at(core, 0), 1);
+    ja = job_of(core, "a", 2, 100000, 500, 0, true);
+    round_at(core, S(500));
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(gp_core_job(core, el)->where.gpus, 10);
+    assert_int_equal(state_of(core, ja), GP_JOB_RUNNING);
+    jc = job_of(core, "c", 2, 100000, 510, 0, true);
+    round_at(core, S(510));
+    assert_int_equal(gp_core_job(core, el)->where.gpus, 10);
+    assert_int_equal(state_of(core, jc), GP_JOB_PENDING);
+    assert_int_equal(r.preempts, 0); /* its minimum run time protects it */
+    /* a round is asked for when the cost is paid: shrink, start */
+    assert_int_equal(gp_core_next_wakeup(core), S(530));
+    assert_int_equal(round_at(core, S(530)), 2);
+    assert_int_equal(gp_core_job(core, el)->where.gpus, 8);
+    assert_int_equal(state_of(core, jc), GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, el)->resizes, 2);
+    gp_core_free(core);
+}
+
+/* Shrunk from 8 to 6 at 500 s, the job works at 6/8 of its pace (no
+ * resize cost here); when a's job ends, b is entitled to all 8 again and
+ * no one else waits: it grows back to the 8 it asked for, at full pace. */
+static void a_shrunk_job_works_in_proportion_and_grows_back(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    struct gp_core *core =
+        pool_core_opts("pool", 8, two, 2, &s, shrink_on, 1, &r);
+    uint32_t el = elastic_of(core, "b", 8, 4, 100000, 0), ja;
+    const struct gp_job *j = gp_core_job(core, el);
+
+    (void)state;
+    round_at(core, 0);
+    ja = job_of(core, "a", 2, 1000, 500, 0, true);
+    round_at(core, S(500));
+    assert_int_equal(j->where.gpus, 6);
+    assert_true(fabs(j->speed - 0.75) < 1e-12);
+    assert_int_equal(gp_job_work_at(j, S(600)), S(575));
+    assert_int_equal(gp_core_job_ended(core, ja, GP_JOB_COMPLETED, S(1500)),
+                     GP_OK);
+    round_at(core, S(1500));
+    assert_int_equal(j->where.gpus, 8);
+    assert_int_equal(j->resizes, 2);
+    assert_true(fabs(j->speed - 1.0) < 1e-12);
+    assert_int_equal(j->work_done_us, S(500) + S(1000) * 3 / 4);
+    assert_int_equal(r.preempts, 0);
+    gp_core_free(core);
+}
+
+/* A job of `gpus` GPUs of one type (elastic down to `min`, or rigid with
+ * min 0). */
+static uint32_t typed_of(struct gp_core *core, const char *tenant,
+                         const char *type, uint32_t gpus, uint32_t min,
+                         double dur_s, double at_s)
+{
+    static int n;
+    char id[32];
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .gpu_type = type,
+        .gpus = gpus,
+        .min_gpus = min,
+        .duration_us = (int64_t)(dur_s * 1e6),
+        .submit_us = (int64_t)(at_s * 1e6),
+        .checkpointable = true,
+    };
+    uint64_t jid = UINT32_MAX;
+
+    snprintf(id, sizeof(id), "ty%d", n++);
+    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
+                     GP_OK);
+    return jid;
+}
+
+/* 8 V100 and 4 K80; a, b, c guaranteed 4 each. b's elastic job (8 V100,
+ * down to 4) is shrunk to 4 for a's job of 4 V100; c holds the K80s. When
+ * a's job ends, a waits for 2 K80 (within its entitlement of 2) and b,
+ * entitled to 6, holds 4 with 4 V100 free: b's job grows only when no
+ * other tenant below its entitlement waits, so it stays at 4. Once c's
+ * job ends and a's starts, it grows back to the 8 it asked for. */
+static void a_shrunk_job_does_not_grow_while_another_tenant_waits(void **state)
+{
+    static const struct gp_tenant_spec abc[] = {
+        {.name = "a", .guarantee = 4},
+        {.name = "b", .guarantee = 4},
+        {.name = "c", .guarantee = 4},
+    };
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    struct gp_cluster *c;
+    struct gp_core *core;
+    uint32_t el, a1, ja, rc;
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 8, "V100", 0, NULL), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 4, "K80", 0, NULL), GP_OK);
+    next_opts = shrink_on;
+    next_nopts = 1;
+    core = core_on("pool", c, abc, 3, &s, &r);
+    el = typed_of(core, "b", "V100", 8, 4, 100000, 0);
+    rc = typed_of(core, "c", "K80", 4, 0, 100000, 0);
+    assert_int_equal(round_at(core, 0), 2);
+    a1 = typed_of(core, "a", "V100", 4, 0, 200, 100);
+    round_at(core, S(100));
+    assert_int_equal(gp_core_job(core, el)->where.gpus, 4);
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    ja = typed_of(core, "a", "K80", 2, 0, 1000, 200);
+    round_at(core, S(200));
+    assert_int_equal(gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(300)),
+                     GP_OK);
+    round_at(core, S(300));
+    assert_int_equal(state_of(core, ja), GP_JOB_PENDING);
+    assert_int_equal(gp_core_job(core, el)->where.gpus, 4);
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(gp_core_job_ended(core, rc, GP_JOB_COMPLETED, S(400)),
+                     GP_OK);
+    round_at(core, S(400));
+    assert_int_equal(state_of(core, ja), GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, el)->where.gpus, 8);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1505,6 +1766,14 @@ int main(void)
         cmocka_unit_test(
             a_tenant_short_beyond_the_tolerance_reclaims_within_it),
         cmocka_unit_test(the_latest_started_borrowed_job_goes_first),
+        cmocka_unit_test(
+            a_reclaim_shrinks_an_elastic_borrower_instead_of_preempting_it),
+        cmocka_unit_test(a_shrink_never_goes_below_the_jobs_min_gpus),
+        cmocka_unit_test(a_reclaim_preempts_when_shrinks_cannot_start_the_job),
+        cmocka_unit_test(
+            a_shrink_ignores_the_minimum_run_time_not_the_resize_cost),
+        cmocka_unit_test(a_shrunk_job_works_in_proportion_and_grows_back),
+        cmocka_unit_test(a_shrunk_job_does_not_grow_while_another_tenant_waits),
         cmocka_unit_test(
             the_tenant_furthest_from_its_share_in_proportion_goes_first),
         cmocka_unit_test(defrag_moves_a_job_to_free_a_node_for_a_gang),

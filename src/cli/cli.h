@@ -14,5 +14,14 @@ int gp_cmd_policies(int argc, char **argv);
 int gp_cmd_formats(int argc, char **argv);
 int gp_cmd_presets(int argc, char **argv);
 int gp_cmd_share(int argc, char **argv);
+int gp_cmd_serve(int argc, char **argv);
+int gp_cmd_submit(int argc, char **argv);
+int gp_cmd_queue(int argc, char **argv);
+int gp_cmd_show(int argc, char **argv);
+int gp_cmd_why(int argc, char **argv);
+int gp_cmd_cancel(int argc, char **argv);
+int gp_cmd_history(int argc, char **argv);
+int gp_cmd_tenants(int argc, char **argv);
+int gp_cmd_nodes(int argc, char **argv);
 
 #endif

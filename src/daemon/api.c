@@ -1,0 +1,928 @@
+/* api.c - the HTTP/JSON API under /v1 (docs/api.md), run by the loop.
+ *
+ * Key decisions:
+ *  - A request is decoded strictly: unknown fields, wrong types and values
+ *    out of range are a 400 that names the field, before anything changes.
+ *  - A submit is written to the store (job, event) and given to the core
+ *    inside the loop's transaction; the client hears its id only after the
+ *    commit (serve.c). A client-chosen client_id makes a retried submit
+ *    return the job it created the first time.
+ *  - Who may do what: anyone connected may read; a job is cancelled by the
+ *    user who submitted it or an admin (root, the daemon's own user, or an
+ *    admin token).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "monitor/prom.h"
+#include "sim/version.h" /* GP_VERSION */
+
+#define MAX_BATCH_SUBMIT 1000
+#define MAX_ARGS 1024
+#define MAX_ENV 256
+#define MAX_LIST 10000
+
+static double secs(int64_t us)
+{
+    return us == GP_TIME_NONE ? NAN : (double)us / 1e6;
+}
+
+static json_t *time_or_null(int64_t us)
+{
+    return us == GP_TIME_NONE || us <= 0 ? json_null()
+                                         : json_real((double)us / 1e6);
+}
+
+static json_t *error(unsigned *status, unsigned code, const char *err,
+                     const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static json_t *error(unsigned *status, unsigned code, const char *err,
+                     const char *field, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    *status = code;
+    return json_pack("{s:s, s:s, s:s?}", "error", err, "message", msg, "field",
+                     field);
+}
+
+/* ---- a job as shown -------------------------------------------------- */
+
+/* What a waiting job waits for, and when it should start: the GPUs the
+ * running jobs free at their predicted ends, taken first by the jobs
+ * queued before it (an estimate: the policy may order otherwise). */
+static void estimate(struct daemon *d, const struct gp_job *j, int64_t now,
+                     json_t *out)
+{
+    const struct gp_cluster *cl = gp_core_cluster(d->core);
+    uint64_t free_gpus = gp_cluster_free_gpus(cl), need = 0, ahead = 0;
+    int64_t *ends = NULL;
+    uint32_t *gpus = NULL;
+    size_t n = 0, pos = 0;
+
+    for (size_t i = 0; i < d->njobs; i++) {
+        const struct gp_job *o = gp_core_job(d->core, d->jobs[i]->handle);
+
+        if (!o || d->jobs[i]->id >= gp_djob_of(d, j)->id)
+            continue;
+        if (o->state == GP_JOB_PENDING) {
+            ahead += o->demand.gpus;
+            pos++;
+        }
+    }
+    need = ahead + (j->demand.gpus ? j->demand.gpus : 1);
+    json_object_set_new(out, "position", json_integer((json_int_t)pos + 1));
+    if (j->why)
+        json_object_set_new(out, "reason",
+                            json_string(gp_core_str(d->core, j->why)));
+    else if (free_gpus < j->demand.gpus)
+        json_object_set_new(out, "reason",
+                            json_string("waiting for GPUs to free up"));
+    else if (pos > 0)
+        json_object_set_new(out, "reason",
+                            json_string("jobs queued before it go first"));
+    else
+        json_object_set_new(out, "reason",
+                            json_string("the policy holds it back (its "
+                                        "tenant is at its share)"));
+    if (free_gpus >= need) {
+        json_object_set_new(out, "estimated_start", json_real(secs(now)));
+        return;
+    }
+    ends = malloc((d->njobs ? d->njobs : 1) * sizeof(*ends));
+    gpus = malloc((d->njobs ? d->njobs : 1) * sizeof(*gpus));
+    if (!ends || !gpus)
+        goto out;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const struct gp_job *o = gp_core_job(d->core, d->jobs[i]->handle);
+
+        if (!o || (o->state != GP_JOB_RUNNING && o->state != GP_JOB_STARTING))
+            continue;
+        ends[n] = now + gp_core_predicted_remaining(d->core, o, now);
+        gpus[n++] = o->where.gpus;
+    }
+    /* earliest ends first (a small insertion sort: n is the running jobs) */
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && ends[k] < ends[k - 1]; k--) {
+            int64_t t = ends[k];
+            uint32_t g = gpus[k];
+
+            ends[k] = ends[k - 1];
+            gpus[k] = gpus[k - 1];
+            ends[k - 1] = t;
+            gpus[k - 1] = g;
+        }
+    for (size_t i = 0; i < n; i++) {
+        free_gpus += gpus[i];
+        if (free_gpus >= need) {
+            json_object_set_new(out, "estimated_start",
+                                json_real(secs(ends[i])));
+            break;
+        }
+    }
+out:
+    free(ends);
+    free(gpus);
+}
+
+json_t *gp_api_job_json(struct daemon *d, const struct gp_db_job *row,
+                        int64_t now)
+{
+    json_t *spec = json_loads(row->spec_json, 0, NULL), *o;
+    struct djob *dj = gp_djob_find(d, row->id);
+    char dir[1100];
+
+    o = json_pack("{sIsssssssssisi}", "id", (json_int_t)row->id, "name",
+                  row->name ? row->name : "", "tenant", row->tenant, "user",
+                  row->user, "state", gp_job_state_name(row->state), "uid",
+                  (int)row->uid, "restarts", (int)row->restarts);
+    if (!o) {
+        json_decref(spec);
+        return NULL;
+    }
+    json_object_set_new(o, "preemptions", json_integer(row->preemptions));
+    json_object_set_new(o, "submit_time", time_or_null(row->submit_us));
+    json_object_set_new(o, "start_time", time_or_null(row->first_start_us));
+    json_object_set_new(o, "end_time", time_or_null(row->end_us));
+    json_object_set_new(o, "queued_time", time_or_null(row->queued_us));
+    json_object_set_new(o, "exit_code",
+                        row->exit_code == GP_DB_NO_EXIT
+                            ? json_null()
+                            : json_integer(row->exit_code));
+    json_object_set_new(o, "reason",
+                        json_string(row->reason ? row->reason : ""));
+    json_object_set_new(o, "gpu_seconds", json_real(secs(row->gpu_us)));
+    json_object_set_new(o, "predicted_runtime_s",
+                        row->predicted_us > 0
+                            ? json_real(secs(row->predicted_us))
+                            : json_null());
+    if (spec) {
+        const char *key;
+        json_t *v;
+
+        json_object_foreach(spec, key, v)
+        {
+            if (!json_object_get(o, key) && strcmp(key, "client_id") != 0)
+                json_object_set(o, key, v);
+        }
+    }
+    json_decref(spec);
+    gp_daemon_job_dir(d, row->id, dir, sizeof(dir));
+    json_object_set_new(o, "job_dir", json_string(dir));
+    json_object_set_new(o, "stdout", json_pack("s+", dir, "/stdout"));
+    json_object_set_new(o, "stderr", json_pack("s+", dir, "/stderr"));
+    json_object_set_new(o, "checkpoint_dir",
+                        json_pack("s+", dir, "/checkpoint"));
+    if (dj) {
+        const struct gp_job *j = gp_core_job(d->core, dj->handle);
+
+        json_object_set_new(o, "devices", json_string(dj->devices));
+        if (dj->has_proc)
+            json_object_set_new(o, "pid", json_integer(dj->proc.job_pid));
+        if (j) {
+            /* the live state (the store's is as of the last change) */
+            json_object_set_new(o, "state",
+                                json_string(gp_job_state_name(j->state)));
+            if (j->state == GP_JOB_PENDING)
+                estimate(d, j, now, o);
+        }
+    }
+    return o;
+}
+
+/* ---- submit ------------------------------------------------------------ */
+
+struct field {
+    const char *name;
+    int type; /* JSON_STRING, JSON_INTEGER, JSON_REAL (number), JSON_TRUE
+                 (bool), JSON_ARRAY, JSON_OBJECT */
+    double lo, hi;
+};
+
+static const struct field job_fields[] = {
+    {"command", JSON_ARRAY, 1, MAX_ARGS},
+    {"name", JSON_STRING, 0, 128},
+    {"tenant", JSON_STRING, 1, 128},
+    {"cwd", JSON_STRING, 1, 4095},
+    {"env", JSON_OBJECT, 0, MAX_ENV},
+    {"gpus", JSON_INTEGER, 0, GP_MAX_NODE_GPUS},
+    {"gpu_milli", JSON_INTEGER, 0, 999},
+    {"min_gpus", JSON_INTEGER, 0, GP_MAX_NODE_GPUS},
+    {"max_gpus", JSON_INTEGER, 0, GP_MAX_NODE_GPUS},
+    {"gpu_type", JSON_STRING, 0, 64},
+    {"cpus", JSON_INTEGER, 0, 1 << 20},
+    {"mem_mib", JSON_INTEGER, 0, 1ll << 40},
+    {"priority", JSON_INTEGER, -1000000, 1000000},
+    {"checkpointable", JSON_TRUE, 0, 0},
+    {"time_limit_s", JSON_REAL, 0, 366.0 * 86400},
+    {"client_id", JSON_STRING, 1, 128},
+};
+
+static bool bad_text(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 && *s != '\t')
+            return true;
+    return false;
+}
+
+/* Check one job request; on success *clean is the request as stored
+ * (defaults filled). Returns NULL or the error reply. */
+static json_t *check_job(struct daemon *d, json_t *req, const char *where,
+                         unsigned *status, json_t **clean)
+{
+    const char *key;
+    json_t *v, *c;
+    char f[160];
+
+    if (!json_is_object(req))
+        return error(status, 400, "PARSE", where, "%s: expected an object",
+                     where);
+    json_object_foreach(req, key, v)
+    {
+        const struct field *fd = NULL;
+
+        for (size_t i = 0; i < sizeof(job_fields) / sizeof(*job_fields); i++)
+            if (strcmp(job_fields[i].name, key) == 0)
+                fd = &job_fields[i];
+        snprintf(f, sizeof(f), "%s%s%s", where, *where ? "." : "", key);
+        if (!fd)
+            return error(status, 400, "PARSE", f,
+                         "%s: unknown field (known: command, name, tenant, "
+                         "cwd, env, gpus, gpu_milli, min_gpus, max_gpus, "
+                         "gpu_type, cpus, mem_mib, priority, "
+                         "checkpointable, time_limit_s, client_id)",
+                         f);
+        switch (fd->type) {
+        case JSON_STRING:
+            if (!json_is_string(v) || json_string_length(v) < (size_t)fd->lo ||
+                json_string_length(v) > (size_t)fd->hi ||
+                bad_text(json_string_value(v)))
+                return error(status, 400, "PARSE", f,
+                             "%s: expected a string of %.0f to %.0f "
+                             "printable characters",
+                             f, fd->lo, fd->hi);
+            break;
+        case JSON_INTEGER:
+            if (!json_is_integer(v) || json_integer_value(v) < fd->lo ||
+                json_integer_value(v) > fd->hi)
+                return error(status, 400,
+                             fd->type == JSON_INTEGER && json_is_integer(v)
+                                 ? "RANGE"
+                                 : "PARSE",
+                             f, "%s: expected an integer from %.0f to %.0f", f,
+                             fd->lo, fd->hi);
+            break;
+        case JSON_REAL:
+            if (!json_is_number(v) || !(json_number_value(v) >= fd->lo) ||
+                json_number_value(v) > fd->hi)
+                return error(status, 400, "RANGE", f,
+                             "%s: expected a number from %.0f to %.0f", f,
+                             fd->lo, fd->hi);
+            break;
+        case JSON_TRUE:
+            if (!json_is_boolean(v))
+                return error(status, 400, "PARSE", f,
+                             "%s: expected true or false", f);
+            break;
+        case JSON_ARRAY:
+            if (!json_is_array(v) || json_array_size(v) < (size_t)fd->lo ||
+                json_array_size(v) > (size_t)fd->hi)
+                return error(status, 400, "PARSE", f,
+                             "%s: expected an array of 1 to %d strings", f,
+                             MAX_ARGS);
+            for (size_t i = 0; i < json_array_size(v); i++) {
+                json_t *a = json_array_get(v, i);
+                if (!json_is_string(a) || json_string_length(a) > 65536 ||
+                    strlen(json_string_value(a)) != json_string_length(a) ||
+                    (i == 0 && json_string_length(a) == 0))
+                    return error(status, 400, "PARSE", f,
+                                 "%s[%zu]: expected a string without NUL "
+                                 "(the first not empty)",
+                                 f, i);
+            }
+            break;
+        case JSON_OBJECT: {
+            const char *ek;
+            json_t *ev;
+
+            if (!json_is_object(v) || json_object_size(v) > MAX_ENV)
+                return error(status, 400, "PARSE", f,
+                             "%s: expected an object of at most %d strings", f,
+                             MAX_ENV);
+            json_object_foreach(v, ek, ev)
+            {
+                if (!json_is_string(ev) || !*ek || strchr(ek, '=') ||
+                    strlen(ek) + json_string_length(ev) > 500 ||
+                    strlen(json_string_value(ev)) != json_string_length(ev) ||
+                    strncmp(ek, "GPUPOOL_", 8) == 0 ||
+                    strcmp(ek, "CUDA_VISIBLE_DEVICES") == 0)
+                    return error(status, 400, "PARSE", f,
+                                 "%s.%s: a variable is NAME (no '=', not "
+                                 "GPUPOOL_* or CUDA_VISIBLE_DEVICES) with a "
+                                 "string value, 500 bytes in all",
+                                 f, ek);
+            }
+            break;
+        }
+        }
+    }
+    if (!json_object_get(req, "command"))
+        return error(status, 400, "PARSE", "command",
+                     "command: required (an array: program and arguments)");
+    v = json_object_get(req, "cwd");
+    if (v && json_string_value(v)[0] != '/')
+        return error(status, 400, "PARSE", "cwd",
+                     "cwd: expected an absolute path");
+    if (json_integer_value(json_object_get(req, "gpu_milli")) > 0 &&
+        json_integer_value(json_object_get(req, "gpus")) > 0)
+        return error(status, 400, "PARSE", "gpu_milli",
+                     "gpu_milli is a share of one GPU: it asks gpus 0");
+    if (!(c = json_deep_copy(req)))
+        return error(status, 503, "NOMEM", NULL, "out of memory");
+    if (!json_object_get(c, "gpus"))
+        json_object_set_new(
+            c, "gpus",
+            json_integer(
+                json_integer_value(json_object_get(c, "gpu_milli")) ? 0 : 1));
+    if (!json_object_get(c, "tenant"))
+        json_object_set_new(c, "tenant", json_string("default"));
+    if (!json_object_get(c, "name")) {
+        const char *prog =
+            json_string_value(json_array_get(json_object_get(c, "command"), 0));
+        const char *base = strrchr(prog, '/');
+
+        json_object_set_new(c, "name", json_string(base ? base + 1 : prog));
+    }
+    (void)d;
+    *clean = c;
+    return NULL;
+}
+
+/* One job into the store and the core. */
+static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
+                          json_t *req, const char *where, int64_t now,
+                          unsigned *status)
+{
+    json_t *clean = NULL, *err, *out;
+    struct gp_db_job row = {0};
+    struct djob *dj;
+    struct gp_diag diag = {{0}, {0}};
+    char *text;
+    const char *cid;
+    int64_t id;
+    int rc;
+
+    if ((err = check_job(d, req, where, status, &clean)))
+        return err;
+    cid = json_string_value(json_object_get(clean, "client_id"));
+    if (cid && gp_db_job_find_ext(d->db, cid, &id, NULL) == GP_OK &&
+        gp_db_job_get(d->db, id, &row, NULL) == GP_OK) {
+        json_decref(clean);
+        if (strcmp(row.user, who->user) != 0)
+            return error(status, 409, "EXIST", "client_id",
+                         "client_id: another user's job has it");
+        *status = 200; /* the job the first try created */
+        return gp_api_job_json(d, &row, now);
+    }
+    if (geteuid() != 0 && who->uid != (uid_t)geteuid()) {
+        json_decref(clean);
+        return error(status, 403, "AUTH", NULL,
+                     "this daemon runs as uid %u and can run jobs only for "
+                     "that user; run it as root to serve every user",
+                     (unsigned)geteuid());
+    }
+    if (!(text = json_dumps(clean, JSON_COMPACT | JSON_SORT_KEYS))) {
+        json_decref(clean);
+        return error(status, 503, "NOMEM", NULL, "out of memory");
+    }
+    row.ext = cid;
+    row.tenant = json_string_value(json_object_get(clean, "tenant"));
+    row.user = who->user;
+    row.uid = who->uid;
+    row.gid = who->gid;
+    row.name = json_string_value(json_object_get(clean, "name"));
+    row.spec_json = text;
+    row.state = GP_JOB_PENDING;
+    row.submit_us = now;
+    row.queued_us = now;
+    row.first_start_us = GP_TIME_NONE;
+    row.end_us = GP_TIME_NONE;
+    row.exit_code = GP_DB_NO_EXIT;
+    row.updated_us = now;
+    rc = gp_db_job_insert(d->db, &row, &id, &diag);
+    free(text);
+    if (rc != GP_OK) {
+        json_decref(clean);
+        return error(status, gp_http_status_of(rc), gp_err_name(rc), NULL, "%s",
+                     diag.msg);
+    }
+    row.id = id;
+    if (!(dj = calloc(1, sizeof(*dj)))) {
+        json_decref(clean);
+        return error(status, 503, "NOMEM", NULL, "out of memory");
+    }
+    dj->id = id;
+    dj->tenant = strdup(row.tenant);
+    dj->user = strdup(row.user);
+    dj->name = strdup(row.name);
+    dj->uid = row.uid;
+    dj->gid = row.gid;
+    dj->spec = clean;
+    dj->submit_us = now;
+    dj->exit_code = GP_DB_NO_EXIT;
+    dj->limit_at_us = GP_TIME_NONE;
+    if (!dj->tenant || !dj->user || !dj->name || gp_djob_add(d, dj) != GP_OK) {
+        gp_djob_free(dj);
+        return error(status, 503, "NOMEM", NULL, "out of memory");
+    }
+    {
+        struct gp_db_event ev = {
+            .job_id = id, .ts_us = now, .kind = "submitted"};
+        gp_db_event_append(d->db, &ev, NULL, NULL);
+    }
+    if ((rc = gp_daemon_submit_core(d, dj, now, &diag)) != GP_OK) {
+        gp_djob_drop(d, dj);
+        return error(status, gp_http_status_of(rc), gp_err_name(rc), NULL, "%s",
+                     diag.msg);
+    }
+    d->submits++;
+    /* a job the cluster can never run was rejected by now (observer) */
+    if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
+        return error(status, 500, "IO", NULL, "the store lost the job");
+    out = gp_api_job_json(d, &row, now);
+    *status = row.state == GP_JOB_REJECTED ? 422 : 201;
+    if (row.state == GP_JOB_REJECTED) {
+        json_decref(out);
+        return error(status, 422, "NOFIT", NULL, "job %" PRId64 " rejected: %s",
+                     id, row.reason ? row.reason : "");
+    }
+    return out;
+}
+
+static json_t *submit(struct daemon *d, struct gp_http_request *r, int64_t now,
+                      unsigned *status)
+{
+    json_error_t je;
+    json_t *req = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
+    json_t *out, *jobs;
+
+    if (!req)
+        return error(status, 400, "PARSE", "body",
+                     "body: not JSON (line %d, column %d: %s)", je.line,
+                     je.column, je.text);
+    if (!(jobs = json_object_get(req, "jobs"))) {
+        out = submit_one(d, &r->who, req, "", now, status);
+        json_decref(req);
+        return out;
+    }
+    /* a batch: all or nothing */
+    if (json_object_size(req) != 1 || !json_is_array(jobs) ||
+        json_array_size(jobs) == 0 ||
+        json_array_size(jobs) > MAX_BATCH_SUBMIT) {
+        json_decref(req);
+        return error(status, 400, "PARSE", "jobs",
+                     "jobs: expected {\"jobs\": [1 to %d job objects]}",
+                     MAX_BATCH_SUBMIT);
+    }
+    out = json_pack("{s[]}", "jobs");
+    for (size_t i = 0; i < json_array_size(jobs); i++) {
+        char where[32];
+        json_t *one;
+
+        snprintf(where, sizeof(where), "jobs[%zu]", i);
+        one =
+            submit_one(d, &r->who, json_array_get(jobs, i), where, now, status);
+        if (*status >= 400) {
+            json_decref(out);
+            json_decref(req);
+            return one; /* the savepoint undoes the ones before */
+        }
+        json_array_append_new(json_object_get(out, "jobs"), one);
+    }
+    *status = 201;
+    json_decref(req);
+    return out;
+}
+
+/* ---- list, show, cancel ------------------------------------------------ */
+
+struct lister {
+    struct daemon *d;
+    json_t *arr;
+    const char *tenant, *user, *state;
+    int64_t now;
+    size_t limit;
+};
+
+static int list_one(void *priv, const struct gp_db_job *row)
+{
+    struct lister *l = priv;
+    json_t *j;
+
+    if ((l->tenant && strcmp(l->tenant, row->tenant) != 0) ||
+        (l->user && strcmp(l->user, row->user) != 0) ||
+        (l->state && strcmp(l->state, gp_job_state_name(row->state)) != 0))
+        return 0;
+    if (!(j = gp_api_job_json(l->d, row, l->now)))
+        return GP_ENOMEM;
+    json_array_append_new(l->arr, j);
+    return json_array_size(l->arr) >= l->limit ? 1 : 0;
+}
+
+static json_t *list(struct daemon *d, struct gp_http_request *r, int64_t now,
+                    unsigned *status)
+{
+    struct lister l = {d,
+                       json_array(),
+                       gp_http_arg(r, "tenant"),
+                       gp_http_arg(r, "user"),
+                       gp_http_arg(r, "state"),
+                       now,
+                       100};
+    const char *lim = gp_http_arg(r, "limit"), *after = gp_http_arg(r, "after");
+    enum gp_db_which which = GP_DB_LIVE;
+    int64_t after_id = 0;
+    json_t *out;
+    char *end;
+
+    if (!l.arr)
+        return error(status, 503, "NOMEM", NULL, "out of memory");
+    if (lim) {
+        long long x = strtoll(lim, &end, 10);
+        if (end == lim || *end || x < 1 || x > MAX_LIST) {
+            json_decref(l.arr);
+            return error(status, 400, "RANGE", "limit",
+                         "limit: expected 1 to %d", MAX_LIST);
+        }
+        l.limit = (size_t)x;
+    }
+    if (after) {
+        after_id = strtoll(after, &end, 10);
+        if (end == after || *end || after_id < 0) {
+            json_decref(l.arr);
+            return error(status, 400, "PARSE", "after",
+                         "after: expected a job id");
+        }
+    }
+    if (gp_http_arg(r, "ended"))
+        which = GP_DB_ENDED;
+    if (l.state && strcmp(l.state, "pending") != 0 &&
+        strcmp(l.state, "running") != 0 && strcmp(l.state, "starting") != 0 &&
+        strcmp(l.state, "stopping") != 0)
+        which = GP_DB_ALL;
+    if (gp_http_arg(r, "all"))
+        which = GP_DB_ALL;
+    gp_db_jobs_each(d->db, which, after_id, 0, list_one, &l, NULL);
+    out = json_pack("{so sf}", "jobs", l.arr, "now", secs(now));
+    if (json_array_size(l.arr) == l.limit)
+        json_object_set_new(
+            out, "next_after",
+            json_object_get(json_array_get(l.arr, l.limit - 1), "id")
+                ? json_incref(
+                      json_object_get(json_array_get(l.arr, l.limit - 1), "id"))
+                : json_null());
+    *status = 200;
+    return out;
+}
+
+static int add_event(void *priv, const struct gp_db_event *ev)
+{
+    json_t *arr = priv, *e;
+
+    e = json_pack("{sisfss}", "seq", (int)ev->seq, "time", secs(ev->ts_us),
+                  "kind", ev->kind);
+    if (e && ev->detail_json) {
+        json_t *det = json_loads(ev->detail_json, 0, NULL);
+        if (det)
+            json_object_set_new(e, "detail", det);
+    }
+    json_array_append_new(arr, e);
+    return 0;
+}
+
+static int add_run(void *priv, const struct gp_db_run *r)
+{
+    json_t *arr = priv;
+
+    json_array_append_new(
+        arr, json_pack("{si ss ss so so ss?}", "run", (int)r->run, "node",
+                       r->node, "devices", r->devices, "start",
+                       time_or_null(r->started_us), "end",
+                       time_or_null(r->ended_us), "end_reason", r->end_reason));
+    return 0;
+}
+
+static json_t *show(struct daemon *d, int64_t id, const char *what, int64_t now,
+                    unsigned *status)
+{
+    struct gp_db_job row;
+    json_t *o, *ev, *runs;
+
+    if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
+        return error(status, 404, "NOENT", "id", "no job %" PRId64, id);
+    if (!(o = gp_api_job_json(d, &row, now)))
+        return error(status, 503, "NOMEM", NULL, "out of memory");
+    ev = json_array();
+    runs = json_array();
+    gp_db_events_each(d->db, id, add_event, ev, NULL);
+    gp_db_runs_each(d->db, id, false, add_run, runs, NULL);
+    *status = 200;
+    if (what && strcmp(what, "events") == 0) {
+        json_decref(o);
+        json_decref(runs);
+        return json_pack("{sIso}", "id", (json_int_t)id, "events", ev);
+    }
+    if (what && strcmp(what, "why") == 0) {
+        json_t *w = json_pack("{sIsO}", "id", (json_int_t)id, "state",
+                              json_object_get(o, "state"));
+        const char *k[] = {"position", "reason", "estimated_start",
+                           "predicted_runtime_s", "devices"};
+
+        for (size_t i = 0; i < sizeof(k) / sizeof(*k); i++)
+            if (json_object_get(o, k[i]))
+                json_object_set(w, k[i], json_object_get(o, k[i]));
+        json_decref(o);
+        json_decref(ev);
+        json_decref(runs);
+        return w;
+    }
+    json_object_set_new(o, "runs", runs);
+    json_object_set_new(o, "events", ev);
+    return o;
+}
+
+static json_t *cancel(struct daemon *d, const struct gp_identity *who,
+                      int64_t id, int64_t now, unsigned *status)
+{
+    struct gp_db_job row;
+    struct djob *dj;
+    int rc;
+
+    if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
+        return error(status, 404, "NOENT", "id", "no job %" PRId64, id);
+    if (!who->admin && strcmp(row.user, who->user) != 0)
+        return error(status, 403, "AUTH", "id",
+                     "job %" PRId64 " is %s's: only they or an admin may "
+                     "cancel it",
+                     id, row.user);
+    if (!(dj = gp_djob_find(d, id)))
+        return error(status, 409, "STATE", "id",
+                     "job %" PRId64 " has ended already (%s)", id,
+                     gp_job_state_name(row.state));
+    dj->cancel_asked = true;
+    snprintf(dj->reason, sizeof(dj->reason), "cancelled by %s", who->user);
+    if ((rc = gp_core_cancel(d->core, dj->handle, now)) != GP_OK)
+        return error(status, gp_http_status_of(rc), gp_err_name(rc), "id",
+                     "job %" PRId64 ": %s", id, gp_err_str(rc));
+    {
+        const struct gp_job *j = gp_core_job(d->core, dj->handle);
+        struct gp_db_event ev = {
+            .job_id = id, .ts_us = now, .kind = "cancel_asked"};
+
+        gp_db_event_append(d->db, &ev, NULL, NULL);
+        *status = 200;
+        return json_pack("{sIss}", "id", (json_int_t)id, "state",
+                         j ? gp_job_state_name(j->state) : "cancelled");
+    }
+}
+
+/* ---- tenants, nodes, health, metrics ------------------------------------- */
+
+static json_t *tenants(struct daemon *d, unsigned *status)
+{
+    json_t *arr = json_array();
+
+    for (size_t t = 0; t < gp_core_ntenants(d->core); t++) {
+        const struct gp_tenant_info *ti =
+            gp_core_tenant_info(d->core, (uint32_t)t);
+
+        json_array_append_new(
+            arr,
+            json_pack(
+                "{ss sf si si sf sf sf sf sf si si sf}", "name", ti->name,
+                "weight", ti->weight, "guarantee_gpus", (int)ti->guarantee,
+                "cap_gpus", (int)ti->cap, "entitled_gpus", ti->entitled,
+                "held_gpus", gp_milli_gpus(ti->held_milli), "pending_gpus",
+                gp_milli_gpus(ti->pending_milli), "borrowed_gpus",
+                fmax(0, gp_milli_gpus(ti->held_milli) - (double)ti->guarantee),
+                "owed_gpus", gp_milli_gpus(ti->owed_milli), "running",
+                (int)ti->nrunning, "pending", (int)ti->npending, "usage_gpu_s",
+                ti->usage_gpu_s));
+    }
+    *status = 200;
+    return json_pack("{so}", "tenants", arr);
+}
+
+static json_t *nodes(struct daemon *d, unsigned *status)
+{
+    json_t *gpus = json_array();
+    const struct gp_cluster *cl = gp_core_cluster(d->core);
+
+    for (unsigned i = 0; i < d->ngpus; i++) {
+        const struct gp_gpu_sample *s = &d->samples[i];
+        json_t *g =
+            json_pack("{sisssssssI}", "index", (int)i, "name", d->gpus[i].name,
+                      "uuid", d->gpus[i].uuid, "type", d->gpus[i].type,
+                      "mem_total_mib", (json_int_t)d->gpus[i].mem_total_mib);
+
+        if (s->t_us > 0) {
+            json_object_set_new(g, "util_pct", json_integer(s->util_pct));
+            json_object_set_new(g, "mem_used_mib",
+                                json_integer(s->mem_used_mib));
+            json_object_set_new(g, "sampled", json_real(secs(s->t_us)));
+        }
+        for (size_t k = 0; k < d->njobs; k++) {
+            const struct gp_job *j = gp_core_job(d->core, d->jobs[k]->handle);
+            if (j &&
+                (j->state == GP_JOB_RUNNING || j->state == GP_JOB_STARTING ||
+                 j->state == GP_JOB_STOPPING) &&
+                j->where.nslots && (j->where.slots[0].mask >> i & 1))
+                json_object_set_new(g, "job", json_integer(d->jobs[k]->id));
+        }
+        json_array_append_new(gpus, g);
+    }
+    *status = 200;
+    return json_pack("{s[{sssssisIso}]}", "nodes", "name", d->node_name,
+                     "state", "up", "ngpus", (int)d->ngpus, "free_gpus",
+                     (json_int_t)gp_cluster_free_gpus(cl), "gpus", gpus);
+}
+
+static char *metrics(struct daemon *d, int64_t now)
+{
+    struct gp_prom_buf b;
+    char *out = NULL;
+    const char *text;
+    size_t len;
+
+    gp_prom_init(&b, 0, NULL);
+    gp_prom_family(&b, "gpupool_up", "1 while the daemon serves",
+                   GP_PROM_GAUGE);
+    gp_prom_sample(&b, "gpupool_up", NULL, 0, 1);
+    gp_prom_family(&b, "gpupool_jobs_submitted_total",
+                   "jobs submitted since the daemon started", GP_PROM_COUNTER);
+    gp_prom_sample(&b, "gpupool_jobs_submitted_total", NULL, 0,
+                   (double)d->submits);
+    gp_prom_family(&b, "gpupool_job_starts_total",
+                   "runs started since the daemon started", GP_PROM_COUNTER);
+    gp_prom_sample(&b, "gpupool_job_starts_total", NULL, 0, (double)d->starts);
+    gp_prom_family(&b, "gpupool_preemptions_total",
+                   "runs preempted since the daemon started", GP_PROM_COUNTER);
+    gp_prom_sample(&b, "gpupool_preemptions_total", NULL, 0,
+                   (double)d->preempts);
+    gp_prom_family(&b, "gpupool_gpus", "GPUs of the cluster", GP_PROM_GAUGE);
+    gp_prom_sample(&b, "gpupool_gpus", NULL, 0, d->ngpus);
+    gp_prom_family(&b, "gpupool_gpus_free", "GPUs no job holds", GP_PROM_GAUGE);
+    gp_prom_sample(&b, "gpupool_gpus_free", NULL, 0,
+                   (double)gp_cluster_free_gpus(gp_core_cluster(d->core)));
+    {
+        static const struct {
+            const char *name, *help;
+        } fam[] = {
+            {"gpupool_tenant_held_gpus", "GPUs a tenant's jobs hold"},
+            {"gpupool_tenant_guaranteed_gpus", "a tenant's guarantee"},
+            {"gpupool_tenant_entitled_gpus",
+             "a tenant's fair share now (guarantee plus its part of the "
+             "excess, water-filled)"},
+            {"gpupool_tenant_pending_gpus", "GPUs a tenant's queue asks for"},
+            {"gpupool_tenant_pending_jobs", "jobs a tenant has waiting"},
+            {"gpupool_tenant_running_jobs", "jobs a tenant has running"},
+            {"gpupool_tenant_usage_gpu_seconds",
+             "a tenant's past GPU use, decayed with the half-life"},
+        };
+        for (size_t f = 0; f < sizeof(fam) / sizeof(*fam); f++) {
+            gp_prom_family(&b, fam[f].name, fam[f].help, GP_PROM_GAUGE);
+            for (size_t t = 0; t < gp_core_ntenants(d->core); t++) {
+                const struct gp_tenant_info *ti =
+                    gp_core_tenant_info(d->core, (uint32_t)t);
+                const char *const lab[1][2] = {{"tenant", ti->name}};
+                double v = f == 0   ? gp_milli_gpus(ti->held_milli)
+                           : f == 1 ? ti->guarantee
+                           : f == 2 ? ti->entitled
+                           : f == 3 ? gp_milli_gpus(ti->pending_milli)
+                           : f == 4 ? ti->npending
+                           : f == 5 ? ti->nrunning
+                                    : ti->usage_gpu_s;
+
+                gp_prom_sample(&b, fam[f].name, lab, 1, v);
+            }
+        }
+    }
+    if (d->samples[0].t_us > 0)
+        gp_monitor_prom_write(&b, d->gpus, d->samples, d->ngpus);
+    (void)now;
+    text = gp_prom_text(&b, &len);
+    if (gp_prom_error(&b, NULL) == GP_OK)
+        out = strdup(text);
+    gp_prom_fini(&b);
+    return out;
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+static bool job_path(const char *path, int64_t *id, const char **rest)
+{
+    char *end;
+    long long x;
+
+    if (strncmp(path, "/v1/jobs/", 9) != 0)
+        return false;
+    x = strtoll(path + 9, &end, 10);
+    if (end == path + 9 || x <= 0 || (*end && *end != '/'))
+        return false;
+    *id = x;
+    *rest = *end ? end + 1 : NULL;
+    return true;
+}
+
+void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
+                   unsigned *status, json_t **reply, char **text,
+                   const char **type)
+{
+    const char *m = r->method, *p = r->path, *rest = NULL;
+    int64_t id;
+    bool get = strcmp(m, "GET") == 0, post = strcmp(m, "POST") == 0;
+
+    *text = NULL;
+    *type = "application/json";
+    if (r->args_too_long) {
+        *reply = error(status, 400, "RANGE", "query",
+                       "query: at most %d arguments of limited length",
+                       GP_HTTP_MAX_ARGS);
+        return;
+    }
+    if (get && strcmp(p, "/v1/health") == 0) {
+        *status = 200;
+        *reply = json_pack("{sssssIsfsI}", "status", "ok", "version",
+                           GP_VERSION, "jobs", (json_int_t)d->njobs, "uptime_s",
+                           secs(now - d->started_us), "rounds",
+                           (json_int_t)d->rounds);
+        return;
+    }
+    if (get && strcmp(p, "/metrics") == 0) {
+        if (!d->cfg.metrics.enabled) {
+            *reply = error(status, 404, "NOENT", NULL,
+                           "metrics are off (metrics.enabled)");
+            return;
+        }
+        *text = metrics(d, now);
+        *type = "text/plain; version=0.0.4";
+        *status = *text ? 200 : 500;
+        if (!*text)
+            *reply = error(status, 500, "NOMEM", NULL, "metrics failed");
+        return;
+    }
+    if (strcmp(p, "/v1/jobs") == 0) {
+        if (post)
+            *reply = submit(d, r, now, status);
+        else if (get)
+            *reply = list(d, r, now, status);
+        else
+            *reply = error(status, 405, "STATE", NULL,
+                           "%s /v1/jobs: use GET or POST", m);
+        return;
+    }
+    if (job_path(p, &id, &rest)) {
+        if (get &&
+            (!rest || strcmp(rest, "events") == 0 || strcmp(rest, "why") == 0))
+            *reply = show(d, id, rest, now, status);
+        else if ((post && rest && strcmp(rest, "cancel") == 0) ||
+                 (strcmp(m, "DELETE") == 0 && !rest))
+            *reply = cancel(d, &r->who, id, now, status);
+        else
+            *reply = error(status, 404, "NOENT", NULL, "no route %s %s", m, p);
+        return;
+    }
+    if (get && strcmp(p, "/v1/tenants") == 0) {
+        *reply = tenants(d, status);
+        return;
+    }
+    if (get && strcmp(p, "/v1/nodes") == 0) {
+        *reply = nodes(d, status);
+        return;
+    }
+    if (get && strcmp(p, "/v1/policy") == 0) {
+        json_t *opts = json_object();
+
+        for (size_t i = 0; i < d->cfg.policy.n; i++)
+            json_object_set_new(opts, d->cfg.policy.opts[i].key,
+                                json_string(d->cfg.policy.opts[i].value));
+        *status = 200;
+        *reply = json_pack(
+            "{sssssoss}", "policy", d->cfg.scheduler.policy, "placement",
+            gp_place_model_name(d->cfg.scheduler.placement), "options", opts,
+            "summary", gp_core_policy(d->core)->summary);
+        return;
+    }
+    *reply = error(status, 404, "NOENT", NULL, "no route %s %s", m, p);
+}

@@ -1,0 +1,127 @@
+/* daemon.h - `gpupool serve`: the loop that owns the state, and the parts
+ * it is made of (the store, the core, the local backend, the monitor, the
+ * HTTP front). One thread runs everything declared here.
+ *
+ * A round of the loop (serve.c): take the requests waiting and the
+ * backend's news, let the core decide, write all of it to the store in one
+ * transaction, commit, answer the clients, then carry the decisions out
+ * (decide, persist, act). What carrying out learns (a start that worked or
+ * failed) is the next transaction's news.
+ */
+#ifndef GPUPOOL_DAEMON_DAEMON_H
+#define GPUPOOL_DAEMON_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "backend/local.h"
+#include "daemon/config.h"
+#include "daemon/db.h"
+#include "daemon/http.h"
+#include "gpupool/core.h"
+#include "monitor/monitor.h"
+#include "trace/tenants.h"
+
+/* The daemon's record of a job the core still holds (not ended). */
+struct djob {
+    int64_t id;      /* public id (the store's) */
+    uint64_t handle; /* the core's */
+    char *tenant, *user, *name;
+    uint32_t uid, gid;
+    json_t *spec; /* the request as stored (command, env, cwd, ...) */
+    int64_t submit_us;
+    uint32_t restarts; /* runs after the first that really ran */
+    uint32_t runs;     /* runs begun, failed starts included: the run
+                          number of the last */
+    /* the current run, while it holds GPUs */
+    bool has_proc;
+    struct gp_local_proc proc;
+    char devices[256];
+    int64_t action_id; /* its start action, until done */
+    /* stopping: the steps signal -> grace -> SIGTERM -> SIGKILL */
+    bool stopping;
+    struct gp_local_stop stop;
+    enum gp_stop_reason stop_reason;
+    int64_t limit_at_us; /* the time limit ends the run; GP_TIME_NONE */
+    bool timed_out;
+    bool cancel_asked;
+    int32_t exit_code; /* GP_DB_NO_EXIT */
+    char reason[256];
+    struct gp_job_restore restore; /* from the store, for recovery */
+};
+
+struct daemon {
+    struct gp_config cfg;
+    const char *config_path;
+    struct gp_env env;
+    struct gp_db *db;
+    struct gp_core *core;
+    struct gp_monitor *mon;
+    struct gp_http *http;
+    struct gp_tenant_list tenants;
+    /* Unix users per tenant ("*" = everyone), from the tenants file */
+    json_t *members;
+    char node_name[64];
+    char supervisor[4096]; /* the gpupool-supervisor program */
+    unsigned ngpus;
+    struct gp_gpu_info *gpus; /* ngpus */
+    struct gp_gpu_sample *samples;
+    int64_t last_sample_us;
+    int64_t *busy_since_us; /* per GPU: when its job last showed use */
+    int sigfd, wakefd;
+    bool stop, reload;
+    /* live jobs by id (ids increase, so appends keep it sorted) */
+    struct djob **jobs;
+    size_t njobs, capjobs;
+    /* the loop's round */
+    bool dirty;
+    uint64_t rounds, submits, starts, preempts;
+    int64_t started_us;
+    int log_level;
+    FILE *log;
+};
+
+/* logfmt lines: ts=... level=... msg="..." k=v ... */
+void gp_dlog(struct daemon *d, enum gp_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+int64_t gp_now_us(void);
+
+/* jobs.c: the job table, the core's observer, the backend */
+struct djob *gp_djob_find(struct daemon *d, int64_t id);
+struct djob *gp_djob_of(struct daemon *d, const struct gp_job *j);
+int gp_djob_add(struct daemon *d, struct djob *j);
+void gp_djob_drop(struct daemon *d, struct djob *j);
+void gp_djob_free(struct djob *j);
+extern const struct gp_observer_ops gp_daemon_observer;
+/* Carry out the core's actions taken and persisted this round. */
+int gp_daemon_persist_actions(struct daemon *d, int64_t now);
+int gp_daemon_execute(struct daemon *d, int64_t now);
+/* Ask every running job's supervisor what it is doing; report exits. */
+int gp_daemon_poll_jobs(struct daemon *d, int64_t now);
+/* The next instant the backend needs the loop (a stop step, a limit). */
+int64_t gp_daemon_backend_wakeup(const struct daemon *d);
+/* A job's files */
+void gp_daemon_job_dir(const struct daemon *d, int64_t id, char *buf,
+                       size_t len);
+/* Write a job's record (state, accounting) and an event to the store. */
+int gp_daemon_save_job(struct daemon *d, struct djob *dj,
+                       const struct gp_job *j, const char *event,
+                       json_t *detail);
+/* A job into the core (its ext is its id). */
+int gp_daemon_submit_core(struct daemon *d, struct djob *dj, int64_t now,
+                          struct gp_diag *diag);
+/* Rebuild the core from the store after a start (recovery). */
+int gp_daemon_recover(struct daemon *d, int64_t now, struct gp_diag *diag);
+
+/* api.c: one request, answered after the batch's commit */
+void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
+                   unsigned *status, json_t **reply, char **text,
+                   const char **type);
+/* A job as the API shows it (from the store's record). */
+json_t *gp_api_job_json(struct daemon *d, const struct gp_db_job *row,
+                        int64_t now);
+
+#endif

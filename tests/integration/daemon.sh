@@ -1,0 +1,160 @@
+#!/bin/sh
+# daemon.sh GPUPOOL SRCDIR - a real `gpupool serve` on a Unix socket with a
+# temporary store and 4 fake GPUs, driven through the CLI as a user would:
+# submit -> run -> complete; exit codes; a failed start; cancel; a time
+# limit; a lender's reclaim preempts a borrower, which checkpoints, is
+# queued again and resumes from its checkpoint; kill -9 of the daemon while
+# jobs run, and a restart that adopts them, each run exactly once.
+set -u
+exe=$1
+src=$2
+tmp=$(mktemp -d /tmp/gpupool-it.XXXXXX)
+sock=$tmp/gp.sock
+export GPUPOOL_SOCKET=$sock
+fails=0
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    # jobs outlive the daemon by design: stop what this test started
+    pkill -9 -f "$tmp/" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+cat >"$tmp/tenants.json" <<JSON
+{"tenants": [{"name": "lender", "guarantee": 2},
+             {"name": "borrower", "guarantee": 2}]}
+JSON
+
+start() {
+    "$exe" serve --set server.state_dir="$tmp" --set server.socket="$sock" \
+        --set backend.gpus=4 --set scheduler.tenants="$tmp/tenants.json" \
+        --set scheduler.grace=20s --set backend.kill_after=2s \
+        --set monitor.period=1s --set server.log_level=debug \
+        >>"$tmp/daemon.log" 2>&1 &
+    pid=$!
+    i=0
+    while ! "$exe" queue >/dev/null 2>&1; do
+        i=$((i + 1))
+        if [ $i -gt 100 ]; then
+            fail "the daemon did not come up"
+            cat "$tmp/daemon.log"
+            exit 1
+        fi
+        sleep 0.1
+    done
+}
+
+# state JOB: its state now
+state() { "$exe" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])'; }
+field() { "$exe" show --json "$1" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$2'))"; }
+
+# wait_state JOB STATE [SECONDS]
+wait_state() {
+    n=$((${3:-30} * 10))
+    while [ $n -gt 0 ]; do
+        s=$(state "$1")
+        [ "$s" = "$2" ] && return 0
+        n=$((n - 1))
+        sleep 0.1
+    done
+    fail "job $1 is $s, expected $2"
+    return 1
+}
+
+submit() { "$exe" submit "$@" | sed -n 's/^Submitted job //p'; }
+
+start
+
+# submit -> run -> complete, its output in its stdout file
+j=$(submit -t lender -J hello -- sh -c 'echo hello from $GPUPOOL_JOB_ID on $CUDA_VISIBLE_DEVICES')
+wait_state "$j" completed
+grep -q "hello from $j on [0-3]" "$(field "$j" stdout)" ||
+    fail "job $j: no greeting in its stdout"
+[ "$(field "$j" exit_code)" = 0 ] || fail "job $j: exit code not 0"
+
+# an exit code, a failed start, a crash
+j=$(submit -t lender -- sh -c 'exit 3')
+wait_state "$j" failed
+[ "$(field "$j" exit_code)" = 3 ] || fail "job $j: exit code $(field "$j" exit_code), expected 3"
+j=$(submit -t lender -- /no/such/program)
+wait_state "$j" failed
+field "$j" reason | grep -q "/no/such/program" ||
+    fail "failed start: reason '$(field "$j" reason)' does not name the program"
+
+# cancel a running job, and a time limit
+j=$(submit -t lender -- sleep 600)
+wait_state "$j" running
+"$exe" cancel "$j" >/dev/null || fail "cancel $j"
+wait_state "$j" cancelled
+j=$(submit -t lender --time 2 -- sleep 600)
+wait_state "$j" failed 20
+[ "$(field "$j" reason)" = "time limit" ] || fail "job $j: reason '$(field "$j" reason)', expected time limit"
+
+# bad input: exit 2 for usage, 1 for a refusal, a message naming the field
+"$exe" submit --gpus x -- true 2>"$tmp/err"
+[ $? -eq 2 ] || fail "submit --gpus x: exit status not 2"
+"$exe" submit --gpus 99 -- true 2>"$tmp/err"
+[ $? -eq 1 ] || fail "submit --gpus 99: exit status not 1"
+grep -q "gpus" "$tmp/err" || fail "submit --gpus 99: the error names no field"
+"$exe" cancel 999999 2>"$tmp/err"
+[ $? -eq 1 ] || fail "cancel of an unknown job: exit status not 1"
+
+# preempt -> checkpoint -> resume: the borrower takes all 4 GPUs, then the
+# lender asks for its 2 back
+ck="$src/examples/ckpt_counter.py"
+b1=$(submit -t borrower --checkpointable -- python3 "$ck" --steps 40 --step-seconds 0.25)
+b2=$(submit -t borrower --checkpointable -- python3 "$ck" --steps 40 --step-seconds 0.25)
+b3=$(submit -t borrower --checkpointable -- python3 "$ck" --steps 40 --step-seconds 0.25)
+b4=$(submit -t borrower --checkpointable -- python3 "$ck" --steps 40 --step-seconds 0.25)
+for b in $b1 $b2 $b3 $b4; do wait_state "$b" running; done
+sleep 2
+l1=$(submit -t lender -- sleep 1)
+l2=$(submit -t lender -- sleep 1)
+wait_state "$l1" completed 60
+wait_state "$l2" completed 60
+pre=0
+for b in $b1 $b2 $b3 $b4; do
+    wait_state "$b" completed 120
+    p=$(field "$b" preemptions)
+    pre=$((pre + p))
+    out=$(field "$b" stdout)
+    if [ "$p" -gt 0 ]; then
+        grep -q "checkpointed at step" "$out" || fail "job $b: preempted without a checkpoint"
+        grep -q "resumed at step" "$out" || fail "job $b: did not resume from its checkpoint"
+    fi
+    grep -q "done 40" "$out" || fail "job $b: did not count to 40"
+done
+[ $pre -ge 2 ] || fail "the lender's reclaim preempted $pre borrower jobs, expected 2"
+
+# kill -9 while jobs run; the restarted daemon adopts them
+r1=$(submit -t lender -- sh -c 'sleep 3; echo survived')
+r2=$(submit -t borrower -- sh -c 'sleep 3; echo survived')
+wait_state "$r1" running
+wait_state "$r2" running
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+start
+grep -q "adopted" "$tmp/daemon.log" || fail "restart: no job adopted"
+wait_state "$r1" completed
+wait_state "$r2" completed
+for r in $r1 $r2; do
+    [ "$(grep -c survived "$(field "$r" stdout)")" = 1 ] ||
+        fail "job $r: ran more than once, or not at all"
+    n=$("$exe" show --json "$r" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')
+    [ "$n" = 1 ] || fail "job $r: $n runs, expected 1"
+done
+
+# a clean stop
+kill -TERM "$pid"
+wait "$pid"
+[ $? -eq 0 ] || fail "SIGTERM: the daemon did not exit 0"
+pid=
+[ -e "$sock" ] && fail "the socket is left behind"
+if [ $fails -ne 0 ]; then
+    echo "--- daemon log"
+    tail -n 60 "$tmp/daemon.log"
+    exit 1
+fi
+echo "ok: daemon"

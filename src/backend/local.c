@@ -1224,7 +1224,6 @@ void gp_local_stop_init(struct gp_local_stop *st, int first_signal,
     st->first_signal = first_signal > 0 ? first_signal : SIGTERM;
     st->grace_us = grace_us > 0 ? grace_us : 0;
     st->kill_after_us = kill_after_us > 0 ? kill_after_us : 0;
-    st->deadline_us = 0;
 }
 
 int gp_local_stop_step(struct gp_local_stop *st,

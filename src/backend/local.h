@@ -208,7 +208,8 @@ int gp_local_signal(const struct gp_local_proc *proc, int sig,
 /* After a daemon restart: rebuild the proc of run `run` of the job whose
  * files are in job_dir, from run-<run>.pid. Without a pid file (the run
  * failed before it had a job, or never started) *proc has no pids and
- * gp_local_poll says START_FAILED or LOST. Then poll as usual.
+ * job_id 0, and gp_local_poll says START_FAILED or LOST. Then poll as
+ * usual.
  * GP_EINVAL for a bad job_dir or run; GP_EPARSE for a malformed pid
  * file; GP_EIO for one that cannot be read. */
 int gp_local_adopt(const char *job_dir, uint32_t run,

@@ -404,6 +404,7 @@ static void fail_start(struct sup *sp, int err, const char *fmt, ...)
             ;
     }
     end = gp__local_now_us();
+    banner(sp->err_fd, sp, "failed to start: %s", reason);
     if (sp->s.job_dir && sp->s.run) {
         snprintf(text, sizeof(text),
                  "version=1\njob=%llu\nrun=%llu\nkind=start_failed\n"
@@ -413,7 +414,6 @@ static void fail_start(struct sup *sp, int err, const char *fmt, ...)
                  (long long)end);
         write_run_file(sp, "status", text);
     }
-    banner(sp->err_fd, sp, "failed to start: %s", reason);
     say("failed %s %s", gp_err_name(err), reason);
     exit(1);
 }
@@ -870,9 +870,7 @@ static void supervise(struct sup *sp)
                  (unsigned long long)sp->s.job, (unsigned long long)sp->s.run,
                  WEXITSTATUS(status), (long)sp->child, (long long)sp->start_us,
                  (long long)end);
-    /* a status that cannot be written leaves the run LOST: nothing else
-     * to be done here */
-    write_run_file(sp, "status", text);
+    /* the end line first: who sees the status finds the output complete */
     iso_time(end, when, sizeof(when));
     if (WIFSIGNALED(status))
         banner(sp->err_fd, sp, "ended %s: killed by signal %d (%s)", when,
@@ -880,6 +878,9 @@ static void supervise(struct sup *sp)
     else
         banner(sp->err_fd, sp, "ended %s: exit code %d", when,
                WEXITSTATUS(status));
+    /* a status that cannot be written leaves the run LOST: nothing else
+     * to be done here */
+    write_run_file(sp, "status", text);
     /* stragglers still dying, and orphans reparented since */
     for (;;) {
         kill_children(0);

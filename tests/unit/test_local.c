@@ -82,6 +82,28 @@ static struct gp_local_state poll_ok(const struct gp_local_proc *proc)
     return st;
 }
 
+/* st must be of this kind; else say what it was and what the job said. */
+static void expect_kind(const struct gp_local_proc *proc,
+                        const struct gp_local_state *st,
+                        enum gp_local_kind kind)
+{
+    char path[GP_LOCAL_PATH_MAX + 16];
+    char buf[4096] = "";
+    FILE *f;
+
+    if (st->kind == kind)
+        return;
+    snprintf(path, sizeof(path), "%s/stderr", proc->job_dir);
+    f = fopen(path, "r");
+    if (f) {
+        buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+        fclose(f);
+    }
+    fail_msg("run %u is %s (code %d, signal %d, '%s'), not %s; stderr:\n%s",
+             proc->run, gp_local_kind_name(st->kind), st->code, st->signal,
+             st->reason, gp_local_kind_name(kind), buf);
+}
+
 /* Poll until the run is no longer RUNNING. */
 static struct gp_local_state wait_end(const struct gp_local_proc *proc)
 {
@@ -292,7 +314,7 @@ static void job_gets_exactly_the_documented_environment(void **state)
     spec.grace_s = 30;
     start_ok(t, &spec, &proc);
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&proc, &st, GP_LOCAL_EXITED);
     assert_int_equal(st.code, 0);
 
     snprintf(expect[0], 300, "PATH=/usr/bin:/bin");
@@ -444,7 +466,7 @@ static void exit_code_3_is_recorded(void **state)
     assert_true(proc.job_pid > 0);
     assert_true(proc.start_us > 0);
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&proc, &st, GP_LOCAL_EXITED);
     assert_int_equal(st.code, 3);
     assert_true(st.start_us > 0);
     assert_true(st.end_us >= st.start_us);
@@ -461,7 +483,7 @@ static void exit_code_3_is_recorded(void **state)
     assert_int_equal(again.job_pid, proc.job_pid);
     assert_int_equal(again.supervisor_pid, proc.supervisor_pid);
     st = poll_ok(&again);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&again, &st, GP_LOCAL_EXITED);
     assert_int_equal(st.code, 3);
     assert_string_equal(gp_local_kind_name(st.kind), "exited");
 }
@@ -478,7 +500,7 @@ static void job_killed_by_sigsegv_is_recorded_as_signal_11(void **state)
     spec_for(t, &spec, argv);
     start_ok(t, &spec, &proc);
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_KILLED);
+    expect_kind(&proc, &st, GP_LOCAL_KILLED);
     assert_int_equal(st.signal, SIGSEGV);
     err = slurp_in(t, "stderr");
     assert_non_null(strstr(err, "killed by signal 11"));
@@ -507,7 +529,7 @@ static void start_fails(struct t *t, const struct gp_local_job *spec, int err,
     assert_int_equal(gp_local_adopt(spec->job_dir, spec->run, &proc, NULL),
                      GP_OK);
     st = poll_ok(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_START_FAILED);
+    expect_kind(&proc, &st, GP_LOCAL_START_FAILED);
     assert_int_equal(st.error, err);
     assert_non_null(strstr(st.reason, needle));
     text = slurp_in(t, "stderr");
@@ -536,6 +558,20 @@ static void bad_command_fails_to_start_with_the_path_in_the_reason(void **state)
     spec.argv = noexec;
     spec.run = 3;
     start_fails(t, &spec, GP_EIO, "exec: Permission denied: ./data.txt");
+    /* a script without "#!": not run by some shell behind the user's back */
+    {
+        char path[128];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/data.txt", t->dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("echo hi\n", f);
+        fclose(f);
+        assert_int_equal(chmod(path, 0755), 0);
+    }
+    spec.run = 4;
+    start_fails(t, &spec, GP_EIO, "exec: Exec format error: ./data.txt");
 }
 
 static void missing_user_fails_to_start(void **state)
@@ -699,7 +735,7 @@ static int counter_preempted(struct t *t)
     assert_int_equal(stop.deadline_us, 30 * GP_US_PER_S);
     /* within its grace (real time; the deadline is never reached here) */
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&proc, &st, GP_LOCAL_EXITED);
     assert_int_equal(st.code, 0);
     assert_int_equal(stop.stage, 1); /* no SIGTERM was needed */
     out = body_of(t, "stdout");
@@ -745,7 +781,7 @@ static void restarted_run_resumes_from_its_checkpoint(void **state)
     spec.restart_count = 1;
     start_ok(t, &spec, &proc);
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&proc, &st, GP_LOCAL_EXITED);
     assert_int_equal(st.code, 0);
     out = body_of(t, "stdout");
     snprintf(resumed, sizeof(resumed), "resumed at step %d (restart 1)\n", k);
@@ -794,7 +830,7 @@ job_ignoring_the_preempt_signal_gets_sigterm_then_sigkill(void **state)
     assert_int_equal(stop.stage, 3);
     assert_int_equal(stop.deadline_us, GP_TIME_NONE);
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_KILLED);
+    expect_kind(&proc, &st, GP_LOCAL_KILLED);
     assert_int_equal(st.signal, SIGKILL);
     /* an ended run takes no signals */
     assert_int_equal(gp_local_signal(&proc, SIGTERM, &diag), GP_ESTATE);
@@ -842,7 +878,7 @@ static void signals_sent_to_the_supervisor_are_passed_to_the_job(void **state)
     wait_text(t, "stdout", "ready\n");
     assert_int_equal(kill(proc.supervisor_pid, SIGTERM), 0);
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&proc, &st, GP_LOCAL_EXITED);
     assert_int_equal(st.code, 5);
 }
 
@@ -902,7 +938,7 @@ static void job_survives_the_death_of_the_process_that_started_it(void **state)
 
     touch(t->dir, "go");
     st = wait_end(&adopted);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&adopted, &st, GP_LOCAL_EXITED);
     assert_int_equal(st.code, 7);
 }
 
@@ -983,6 +1019,7 @@ static void a_run_with_neither_supervisor_nor_status_is_lost(void **state)
     struct gp_local_state st;
     struct gp_diag diag = {{0}, {0}};
     char path[256];
+    int fd;
 
     /* nothing at all for run 5 */
     spec_for(t, &spec, argv);
@@ -991,16 +1028,24 @@ static void a_run_with_neither_supervisor_nor_status_is_lost(void **state)
     assert_int_equal(gp_local_adopt(t->job_dir, 5, &proc, NULL), GP_OK);
     assert_int_equal(proc.supervisor_pid, 0);
     st = poll_ok(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_LOST);
+    expect_kind(&proc, &st, GP_LOCAL_LOST);
     assert_non_null(strstr(st.reason, "neither a pid file nor a status"));
     assert_int_equal(gp_local_signal(&proc, SIGTERM, NULL), GP_ENOENT);
 
-    /* run 1 ended; its status gone (a reboot that lost it): lost */
+    /* run 1 ended; its status gone (a reboot that lost it): lost. Its
+     * supervisor must be gone too (it reaps stragglers after the status) */
+    assert_int_equal(gp_local_adopt(t->job_dir, 1, &proc, NULL), GP_OK);
+    if (gp_local_watch_fd(&proc, &fd, NULL) == GP_OK) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+        assert_int_equal(poll(&pfd, 1, WAIT_S * 1000), 1);
+        close(fd);
+    }
     snprintf(path, sizeof(path), "%s/run-1.status", t->job_dir);
     assert_int_equal(unlink(path), 0);
     assert_int_equal(gp_local_adopt(t->job_dir, 1, &proc, NULL), GP_OK);
     st = poll_ok(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_LOST);
+    expect_kind(&proc, &st, GP_LOCAL_LOST);
     assert_non_null(strstr(st.reason, "is gone and left no status"));
 
     /* a malformed pid file is an error naming the file */
@@ -1016,6 +1061,43 @@ static void a_run_with_neither_supervisor_nor_status_is_lost(void **state)
     assert_string_equal(diag.where, path);
     assert_int_equal(gp_local_adopt("relative", 1, &proc, NULL), GP_EINVAL);
     assert_int_equal(gp_local_adopt(t->job_dir, 0, &proc, NULL), GP_EINVAL);
+}
+
+static bool pid_gone(pid_t pid);
+
+/* The supervisor SIGKILLed by hand: no status will come. The run is
+ * lost, and its job, still running, can be ended through its own
+ * (checked) process group. */
+static void
+a_job_whose_supervisor_was_killed_is_lost_but_can_be_ended(void **state)
+{
+    struct t *t = *state;
+    const char *argv[] = {"/bin/sh", "-c", wait_go_script, "0", NULL};
+    struct gp_local_job spec;
+    struct gp_local_proc proc;
+    struct gp_local_state st;
+    int fd;
+
+    spec_for(t, &spec, argv);
+    start_ok(t, &spec, &proc);
+    wait_text(t, "stdout", "waiting\n");
+    assert_int_equal(gp_local_watch_fd(&proc, &fd, NULL), GP_OK);
+    assert_int_equal(kill(proc.supervisor_pid, SIGKILL), 0);
+    {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+        assert_int_equal(poll(&pfd, 1, WAIT_S * 1000), 1);
+        close(fd);
+    }
+    st = poll_ok(&proc);
+    expect_kind(&proc, &st, GP_LOCAL_LOST);
+    assert_non_null(strstr(st.reason, "its job still runs"));
+    assert_int_equal(gp_local_signal(&proc, SIGKILL, NULL), GP_OK);
+    assert_true(pid_gone(proc.job_pid));
+    st = poll_ok(&proc);
+    expect_kind(&proc, &st, GP_LOCAL_LOST);
+    assert_null(strstr(st.reason, "its job still runs"));
+    assert_int_equal(gp_local_signal(&proc, SIGKILL, NULL), GP_ENOENT);
 }
 
 static bool pid_gone(pid_t pid)
@@ -1113,7 +1195,7 @@ job_runs_as_nobody_with_its_home_and_cannot_touch_its_supervisor(void **state)
     assert_int_equal(mkdir(t->job_dir, 0755), 0);
     start_ok(t, &spec, &proc);
     st = wait_end(&proc);
-    assert_int_equal(st.kind, GP_LOCAL_EXITED);
+    expect_kind(&proc, &st, GP_LOCAL_EXITED);
     out = body_of(t, "stdout");
     snprintf(expect, sizeof(expect),
              "%u\n%u\n%s nobody nobody\nkill: 1\nckpt-ok\nno-forge\n",
@@ -1268,6 +1350,7 @@ int main(void)
         T(job_survives_the_death_of_the_process_that_started_it),
         T(a_recycled_pid_is_never_signalled),
         T(a_run_with_neither_supervisor_nor_status_is_lost),
+        T(a_job_whose_supervisor_was_killed_is_lost_but_can_be_ended),
         T(what_a_job_leaves_behind_is_killed_when_it_ends),
         T(watch_fd_polls_readable_when_the_run_ends),
         T(job_runs_as_nobody_with_its_home_and_cannot_touch_its_supervisor),
@@ -1279,5 +1362,9 @@ int main(void)
 
     /* a job's pipe closing under us is an error to see, not a death */
     signal(SIGPIPE, SIG_IGN);
+    /* GP_TEST_FILTER=pattern runs only the tests that match (cmocka's
+     * wildcards) */
+    if (getenv("GP_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("GP_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,6 +189,9 @@ json_t *gp_api_job_json(struct daemon *d, const struct gp_db_job *row,
         json_object_set_new(o, "devices", json_string(dj->devices));
         if (dj->has_proc)
             json_object_set_new(o, "pid", json_integer(dj->proc.job_pid));
+        if (dj->idle_reported)
+            json_object_set_new(o, "idle_since",
+                                time_or_null(dj->idle_since_us));
         if (j) {
             /* the live state (the store's is as of the last change) */
             json_object_set_new(o, "state",
@@ -442,6 +445,7 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
     dj->submit_us = now;
     dj->exit_code = GP_DB_NO_EXIT;
     dj->limit_at_us = GP_TIME_NONE;
+    dj->idle_since_us = GP_TIME_NONE;
     if (!dj->tenant || !dj->user || !dj->name || gp_djob_add(d, dj) != GP_OK) {
         gp_djob_free(dj);
         return error(status, 503, "NOMEM", NULL, "out of memory");
@@ -737,6 +741,12 @@ static json_t *nodes(struct daemon *d, unsigned *status)
                       "mem_total_mib", (json_int_t)d->gpus[i].mem_total_mib);
 
         if (s->t_us > 0) {
+            json_t *foreign = json_array();
+
+            for (unsigned k = 0; k < s->npids; k++)
+                if (s->pids[k] && !gp_daemon_pid_is_ours(d, s->pids[k]))
+                    json_array_append_new(foreign, json_integer(s->pids[k]));
+            json_object_set_new(g, "foreign_pids", foreign);
             json_object_set_new(g, "util_pct", json_integer(s->util_pct));
             json_object_set_new(g, "mem_used_mib",
                                 json_integer(s->mem_used_mib));
@@ -780,6 +790,16 @@ static char *metrics(struct daemon *d, int64_t now)
                    "runs preempted since the daemon started", GP_PROM_COUNTER);
     gp_prom_sample(&b, "gpupool_preemptions_total", NULL, 0,
                    (double)d->preempts);
+    gp_prom_family(&b, "gpupool_idle_job_reports_total",
+                   "jobs reported holding their GPUs idle (monitor.idle_after)",
+                   GP_PROM_COUNTER);
+    gp_prom_sample(&b, "gpupool_idle_job_reports_total", NULL, 0,
+                   (double)d->idle_reports);
+    gp_prom_family(&b, "gpupool_foreign_gpu_processes",
+                   "processes on the GPUs that gpupool did not start",
+                   GP_PROM_GAUGE);
+    gp_prom_sample(&b, "gpupool_foreign_gpu_processes", NULL, 0,
+                   (double)d->nforeign);
     gp_prom_family(&b, "gpupool_gpus", "GPUs of the cluster", GP_PROM_GAUGE);
     gp_prom_sample(&b, "gpupool_gpus", NULL, 0, d->ngpus);
     gp_prom_family(&b, "gpupool_gpus_free", "GPUs no job holds", GP_PROM_GAUGE);

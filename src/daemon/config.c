@@ -285,6 +285,18 @@ static const struct entry table[] = {
      .def = "auto", .words = nvml_words,
      .doc = "auto: NVML when libnvidia-ml.so.1 loads; on: the daemon does "
             "not start without it; off: never"},
+    {KEY("monitor", "idle_after"), .type = T_DURATION,
+     .off = F(monitor.idle_after_us), .def = "30m", .min = 0, .max = 7 * US_D,
+     .doc = "a running job whose GPUs all stay at or below idle_util for "
+            "this long is reported idle (log, event, API, metric); 0 = "
+            "never"},
+    {KEY("monitor", "idle_util"), .type = T_INT,
+     .off = F(monitor.idle_util_pct), .def = "5", .min = 0, .max = 100,
+     .doc = "utilization (percent) at or below which a GPU counts as idle"},
+    {KEY("monitor", "fake_busy"), .type = T_BOOL, .off = F(monitor.fake_busy),
+     .def = "yes",
+     .doc = "fake GPUs report 100% utilization while a job holds them (no: "
+            "0%, as a job that leaves its GPUs idle would)"},
 
     /* [metrics] */
     {KEY("metrics", "enabled"), .type = T_BOOL, .off = F(metrics.enabled),

@@ -117,6 +117,9 @@ struct gp_config {
     struct {
         int64_t period_us;
         enum gp_config_nvml nvml;
+        int64_t idle_after_us; /* 0 = never report idle jobs */
+        int64_t idle_util_pct;
+        bool fake_busy;
     } monitor;
     struct {
         bool enabled;

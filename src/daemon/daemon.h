@@ -47,6 +47,8 @@ struct djob {
     int64_t limit_at_us; /* the time limit ends the run; GP_TIME_NONE */
     bool timed_out;
     bool cancel_asked;
+    int64_t idle_since_us; /* its GPUs all idle since; GP_TIME_NONE */
+    bool idle_reported;
     int32_t exit_code; /* GP_DB_NO_EXIT */
     char reason[256];
     struct gp_job_restore restore; /* from the store, for recovery */
@@ -70,6 +72,10 @@ struct daemon {
     struct gp_gpu_sample *samples;
     int64_t last_sample_us;
     int64_t *busy_since_us; /* per GPU: when its job last showed use */
+    uint32_t foreign[64];   /* pids on the GPUs gpupool did not start,
+                               last sample (reported once each) */
+    size_t nforeign;
+    uint64_t idle_reports;
     int sigfd, wakefd;
     bool stop, reload;
     /* live jobs by id (ids increase, so appends keep it sorted) */
@@ -101,6 +107,11 @@ int gp_daemon_persist_actions(struct daemon *d, int64_t now);
 int gp_daemon_execute(struct daemon *d, int64_t now);
 /* Ask every running job's supervisor what it is doing; report exits. */
 int gp_daemon_poll_jobs(struct daemon *d, int64_t now);
+/* After a GPU sample: report jobs whose GPUs stay idle, and processes on
+ * the GPUs that no job of gpupool started. */
+void gp_daemon_check_gpus(struct daemon *d, int64_t now);
+/* Is this pid one of a running job's processes (its process group)? */
+bool gp_daemon_pid_is_ours(const struct daemon *d, uint32_t pid);
 /* The next instant the backend needs the loop (a stop step, a limit). */
 int64_t gp_daemon_backend_wakeup(const struct daemon *d);
 /* A job's files */

@@ -236,6 +236,8 @@ static void end_run(struct daemon *d, struct djob *dj, const char *why)
     dj->stopping = false;
     dj->devices[0] = '\0';
     dj->limit_at_us = GP_TIME_NONE;
+    dj->idle_since_us = GP_TIME_NONE;
+    dj->idle_reported = false;
 }
 
 static void on_preempted(void *priv, const struct gp_core *core,
@@ -404,7 +406,7 @@ fail_quiet:
 
 static void set_busy(struct daemon *d, const struct gp_job *j, bool busy)
 {
-    if (!gp_monitor_is_fake(d->mon))
+    if (!gp_monitor_is_fake(d->mon) || !d->cfg.monitor.fake_busy)
         return;
     for (uint32_t s = 0; s < j->where.nslots; s++)
         for (uint64_t m = j->where.slots[s].mask; m; m &= m - 1)
@@ -640,6 +642,110 @@ int gp_daemon_poll_jobs(struct daemon *d, int64_t now)
     return GP_OK;
 }
 
+/* The process group of a pid (/proc/PID/stat field 5), or 0. */
+static uint32_t pgrp_of(uint32_t pid)
+{
+    char path[64], buf[512], *rp;
+    FILE *f;
+    size_t n;
+    unsigned long pgrp = 0;
+
+    snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the command may hold spaces and parentheses: read after the last ')' */
+    if (!(rp = strrchr(buf, ')')) || sscanf(rp + 1, " %*c %*d %lu", &pgrp) != 1)
+        return 0;
+    return (uint32_t)pgrp;
+}
+
+bool gp_daemon_pid_is_ours(const struct daemon *d, uint32_t pid)
+{
+    uint32_t g = pgrp_of(pid);
+
+    for (size_t i = 0; i < d->njobs; i++)
+        if (d->jobs[i]->has_proc &&
+            ((uint32_t)d->jobs[i]->proc.job_pid == pid ||
+             (g && (uint32_t)d->jobs[i]->proc.job_pid == g)))
+            return true;
+    return false;
+}
+
+void gp_daemon_check_gpus(struct daemon *d, int64_t now)
+{
+    size_t nf = 0;
+
+    /* processes on a GPU that no job of gpupool started */
+    for (unsigned g = 0; g < d->ngpus; g++) {
+        const struct gp_gpu_sample *s = &d->samples[g];
+
+        for (unsigned k = 0; k < s->npids; k++) {
+            bool seen = false;
+
+            if (!s->pids[k] || gp_daemon_pid_is_ours(d, s->pids[k]))
+                continue;
+            for (size_t x = 0; x < d->nforeign; x++)
+                seen |= d->foreign[x] == s->pids[k];
+            if (!seen)
+                gp_dlog(d, GP_LOG_WARN,
+                        "pid %u uses gpu %u and was not started by gpupool",
+                        s->pids[k], g);
+            if (nf < sizeof(d->foreign) / sizeof(*d->foreign))
+                d->foreign[nf++] = s->pids[k];
+        }
+    }
+    d->nforeign = nf;
+    if (d->cfg.monitor.idle_after_us <= 0)
+        return;
+    /* jobs whose GPUs all stay idle */
+    for (size_t i = 0; i < d->njobs; i++) {
+        struct djob *dj = d->jobs[i];
+        const struct gp_job *j = gp_core_job(d->core, dj->handle);
+        bool idle = true, known = false;
+
+        if (!dj->has_proc || !j || j->state != GP_JOB_RUNNING || !j->where.gpus)
+            continue;
+        for (uint32_t sl = 0; sl < j->where.nslots; sl++)
+            for (uint64_t m = j->where.slots[sl].mask; m; m &= m - 1) {
+                unsigned g = (unsigned)__builtin_ctzll(m);
+
+                if (g >= d->ngpus || d->samples[g].err != GP_OK ||
+                    d->samples[g].util_pct < 0)
+                    continue;
+                known = true;
+                idle &=
+                    d->samples[g].util_pct <= (int)d->cfg.monitor.idle_util_pct;
+            }
+        if (!known || !idle) {
+            if (dj->idle_reported)
+                gp_dlog(d, GP_LOG_INFO, "job %" PRId64 " uses its GPUs again",
+                        dj->id);
+            dj->idle_since_us = GP_TIME_NONE;
+            dj->idle_reported = false;
+            continue;
+        }
+        if (dj->idle_since_us == GP_TIME_NONE)
+            dj->idle_since_us = now;
+        if (!dj->idle_reported &&
+            now - dj->idle_since_us >= d->cfg.monitor.idle_after_us) {
+            dj->idle_reported = true;
+            d->idle_reports++;
+            gp_dlog(d, GP_LOG_WARN,
+                    "job %" PRId64 " holds gpus %s idle (at most %d%% for "
+                    "%.0f s)",
+                    dj->id, dj->devices, (int)d->cfg.monitor.idle_util_pct,
+                    (double)(now - dj->idle_since_us) / 1e6);
+            gp_daemon_save_job(
+                d, dj, j, "idle",
+                json_pack("{sssf}", "devices", dj->devices, "idle_s",
+                          (double)(now - dj->idle_since_us) / 1e6));
+        }
+    }
+}
+
 int64_t gp_daemon_backend_wakeup(const struct daemon *d)
 {
     int64_t t = GP_TIME_NONE;
@@ -775,6 +881,7 @@ static int load_job(void *priv, const struct gp_db_job *row)
     dj->restarts = row->restarts;
     dj->exit_code = GP_DB_NO_EXIT;
     dj->limit_at_us = GP_TIME_NONE;
+    dj->idle_since_us = GP_TIME_NONE;
     dj->spec = json_loads(row->spec_json, 0, NULL);
     if (!dj->tenant || !dj->user || !dj->name || !dj->spec) {
         gp_djob_free(dj);

@@ -260,6 +260,7 @@ static void sample_gpus(struct daemon *d, int64_t now)
 
         gp_db_sample_add(d->db, &row, NULL);
     }
+    gp_daemon_check_gpus(d, now);
     save_usage(d, now);
     {
         struct gp_db_retention r = {

@@ -31,7 +31,7 @@ start() {
     "$exe" serve --set server.state_dir="$tmp" --set server.socket="$sock" \
         --set backend.gpus=4 --set scheduler.tenants="$tmp/tenants.json" \
         --set scheduler.grace=20s --set backend.kill_after=2s \
-        --set monitor.period=1s --set server.log_level=debug \
+        --set monitor.period=1s --set server.log_level=debug "$@" \
         >>"$tmp/daemon.log" 2>&1 &
     pid=$!
     i=0
@@ -145,6 +145,24 @@ for r in $r1 $r2; do
     n=$("$exe" show --json "$r" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')
     [ "$n" = 1 ] || fail "job $r: $n runs, expected 1"
 done
+
+# a job that holds its GPU idle is reported (fake GPUs that show 0%)
+kill -TERM "$pid"
+wait "$pid"
+[ $? -eq 0 ] || fail "SIGTERM: the daemon did not exit 0"
+start --set monitor.fake_busy=no --set monitor.idle_after=1s \
+    --set monitor.period=500ms
+i=$(submit -t lender -- sleep 30)
+wait_state "$i" running
+n=100
+until "$exe" show --json "$i" | grep -q '"kind": *"idle"'; do
+    n=$((n - 1))
+    [ $n -gt 0 ] || { fail "job $i: never reported idle"; break; }
+    sleep 0.1
+done
+"$exe" show --json "$i" | grep -q '"idle_since"' || fail "job $i: no idle_since"
+"$exe" cancel "$i" >/dev/null
+wait_state "$i" cancelled
 
 # a clean stop
 kill -TERM "$pid"

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -814,6 +815,139 @@ out:
     json_decref(reply);
     free(raw);
     return ret;
+}
+
+int gp_cmd_ledger(int argc, char **argv)
+{
+    const char *socket = NULL;
+    bool json = false;
+    struct gp_client cl;
+    json_t *reply = NULL, *ts;
+    char *raw = NULL;
+    long status;
+    int ret;
+
+    if ((ret = simple_opts(
+             "ledger", argc, argv,
+             "usage: gpupool ledger [--json]\n\nThe pool's books, in GPUs: "
+             "each tenant's guarantee, its fair share now (entitled), what "
+             "it holds, what of that is borrowed beyond its guarantee, what "
+             "it is owed (reclaimed for it, not yet used) and what its queue "
+             "asks for.\n",
+             &socket, &json)))
+        return ret < 0 ? 0 : ret;
+    if (optind != argc)
+        return usage_error("ledger", "unexpected argument '%s'", argv[optind]);
+    if ((ret = gp_client_init(&cl, socket)) ||
+        (ret = gp_client_call(&cl, "GET", "/v1/tenants", NULL, &status, &reply,
+                              &raw)))
+        goto out;
+    if (status != 200) {
+        ret = gp_client_fail("ledger", status, reply);
+        goto out;
+    }
+    if (json) {
+        print_json(reply);
+        goto out;
+    }
+    ts = json_object_get(reply, "tenants");
+    printf("%-16s %9s %9s %7s %9s %6s %8s\n", "TENANT", "GUARANTEE", "ENTITLED",
+           "HOLDS", "BORROWED", "OWED", "ASKS");
+    for (size_t i = 0; i < json_array_size(ts); i++) {
+        json_t *t = json_array_get(ts, i);
+
+        printf("%-16.16s %9.0f %9.2f %7.2f %9.2f %6.2f %8.2f\n", str(t, "name"),
+               num(t, "guarantee_gpus"), num(t, "entitled_gpus"),
+               num(t, "held_gpus"), num(t, "borrowed_gpus"),
+               num(t, "owed_gpus"), num(t, "pending_gpus"));
+    }
+out:
+    json_decref(reply);
+    free(raw);
+    return ret;
+}
+
+/* `top`: nodes, the ledger and the queue, redrawn every few seconds. */
+int gp_cmd_top(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"interval", required_argument, NULL, 'i'},
+        {"once", no_argument, NULL, 'o'},
+        {"socket", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char w_nodes[] = "nodes", w_ledger[] = "ledger", w_queue[] = "queue";
+    char *a_nodes[] = {w_nodes, NULL, NULL, NULL},
+         *a_ledger[] = {w_ledger, NULL, NULL, NULL},
+         *a_queue[] = {w_queue, NULL, NULL, NULL};
+    const char *socket = NULL;
+    double every = 2;
+    bool once = false;
+    int c;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (parse_duration(optarg, &every) || every < 0.2)
+                return usage_error("top",
+                                   "--interval: '%s' is not a duration of "
+                                   "at least 0.2 s",
+                                   optarg);
+            break;
+        case 'o':
+            once = true;
+            break;
+        case 'S':
+            socket = optarg;
+            break;
+        case 'h':
+            printf("usage: gpupool top [--interval DUR] [--once]\n\nA live "
+                   "view: the GPUs and their jobs, the ledger, the queue; "
+                   "redrawn every 2 s (Ctrl-C ends it; --once prints it "
+                   "once).\n");
+            return 0;
+        case ':':
+            return usage_error("top", "%s needs a value", argv[optind - 1]);
+        default:
+            return usage_error("top", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("top", "unexpected argument '%s'", argv[optind]);
+    if (socket) {
+        char opt[] = "--socket";
+
+        a_nodes[1] = a_ledger[1] = a_queue[1] = opt;
+        a_nodes[2] = a_ledger[2] = a_queue[2] = (char *)(uintptr_t)socket;
+    }
+    for (;;) {
+        char t[32];
+        int n = socket ? 3 : 1, ret;
+
+        if (!once && isatty(1))
+            fputs("\033[H\033[2J", stdout);
+        fmt_time((double)time(NULL), t, sizeof(t));
+        printf("gpupool top - %s\n\n", t);
+        if ((ret = gp_cmd_nodes(n, a_nodes)) != 0)
+            return ret;
+        printf("\n");
+        if ((ret = gp_cmd_ledger(n, a_ledger)) != 0)
+            return ret;
+        printf("\n");
+        if ((ret = gp_cmd_queue(n, a_queue)) != 0)
+            return ret;
+        fflush(stdout);
+        if (once)
+            return 0;
+        {
+            struct timespec ts = {
+                (time_t)every, (long)((every - (double)(time_t)every) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
 int gp_cmd_nodes(int argc, char **argv)

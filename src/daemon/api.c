@@ -763,8 +763,11 @@ static json_t *nodes(struct daemon *d, unsigned *status)
         json_array_append_new(gpus, g);
     }
     *status = 200;
-    return json_pack("{s[{sssssisIso}]}", "nodes", "name", d->node_name,
-                     "state", "up", "ngpus", (int)d->ngpus, "free_gpus",
+    return json_pack("{s[{sssssssisIso}]}", "nodes", "name", d->node_name,
+                     "state", "up", "gpu_type",
+                     d->cfg.backend.gpu_type[0] ? d->cfg.backend.gpu_type
+                                                : d->gpus[0].type,
+                     "ngpus", (int)d->ngpus, "free_gpus",
                      (json_int_t)gp_cluster_free_gpus(cl), "gpus", gpus);
 }
 

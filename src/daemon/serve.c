@@ -57,14 +57,22 @@ void gp_dlog(struct daemon *d, enum gp_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* a module that writes logfmt fields itself ("msg='...' k=v") keeps
+     * them; anything else is one quoted msg */
+    bool fields = strncmp(msg, "msg=", 4) == 0;
+
     for (char *p = msg; *p; p++)
-        if (*p == '"' || *p == '\n')
+        if ((*p == '"' && !fields) || *p == '\n')
             *p = *p == '"' ? '\'' : ' ';
     clock_gettime(CLOCK_REALTIME, &now);
     gmtime_r(&now.tv_sec, &tm);
     strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(out, "ts=%s.%03ldZ level=%s msg=\"%s\"\n", ts,
-            now.tv_nsec / 1000000, names[level], msg);
+    if (fields)
+        fprintf(out, "ts=%s.%03ldZ level=%s %s\n", ts, now.tv_nsec / 1000000,
+                names[level], msg);
+    else
+        fprintf(out, "ts=%s.%03ldZ level=%s msg=\"%s\"\n", ts,
+                now.tv_nsec / 1000000, names[level], msg);
     fflush(out);
 }
 

@@ -2,9 +2,13 @@
 # Install what gpupool needs to build and test on Debian 12, if missing.
 # Runs apt-get as root, or through sudo for other users.
 set -eu
+# python3-torch (CPU build) is only for the PyTorch example job and its
+# test (tests/integration/torch.sh, a skip without it); it is the big one:
+# about 143 MB to download and 610 MB installed with its dependencies.
 PKGS="build-essential pkg-config meson ninja-build python3 xz-utils
       libjansson-dev libarchive-dev libarchive13 zlib1g-dev libcmocka-dev
-      libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev"
+      libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev
+      python3-torch"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 . ./scripts/build-lib.sh
-./scripts/install-deps.sh
+./scripts/install-deps.sh --tests
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
 run() { # build-dir meson-options...

@@ -23,5 +23,6 @@ int gp_cmd_cancel(int argc, char **argv);
 int gp_cmd_history(int argc, char **argv);
 int gp_cmd_tenants(int argc, char **argv);
 int gp_cmd_nodes(int argc, char **argv);
+int gp_cmd_token(int argc, char **argv);
 
 #endif

@@ -28,6 +28,10 @@ static const struct gp_cmd commands[] = {
      gp_cmd_tenants},
     {"nodes", "the nodes and what each GPU is doing (like sinfo)",
      gp_cmd_nodes},
+    {"token",
+     "make an API token for the daemon (its hash for the tokens "
+     "file)",
+     gp_cmd_token},
     {"policies", "list the scheduling policies", gp_cmd_policies},
     {"formats", "list the trace formats gpupool reads", gp_cmd_formats},
     {"presets", "list the named cluster presets", gp_cmd_presets},

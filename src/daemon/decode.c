@@ -218,7 +218,9 @@ static int check_fields(json_t *obj, const struct field *table, size_t n,
         for (size_t i = 0; i < n; i++)
             if (strcmp(table[i].name, key) == 0)
                 fd = &table[i];
-        snprintf(f, sizeof(f), "%s%s%.64s", where, *where ? "." : "", key);
+        /* a field named "" is named so */
+        snprintf(f, sizeof(f), "%s%s%.64s", where, *where ? "." : "",
+                 *key ? key : "\"\"");
         if (!fd)
             return fail(diag, GP_EPARSE, f, "%s: unknown field (%s)", f, known);
         if ((rc = check_value(fd, v, f, diag)) != GP_OK)
@@ -453,7 +455,7 @@ int gp_api_decode_policy_options(const char *body, size_t len, json_t **out,
         const char *s = NULL;
         size_t n = strlen(key);
 
-        snprintf(f, sizeof(f), "%.64s", key);
+        snprintf(f, sizeof(f), "%.64s", *key ? key : "\"\"");
         if (n == 0 || n > 64 ||
             n != strspn(key, "abcdefghijklmnopqrstuvwxyz"
                              "0123456789_.-")) {

@@ -4,7 +4,8 @@
 set -eu
 PKGS="build-essential pkg-config meson ninja-build python3 xz-utils
       libjansson-dev libarchive-dev libarchive13 zlib1g-dev libcmocka-dev
-      libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev"
+      libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev
+      libgnutls28-dev openssl curl"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

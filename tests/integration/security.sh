@@ -278,6 +278,18 @@ for pair in "ann shared" "tok-ann vision" "tok-bob nlp" "root ops" \
 done
 as $ANN submit -t nlp -- true >/dev/null 2>&1 && fail "ann's CLI submitted to nlp"
 
+# ---- malformed and oversized bodies -----------------------------------------
+expect 400 ann POST /v1/jobs '{"command": ["true"], "tenant": "vision", "gpuz": 1}'
+has '"field":"gpuz"' "an unknown field"
+expect 400 ann POST /v1/jobs 'not json'
+has '"field":"body"' "a body that is not JSON"
+expect 400 tok-ann POST /v1/jobs '{"command": ["true"], "gpus": 65}'
+has '"error":"RANGE"' "gpus out of range"
+python3 -c 'import sys; sys.stdout.write("{\"command\": [\"" + "a" * (1 << 20) + "\"]}")' >"$tmp/big.json"
+chmod 644 "$tmp/big.json"
+expect 413 ann POST /v1/jobs "@$tmp/big.json"
+expect 413 tok-ann POST /v1/jobs "@$tmp/big.json"
+
 # ---- tenants and the ledger: each sees its own ----------------------------
 names() { # WHO PATH: the tenant names shown
     call "$1" GET "$2" >/dev/null

@@ -5,13 +5,14 @@
 set -eu
 PKGS="build-essential pkg-config meson ninja-build python3 xz-utils
       libjansson-dev libarchive-dev libarchive13 zlib1g-dev libcmocka-dev
-      libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev"
+      libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev
+      libgnutls28-dev"
 # For the tests only (./scripts/install-deps.sh --tests, which
 # scripts/test.sh runs): curl and Debian's Prometheus server for the
-# metrics test; python3-torch (CPU build) for the PyTorch example job and
+# metrics test; openssl for the TLS test's certificate; python3-torch (CPU build) for the PyTorch example job and
 # its test (a skip without it) - the big one: about 143 MB to download and
 # 610 MB installed with its dependencies.
-TEST_PKGS="curl prometheus python3-torch"
+TEST_PKGS="curl openssl prometheus python3-torch"
 if [ "${1:-}" = "--tests" ]; then PKGS="$PKGS $TEST_PKGS"; fi
 missing=""
 for p in $PKGS; do

@@ -417,6 +417,20 @@ static inline int64_t gp_tenant_incoming_milli(const struct gp_tenant_info *t)
  * guarantee, or on a nested tenant). */
 int gp_core_add_tenant(struct gp_core *core, const struct gp_tenant_spec *spec,
                        struct gp_diag *diag);
+/* Change a declared tenant's promise at run time (the daemon's PATCH
+ * /v1/tenants/NAME): spec->name names it, and its weight, guarantee, cap
+ * and lend_limit replace the old ones (weight 0 = 1), checked as
+ * gp_core_add_tenant checks them. Its place in the tree stays: spec->parent
+ * must be NULL or its parent's name. A tenant whose guarantee is split by
+ * GPU type keeps its parts: spec->guarantee must be their sum (or 0) and
+ * spec->by_type empty. GP_ENOENT (not declared), GP_EINVAL (anything
+ * else); on an error nothing changes. The ledger is recomputed when next
+ * read; running jobs are not touched: a smaller guarantee or cap acts
+ * through the policy's next rounds (reclaims by graceful preemption, no
+ * starts beyond it), a larger one by what they may start. */
+int gp_core_update_tenant(struct gp_core *core,
+                          const struct gp_tenant_spec *spec,
+                          struct gp_diag *diag);
 /* The ledger now (entitlements are recomputed when stale). */
 const struct gp_tenant_info *gp_core_tenant_info(const struct gp_core *core,
                                                  uint32_t tenant);

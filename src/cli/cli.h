@@ -25,5 +25,6 @@ int gp_cmd_tenants(int argc, char **argv);
 int gp_cmd_nodes(int argc, char **argv);
 int gp_cmd_ledger(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);
+int gp_cmd_token(int argc, char **argv);
 
 #endif

@@ -97,6 +97,7 @@ int gp_client_call(const struct gp_client *c, const char *method,
     struct curl_slist *hdr = NULL;
     struct buf b = {0};
     char url[1024], auth[300], *text = NULL;
+    const char *cacert;
     int ret = 1;
 
     *reply = NULL;
@@ -118,6 +119,9 @@ int gp_client_call(const struct gp_client *c, const char *method,
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
+    /* a daemon whose certificate no system CA signed (self-signed) */
+    if (!c->socket[0] && (cacert = getenv("GPUPOOL_CACERT")) && *cacert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, cacert);
     if (c->token[0]) {
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
         hdr = curl_slist_append(hdr, auth);

@@ -2,7 +2,8 @@
  * over the daemon's Unix socket (or TCP with a bearer token).
  *
  * Where the daemon is: --socket PATH, else $GPUPOOL_SOCKET, else
- * $GPUPOOL_URL (http(s)://host:port, with $GPUPOOL_TOKEN), else the first
+ * $GPUPOOL_URL (http(s)://host:port, with $GPUPOOL_TOKEN, and
+ * $GPUPOOL_CACERT for a certificate no system CA signed), else the first
  * socket that exists of $XDG_STATE_HOME/gpupool/gpupool.sock (or
  * ~/.local/state/gpupool/gpupool.sock) and /var/lib/gpupool/gpupool.sock.
  */

@@ -31,6 +31,10 @@ static const struct gp_cmd commands[] = {
     {"ledger", "the pool's books: entitled, held, borrowed, owed",
      gp_cmd_ledger},
     {"top", "a live view of the GPUs, the ledger and the queue", gp_cmd_top},
+    {"token",
+     "make an API token for the daemon (its hash for the tokens "
+     "file)",
+     gp_cmd_token},
     {"policies", "list the scheduling policies", gp_cmd_policies},
     {"formats", "list the trace formats gpupool reads", gp_cmd_formats},
     {"presets", "list the named cluster presets", gp_cmd_presets},

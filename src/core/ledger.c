@@ -249,6 +249,55 @@ int gp_core_add_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
     return GP_OK;
 }
 
+int gp_core_update_tenant(struct gp_core *c, const struct gp_tenant_spec *spec,
+                          struct gp_diag *diag)
+{
+    const char *where = spec->name ? spec->name : "tenant";
+    uint32_t idx, guarantee;
+    struct tenant *t;
+
+    if (!spec->name || gp_core_find_tenant(c, spec->name, &idx) != GP_OK ||
+        !c->tenants[idx].declared)
+        return gp_diag_set(diag, GP_ENOENT, where, "no tenant declared as '%s'",
+                           spec->name ? spec->name : "");
+    t = &c->tenants[idx];
+    if (spec->weight < 0 || !isfinite(spec->weight) || spec->weight > 1e9)
+        return gp_diag_set(diag, GP_EINVAL, where, "weight must be > 0");
+    if (spec->parent && *spec->parent &&
+        (t->info.parent == GP_TENANT_NONE ||
+         strcmp(c->tenants[t->info.parent].info.name, spec->parent) != 0))
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "parent: a tenant's place in the tree cannot "
+                           "change");
+    if (spec->nby_type)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "guarantee_by_type cannot change at run time");
+    guarantee = spec->guarantee;
+    if (t->info.typed) {
+        if (guarantee && guarantee != t->info.guarantee)
+            return gp_diag_set(diag, GP_EINVAL, where,
+                               "guarantee: it is split by GPU type (%u in "
+                               "all); its parts cannot change at run time",
+                               t->info.guarantee);
+        guarantee = t->info.guarantee;
+    }
+    if (spec->cap && spec->cap < guarantee)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "cap %u is below the guarantee %u", spec->cap,
+                           guarantee);
+    if (spec->lend_limit > guarantee)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "lend_limit %u is above the guarantee %u",
+                           spec->lend_limit, guarantee);
+    tenant_touch(c, t); /* usage so far was earned under the old promise */
+    t->info.weight = spec->weight > 0 ? spec->weight : 1.0;
+    t->info.guarantee = guarantee;
+    t->info.cap = spec->cap;
+    t->info.lend_limit = spec->lend_limit;
+    c->lc->stale = true;
+    return GP_OK;
+}
+
 struct wf {
     uint32_t tenant; /* NONE for a parent's own jobs */
     double base, limit, weight, share;

@@ -1,15 +1,21 @@
 /* api.c - the HTTP/JSON API under /v1 (docs/api.md), run by the loop.
  *
  * Key decisions:
- *  - A request is decoded strictly: unknown fields, wrong types and values
- *    out of range are a 400 that names the field, before anything changes.
+ *  - A request body is decoded strictly (decode.c): unknown fields, wrong
+ *    types and values out of range are a 400 that names the field, before
+ *    anything changes.
  *  - A submit is written to the store (job, event) and given to the core
  *    inside the loop's transaction; the client hears its id only after the
  *    commit (serve.c). A client-chosen client_id makes a retried submit
  *    return the job it created the first time.
- *  - Who may do what: anyone connected may read; a job is cancelled by the
- *    user who submitted it or an admin (root, the daemon's own user, or an
- *    admin token).
+ *  - Who may do what (auth.h): a caller submits to, sees and touches only
+ *    the jobs of tenants it belongs to; lists, the tenants, the ledger,
+ *    the nodes' jobs and the per-tenant metrics are filtered to them. A
+ *    job of another tenant is answered 404, as if it did not exist, so ids
+ *    tell nothing. Within its tenants a job is cancelled by the user who
+ *    submitted it. Admins (root, the daemon's own user, admin tokens) see
+ *    and touch everything, and only they create and change tenants and the
+ *    policy's options.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -19,12 +25,11 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/decode.h"
+#include "daemon/tenancy.h"
 #include "monitor/prom.h"
 #include "sim/version.h" /* GP_VERSION */
 
-#define MAX_BATCH_SUBMIT 1000
-#define MAX_ARGS 1024
-#define MAX_ENV 256
 #define MAX_LIST 10000
 
 static double secs(int64_t us)
@@ -52,7 +57,7 @@ static json_t *error(unsigned *status, unsigned code, const char *err,
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     *status = code;
-    return json_pack("{s:s, s:s, s:s?}", "error", err, "message", msg, "field",
+    return json_pack("{s:s, s:s, s:s*}", "error", err, "message", msg, "field",
                      field);
 }
 
@@ -205,179 +210,35 @@ json_t *gp_api_job_json(struct daemon *d, const struct gp_db_job *row,
 
 /* ---- submit ------------------------------------------------------------ */
 
-struct field {
-    const char *name;
-    int type; /* JSON_STRING, JSON_INTEGER, JSON_REAL (number), JSON_TRUE
-                 (bool), JSON_ARRAY, JSON_OBJECT */
-    double lo, hi;
-};
-
-static const struct field job_fields[] = {
-    {"command", JSON_ARRAY, 1, MAX_ARGS},
-    {"name", JSON_STRING, 0, 128},
-    {"tenant", JSON_STRING, 1, 128},
-    {"cwd", JSON_STRING, 1, 4095},
-    {"env", JSON_OBJECT, 0, MAX_ENV},
-    {"gpus", JSON_INTEGER, 0, GP_MAX_NODE_GPUS},
-    {"gpu_milli", JSON_INTEGER, 0, 999},
-    {"min_gpus", JSON_INTEGER, 0, GP_MAX_NODE_GPUS},
-    {"max_gpus", JSON_INTEGER, 0, GP_MAX_NODE_GPUS},
-    {"gpu_type", JSON_STRING, 0, 64},
-    {"cpus", JSON_INTEGER, 0, 1 << 20},
-    {"mem_mib", JSON_INTEGER, 0, 1ll << 40},
-    {"priority", JSON_INTEGER, -1000000, 1000000},
-    {"checkpointable", JSON_TRUE, 0, 0},
-    {"time_limit_s", JSON_REAL, 0, 366.0 * 86400},
-    {"client_id", JSON_STRING, 1, 128},
-};
-
-static bool bad_text(const char *s)
+/* May `who` submit this clean job? NULL, or the error. Asked of every job
+ * of a batch before any is queued: a refusal leaves nothing behind. */
+static json_t *may_submit(struct daemon *d, const struct gp_identity *who,
+                          json_t *clean, const char *where, unsigned *status)
 {
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 && *s != '\t')
-            return true;
-    return false;
-}
+    const char *tenant = json_string_value(json_object_get(clean, "tenant"));
+    char field[48];
 
-/* Check one job request; on success *clean is the request as stored
- * (defaults filled). Returns NULL or the error reply. */
-static json_t *check_job(struct daemon *d, json_t *req, const char *where,
-                         unsigned *status, json_t **clean)
-{
-    const char *key;
-    json_t *v, *c;
-    char f[160];
-
-    if (!json_is_object(req))
-        return error(status, 400, "PARSE", where, "%s: expected an object",
-                     where);
-    json_object_foreach(req, key, v)
-    {
-        const struct field *fd = NULL;
-
-        for (size_t i = 0; i < sizeof(job_fields) / sizeof(*job_fields); i++)
-            if (strcmp(job_fields[i].name, key) == 0)
-                fd = &job_fields[i];
-        snprintf(f, sizeof(f), "%s%s%s", where, *where ? "." : "", key);
-        if (!fd)
-            return error(status, 400, "PARSE", f,
-                         "%s: unknown field (known: command, name, tenant, "
-                         "cwd, env, gpus, gpu_milli, min_gpus, max_gpus, "
-                         "gpu_type, cpus, mem_mib, priority, "
-                         "checkpointable, time_limit_s, client_id)",
-                         f);
-        switch (fd->type) {
-        case JSON_STRING:
-            if (!json_is_string(v) || json_string_length(v) < (size_t)fd->lo ||
-                json_string_length(v) > (size_t)fd->hi ||
-                bad_text(json_string_value(v)))
-                return error(status, 400, "PARSE", f,
-                             "%s: expected a string of %.0f to %.0f "
-                             "printable characters",
-                             f, fd->lo, fd->hi);
-            break;
-        case JSON_INTEGER:
-            if (!json_is_integer(v) || json_integer_value(v) < fd->lo ||
-                json_integer_value(v) > fd->hi)
-                return error(status, 400,
-                             fd->type == JSON_INTEGER && json_is_integer(v)
-                                 ? "RANGE"
-                                 : "PARSE",
-                             f, "%s: expected an integer from %.0f to %.0f", f,
-                             fd->lo, fd->hi);
-            break;
-        case JSON_REAL:
-            if (!json_is_number(v) || !(json_number_value(v) >= fd->lo) ||
-                json_number_value(v) > fd->hi)
-                return error(status, 400, "RANGE", f,
-                             "%s: expected a number from %.0f to %.0f", f,
-                             fd->lo, fd->hi);
-            break;
-        case JSON_TRUE:
-            if (!json_is_boolean(v))
-                return error(status, 400, "PARSE", f,
-                             "%s: expected true or false", f);
-            break;
-        case JSON_ARRAY:
-            if (!json_is_array(v) || json_array_size(v) < (size_t)fd->lo ||
-                json_array_size(v) > (size_t)fd->hi)
-                return error(status, 400, "PARSE", f,
-                             "%s: expected an array of 1 to %d strings", f,
-                             MAX_ARGS);
-            for (size_t i = 0; i < json_array_size(v); i++) {
-                json_t *a = json_array_get(v, i);
-                if (!json_is_string(a) || json_string_length(a) > 65536 ||
-                    strlen(json_string_value(a)) != json_string_length(a) ||
-                    (i == 0 && json_string_length(a) == 0))
-                    return error(status, 400, "PARSE", f,
-                                 "%s[%zu]: expected a string without NUL "
-                                 "(the first not empty)",
-                                 f, i);
-            }
-            break;
-        case JSON_OBJECT: {
-            const char *ek;
-            json_t *ev;
-
-            if (!json_is_object(v) || json_object_size(v) > MAX_ENV)
-                return error(status, 400, "PARSE", f,
-                             "%s: expected an object of at most %d strings", f,
-                             MAX_ENV);
-            json_object_foreach(v, ek, ev)
-            {
-                if (!json_is_string(ev) || !*ek || strchr(ek, '=') ||
-                    strlen(ek) + json_string_length(ev) > 500 ||
-                    strlen(json_string_value(ev)) != json_string_length(ev) ||
-                    strncmp(ek, "GPUPOOL_", 8) == 0 ||
-                    strcmp(ek, "CUDA_VISIBLE_DEVICES") == 0)
-                    return error(status, 400, "PARSE", f,
-                                 "%s.%s: a variable is NAME (no '=', not "
-                                 "GPUPOOL_* or CUDA_VISIBLE_DEVICES) with a "
-                                 "string value, 500 bytes in all",
-                                 f, ek);
-            }
-            break;
-        }
-        }
-    }
-    if (!json_object_get(req, "command"))
-        return error(status, 400, "PARSE", "command",
-                     "command: required (an array: program and arguments)");
-    v = json_object_get(req, "cwd");
-    if (v && json_string_value(v)[0] != '/')
-        return error(status, 400, "PARSE", "cwd",
-                     "cwd: expected an absolute path");
-    if (json_integer_value(json_object_get(req, "gpu_milli")) > 0 &&
-        json_integer_value(json_object_get(req, "gpus")) > 0)
-        return error(status, 400, "PARSE", "gpu_milli",
-                     "gpu_milli is a share of one GPU: it asks gpus 0");
-    if (!(c = json_deep_copy(req)))
-        return error(status, 503, "NOMEM", NULL, "out of memory");
-    if (!json_object_get(c, "gpus"))
-        json_object_set_new(
-            c, "gpus",
-            json_integer(
-                json_integer_value(json_object_get(c, "gpu_milli")) ? 0 : 1));
-    if (!json_object_get(c, "tenant"))
-        json_object_set_new(c, "tenant", json_string("default"));
-    if (!json_object_get(c, "name")) {
-        const char *prog =
-            json_string_value(json_array_get(json_object_get(c, "command"), 0));
-        const char *base = strrchr(prog, '/');
-
-        json_object_set_new(c, "name", json_string(base ? base + 1 : prog));
-    }
-    (void)d;
-    *clean = c;
+    snprintf(field, sizeof(field), "%s%stenant", where, *where ? "." : "");
+    /* the same answer whether the tenant exists or not */
+    if (!gp_tenancy_may(d, who, tenant) ||
+        (!who->admin && !gp_tenancy_is_defined(d, tenant)))
+        return error(status, 403, "AUTH", field,
+                     "%s: %s may not submit to tenant '%s' (not one of its "
+                     "tenants; an admin adds members)",
+                     field, who->user, tenant);
+    if (geteuid() != 0 && who->uid != (uid_t)geteuid())
+        return error(status, 403, "AUTH", NULL,
+                     "this daemon runs as uid %u and can run jobs only for "
+                     "that user; run it as root to serve every user",
+                     (unsigned)geteuid());
     return NULL;
 }
 
-/* One job into the store and the core. */
+/* One clean job (decode.c; borrowed) into the store and the core. */
 static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
-                          json_t *req, const char *where, int64_t now,
-                          unsigned *status)
+                          json_t *clean, int64_t now, unsigned *status)
 {
-    json_t *clean = NULL, *err, *out;
+    json_t *out;
     struct gp_db_job row = {0};
     struct djob *dj;
     struct gp_diag diag = {{0}, {0}};
@@ -386,29 +247,17 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
     int64_t id;
     int rc;
 
-    if ((err = check_job(d, req, where, status, &clean)))
-        return err;
     cid = json_string_value(json_object_get(clean, "client_id"));
     if (cid && gp_db_job_find_ext(d->db, cid, &id, NULL) == GP_OK &&
         gp_db_job_get(d->db, id, &row, NULL) == GP_OK) {
-        json_decref(clean);
         if (strcmp(row.user, who->user) != 0)
             return error(status, 409, "EXIST", "client_id",
                          "client_id: another user's job has it");
         *status = 200; /* the job the first try created */
         return gp_api_job_json(d, &row, now);
     }
-    if (geteuid() != 0 && who->uid != (uid_t)geteuid()) {
-        json_decref(clean);
-        return error(status, 403, "AUTH", NULL,
-                     "this daemon runs as uid %u and can run jobs only for "
-                     "that user; run it as root to serve every user",
-                     (unsigned)geteuid());
-    }
-    if (!(text = json_dumps(clean, JSON_COMPACT | JSON_SORT_KEYS))) {
-        json_decref(clean);
+    if (!(text = json_dumps(clean, JSON_COMPACT | JSON_SORT_KEYS)))
         return error(status, 503, "NOMEM", NULL, "out of memory");
-    }
     row.ext = cid;
     row.tenant = json_string_value(json_object_get(clean, "tenant"));
     row.user = who->user;
@@ -425,23 +274,19 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
     row.updated_us = now;
     rc = gp_db_job_insert(d->db, &row, &id, &diag);
     free(text);
-    if (rc != GP_OK) {
-        json_decref(clean);
+    if (rc != GP_OK)
         return error(status, gp_http_status_of(rc), gp_err_name(rc), NULL, "%s",
                      diag.msg);
-    }
     row.id = id;
-    if (!(dj = calloc(1, sizeof(*dj)))) {
-        json_decref(clean);
+    if (!(dj = calloc(1, sizeof(*dj))))
         return error(status, 503, "NOMEM", NULL, "out of memory");
-    }
     dj->id = id;
     dj->tenant = strdup(row.tenant);
     dj->user = strdup(row.user);
     dj->name = strdup(row.name);
     dj->uid = row.uid;
     dj->gid = row.gid;
-    dj->spec = clean;
+    dj->spec = json_incref(clean);
     dj->submit_us = now;
     dj->exit_code = GP_DB_NO_EXIT;
     dj->limit_at_us = GP_TIME_NONE;
@@ -477,45 +322,44 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
 static json_t *submit(struct daemon *d, struct gp_http_request *r, int64_t now,
                       unsigned *status)
 {
-    json_error_t je;
-    json_t *req = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
-    json_t *out, *jobs;
+    struct gp_diag diag = {{0}, {0}};
+    json_t *jobs = NULL, *out;
+    int rc = gp_api_decode_submit(r->body, r->body_len, &jobs, &diag);
 
-    if (!req)
-        return error(status, 400, "PARSE", "body",
-                     "body: not JSON (line %d, column %d: %s)", je.line,
-                     je.column, je.text);
-    if (!(jobs = json_object_get(req, "jobs"))) {
-        out = submit_one(d, &r->who, req, "", now, status);
-        json_decref(req);
+    if (rc != GP_OK)
+        return error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
+                     diag.where, "%s", diag.msg);
+    if (json_is_object(jobs)) {
+        if (!(out = may_submit(d, &r->who, jobs, "", status)))
+            out = submit_one(d, &r->who, jobs, now, status);
+        json_decref(jobs);
         return out;
     }
     /* a batch: all or nothing */
-    if (json_object_size(req) != 1 || !json_is_array(jobs) ||
-        json_array_size(jobs) == 0 ||
-        json_array_size(jobs) > MAX_BATCH_SUBMIT) {
-        json_decref(req);
-        return error(status, 400, "PARSE", "jobs",
-                     "jobs: expected {\"jobs\": [1 to %d job objects]}",
-                     MAX_BATCH_SUBMIT);
+    for (size_t i = 0; i < json_array_size(jobs); i++) {
+        char where[32];
+
+        snprintf(where, sizeof(where), "jobs[%zu]", i);
+        if ((out = may_submit(d, &r->who, json_array_get(jobs, i), where,
+                              status))) {
+            json_decref(jobs);
+            return out;
+        }
     }
     out = json_pack("{s[]}", "jobs");
     for (size_t i = 0; i < json_array_size(jobs); i++) {
-        char where[32];
-        json_t *one;
+        json_t *one =
+            submit_one(d, &r->who, json_array_get(jobs, i), now, status);
 
-        snprintf(where, sizeof(where), "jobs[%zu]", i);
-        one =
-            submit_one(d, &r->who, json_array_get(jobs, i), where, now, status);
         if (*status >= 400) {
             json_decref(out);
-            json_decref(req);
+            json_decref(jobs);
             return one; /* the savepoint undoes the ones before */
         }
         json_array_append_new(json_object_get(out, "jobs"), one);
     }
     *status = 201;
-    json_decref(req);
+    json_decref(jobs);
     return out;
 }
 
@@ -523,6 +367,7 @@ static json_t *submit(struct daemon *d, struct gp_http_request *r, int64_t now,
 
 struct lister {
     struct daemon *d;
+    const struct gp_identity *who;
     json_t *arr;
     const char *tenant, *user, *state;
     int64_t now;
@@ -534,7 +379,8 @@ static int list_one(void *priv, const struct gp_db_job *row)
     struct lister *l = priv;
     json_t *j;
 
-    if ((l->tenant && strcmp(l->tenant, row->tenant) != 0) ||
+    if (!gp_tenancy_may(l->d, l->who, row->tenant) ||
+        (l->tenant && strcmp(l->tenant, row->tenant) != 0) ||
         (l->user && strcmp(l->user, row->user) != 0) ||
         (l->state && strcmp(l->state, gp_job_state_name(row->state)) != 0))
         return 0;
@@ -548,6 +394,7 @@ static json_t *list(struct daemon *d, struct gp_http_request *r, int64_t now,
                     unsigned *status)
 {
     struct lister l = {d,
+                       &r->who,
                        json_array(),
                        gp_http_arg(r, "tenant"),
                        gp_http_arg(r, "user"),
@@ -627,13 +474,22 @@ static int add_run(void *priv, const struct gp_db_run *r)
     return 0;
 }
 
-static json_t *show(struct daemon *d, int64_t id, const char *what, int64_t now,
-                    unsigned *status)
+/* The job, if `who` may see it: another tenant's job is answered as one
+ * that does not exist. */
+static bool visible_job(struct daemon *d, const struct gp_identity *who,
+                        int64_t id, struct gp_db_job *row)
+{
+    return gp_db_job_get(d->db, id, row, NULL) == GP_OK &&
+           gp_tenancy_may(d, who, row->tenant);
+}
+
+static json_t *show(struct daemon *d, const struct gp_identity *who, int64_t id,
+                    const char *what, int64_t now, unsigned *status)
 {
     struct gp_db_job row;
     json_t *o, *ev, *runs;
 
-    if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
+    if (!visible_job(d, who, id, &row))
         return error(status, 404, "NOENT", "id", "no job %" PRId64, id);
     if (!(o = gp_api_job_json(d, &row, now)))
         return error(status, 503, "NOMEM", NULL, "out of memory");
@@ -673,7 +529,7 @@ static json_t *cancel(struct daemon *d, const struct gp_identity *who,
     struct djob *dj;
     int rc;
 
-    if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
+    if (!visible_job(d, who, id, &row))
         return error(status, 404, "NOENT", "id", "no job %" PRId64, id);
     if (!who->admin && strcmp(row.user, who->user) != 0)
         return error(status, 403, "AUTH", "id",
@@ -703,32 +559,189 @@ static json_t *cancel(struct daemon *d, const struct gp_identity *who,
 
 /* ---- tenants, nodes, health, metrics ------------------------------------- */
 
-static json_t *tenants(struct daemon *d, unsigned *status)
+/* The tenants `who` may see, in the core's order. */
+static json_t *tenants(struct daemon *d, const struct gp_identity *who,
+                       bool ledger_only, unsigned *status)
 {
     json_t *arr = json_array();
 
     for (size_t t = 0; t < gp_core_ntenants(d->core); t++) {
         const struct gp_tenant_info *ti =
             gp_core_tenant_info(d->core, (uint32_t)t);
+        double held = gp_milli_gpus(ti->held_milli);
+        json_t *o, *users;
 
-        json_array_append_new(
-            arr,
-            json_pack(
-                "{ss sf si si sf sf sf sf sf si si sf}", "name", ti->name,
-                "weight", ti->weight, "guarantee_gpus", (int)ti->guarantee,
-                "cap_gpus", (int)ti->cap, "entitled_gpus", ti->entitled,
-                "held_gpus", gp_milli_gpus(ti->held_milli), "pending_gpus",
-                gp_milli_gpus(ti->pending_milli), "borrowed_gpus",
-                fmax(0, gp_milli_gpus(ti->held_milli) - (double)ti->guarantee),
-                "owed_gpus", gp_milli_gpus(ti->owed_milli), "running",
-                (int)ti->nrunning, "pending", (int)ti->npending, "usage_gpu_s",
-                ti->usage_gpu_s));
+        if (!gp_tenancy_may(d, who, ti->name))
+            continue;
+        o = json_pack("{ss si sf sf sf sf sf}", "name", ti->name,
+                      "guarantee_gpus", (int)ti->guarantee, "entitled_gpus",
+                      ti->entitled, "held_gpus", held, "borrowed_gpus",
+                      fmax(0, held - (double)ti->guarantee), "owed_gpus",
+                      gp_milli_gpus(ti->owed_milli), "pending_gpus",
+                      gp_milli_gpus(ti->pending_milli));
+        if (!o)
+            continue;
+        json_object_set_new(o, "weight", json_real(ti->weight));
+        json_object_set_new(o, "cap_gpus", json_integer(ti->cap));
+        if (!ledger_only) {
+            json_object_set_new(o, "lend_limit_gpus",
+                                json_integer(ti->lend_limit));
+            if (ti->parent != GP_TENANT_NONE)
+                json_object_set_new(
+                    o, "parent",
+                    json_string(gp_core_tenant_name(d->core, ti->parent)));
+            json_object_set_new(o, "running", json_integer(ti->nrunning));
+            json_object_set_new(o, "pending", json_integer(ti->npending));
+            json_object_set_new(o, "usage_gpu_s", json_real(ti->usage_gpu_s));
+            json_object_set_new(
+                o, "defined", json_boolean(gp_tenancy_is_defined(d, ti->name)));
+            if ((users = json_object_get(d->members, ti->name)))
+                json_object_set(o, "users", users);
+        }
+        json_array_append_new(arr, o);
     }
     *status = 200;
-    return json_pack("{so}", "tenants", arr);
+    if (!ledger_only)
+        return json_pack("{so}", "tenants", arr);
+    return json_pack(
+        "{so si sI}", "tenants", arr, "gpus", (int)d->ngpus, "free_gpus",
+        (json_int_t)gp_cluster_free_gpus(gp_core_cluster(d->core)));
 }
 
-static json_t *nodes(struct daemon *d, unsigned *status)
+/* ---- what only admins do: tenants and the policy's options -----------------
+ */
+
+static json_t *admins_only(const struct gp_identity *who, const char *what,
+                           unsigned *status)
+{
+    if (who->admin)
+        return NULL;
+    return error(status, 403, "AUTH", NULL,
+                 "%s is for admins (root, the daemon's own user, or an admin "
+                 "token); %s is not one",
+                 what, who->user);
+}
+
+/* An error of tenancy.c as the API's answer. */
+static json_t *tenancy_error(int rc, const struct gp_diag *diag,
+                             unsigned *status)
+{
+    unsigned code = rc == GP_EEXIST                   ? 409
+                    : rc == GP_ENOENT                 ? 404
+                    : rc == GP_EIO || rc == GP_ENOMEM ? 503
+                                                      : 400;
+    /* diag->where: a field of the body, or the tenant the core named */
+    return error(status, code, gp_err_name(rc),
+                 diag->where[0] ? diag->where : NULL, "%s", diag->msg);
+}
+
+static json_t *tenant_create(struct daemon *d, struct gp_http_request *r,
+                             int64_t now, unsigned *status)
+{
+    struct gp_diag diag = {{0}, {0}};
+    json_t *req = NULL, *out;
+    int rc;
+
+    if ((out = admins_only(&r->who, "creating a tenant", status)))
+        return out;
+    if ((rc = gp_api_decode_tenant(r->body, r->body_len, true, &req, &diag)) !=
+        GP_OK)
+        return error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
+                     diag.where, "%s", diag.msg);
+    rc = gp_tenancy_create(d, req, now, &diag);
+    if (rc != GP_OK) {
+        json_decref(req);
+        return tenancy_error(rc, &diag, status);
+    }
+    gp_dlog(d, GP_LOG_INFO, "tenant %s created by %s",
+            json_string_value(json_object_get(req, "name")), r->who.user);
+    out = gp_tenancy_spec(d, json_string_value(json_object_get(req, "name")));
+    json_decref(req);
+    *status = 201;
+    return out ? out : error(status, 503, "NOMEM", NULL, "out of memory");
+}
+
+static json_t *tenant_update(struct daemon *d, struct gp_http_request *r,
+                             const char *name, int64_t now, unsigned *status)
+{
+    struct gp_diag diag = {{0}, {0}};
+    json_t *req = NULL, *out;
+    int rc;
+
+    if ((out = admins_only(&r->who, "changing a tenant", status)))
+        return out;
+    if ((rc = gp_api_decode_tenant(r->body, r->body_len, false, &req, &diag)) !=
+        GP_OK)
+        return error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
+                     diag.where, "%s", diag.msg);
+    rc = gp_tenancy_update(d, name, req, now, &diag);
+    json_decref(req);
+    if (rc != GP_OK)
+        return tenancy_error(rc, &diag, status);
+    gp_dlog(d, GP_LOG_INFO, "tenant %s changed by %s", name, r->who.user);
+    *status = 200;
+    out = gp_tenancy_spec(d, name);
+    return out ? out : error(status, 503, "NOMEM", NULL, "out of memory");
+}
+
+/* The core takes the policy's options when it is made: they are checked
+ * here as the policy would take them, and a valid set is answered 409
+ * with what to do, rather than half-applied. */
+static json_t *policy_options(struct daemon *d, struct gp_http_request *r,
+                              unsigned *status)
+{
+    const struct gp_policy_ops *p = gp_core_policy(d->core);
+    struct gp_diag diag = {{0}, {0}};
+    struct gp_kv *kv = NULL;
+    json_t *opts = NULL, *out, *v;
+    const char *key;
+    size_t n = 0;
+    int rc;
+
+    if ((out = admins_only(&r->who, "changing the policy's options", status)))
+        return out;
+    if ((rc = gp_api_decode_policy_options(r->body, r->body_len, &opts,
+                                           &diag)) != GP_OK)
+        return error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
+                     diag.where, "%s", diag.msg);
+    if (json_object_size(opts) &&
+        !(kv = calloc(json_object_size(opts), sizeof(*kv)))) {
+        json_decref(opts);
+        return error(status, 503, "NOMEM", NULL, "out of memory");
+    }
+    json_object_foreach(opts, key, v)
+    {
+        kv[n].key = key;
+        kv[n++].value = json_string_value(v);
+    }
+    if (n && !p->init) {
+        out = error(status, 400, "PARSE", kv[0].key,
+                    "%s: policy '%s' takes no options", kv[0].key, p->name);
+    } else if (p->init) {
+        struct gp_policy_args a = {kv, n, &d->env};
+        void *priv = NULL;
+
+        if ((rc = p->init(&priv, &a, &diag)) != GP_OK)
+            out = error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
+                        diag.where[0] ? diag.where : NULL, "%s%s%s", diag.where,
+                        diag.where[0] ? ": " : "", diag.msg);
+        else if (p->fini)
+            p->fini(priv);
+    }
+    if (!out)
+        out = error(status, 409, "STATE", NULL,
+                    "the options are valid for policy '%s', but the running "
+                    "core takes options only when it starts: put them under "
+                    "[policy] in the config file and restart the daemon "
+                    "(jobs keep running across a restart)",
+                    p->name);
+    free(kv);
+    json_decref(opts);
+    return out;
+}
+
+static json_t *nodes(struct daemon *d, const struct gp_identity *who,
+                     unsigned *status)
 {
     json_t *gpus = json_array();
     const struct gp_cluster *cl = gp_core_cluster(d->core);
@@ -757,7 +770,8 @@ static json_t *nodes(struct daemon *d, unsigned *status)
             if (j &&
                 (j->state == GP_JOB_RUNNING || j->state == GP_JOB_STARTING ||
                  j->state == GP_JOB_STOPPING) &&
-                j->where.nslots && (j->where.slots[0].mask >> i & 1))
+                j->where.nslots && (j->where.slots[0].mask >> i & 1) &&
+                gp_tenancy_may(d, who, d->jobs[k]->tenant))
                 json_object_set_new(g, "job", json_integer(d->jobs[k]->id));
         }
         json_array_append_new(gpus, g);
@@ -771,7 +785,9 @@ static json_t *nodes(struct daemon *d, unsigned *status)
                      (json_int_t)gp_cluster_free_gpus(cl), "gpus", gpus);
 }
 
-static char *metrics(struct daemon *d, int64_t now)
+/* Prometheus text; the per-tenant series of the tenants `who` may see. */
+static char *metrics(struct daemon *d, const struct gp_identity *who,
+                     int64_t now)
 {
     struct gp_prom_buf b;
     char *out = NULL;
@@ -829,6 +845,9 @@ static char *metrics(struct daemon *d, int64_t now)
                 const struct gp_tenant_info *ti =
                     gp_core_tenant_info(d->core, (uint32_t)t);
                 const char *const lab[1][2] = {{"tenant", ti->name}};
+
+                if (!gp_tenancy_may(d, who, ti->name))
+                    continue;
                 double v = f == 0   ? gp_milli_gpus(ti->held_milli)
                            : f == 1 ? ti->guarantee
                            : f == 2 ? ti->entitled
@@ -892,13 +911,20 @@ void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
                            (json_int_t)d->rounds);
         return;
     }
+    /* the HTTP front refuses these already; a second line of defence */
+    if (!r->who.known) {
+        *reply = error(status, 401, "AUTH", NULL,
+                       "who is asking is not known (a valid bearer token is "
+                       "required)");
+        return;
+    }
     if (get && strcmp(p, "/metrics") == 0) {
         if (!d->cfg.metrics.enabled) {
             *reply = error(status, 404, "NOENT", NULL,
                            "metrics are off (metrics.enabled)");
             return;
         }
-        *text = metrics(d, now);
+        *text = metrics(d, &r->who, now);
         *type = "text/plain; version=0.0.4";
         *status = *text ? 200 : 500;
         if (!*text)
@@ -918,7 +944,7 @@ void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
     if (job_path(p, &id, &rest)) {
         if (get &&
             (!rest || strcmp(rest, "events") == 0 || strcmp(rest, "why") == 0))
-            *reply = show(d, id, rest, now, status);
+            *reply = show(d, &r->who, id, rest, now, status);
         else if ((post && rest && strcmp(rest, "cancel") == 0) ||
                  (strcmp(m, "DELETE") == 0 && !rest))
             *reply = cancel(d, &r->who, id, now, status);
@@ -926,12 +952,41 @@ void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
             *reply = error(status, 404, "NOENT", NULL, "no route %s %s", m, p);
         return;
     }
-    if (get && strcmp(p, "/v1/tenants") == 0) {
-        *reply = tenants(d, status);
+    if (strcmp(p, "/v1/tenants") == 0) {
+        if (get)
+            *reply = tenants(d, &r->who, false, status);
+        else if (post)
+            *reply = tenant_create(d, r, now, status);
+        else
+            *reply = error(status, 405, "STATE", NULL,
+                           "%s /v1/tenants: use GET or POST", m);
+        return;
+    }
+    if (strncmp(p, "/v1/tenants/", 12) == 0 && p[12]) {
+        if (strcmp(m, "PATCH") == 0)
+            *reply = tenant_update(d, r, p + 12, now, status);
+        else
+            *reply =
+                error(status, 405, "STATE", NULL,
+                      "%s %s: use PATCH (GET /v1/tenants lists them)", m, p);
+        return;
+    }
+    if (get && strcmp(p, "/v1/ledger") == 0) {
+        *reply = tenants(d, &r->who, true, status);
         return;
     }
     if (get && strcmp(p, "/v1/nodes") == 0) {
-        *reply = nodes(d, status);
+        *reply = nodes(d, &r->who, status);
+        return;
+    }
+    if (strcmp(p, "/v1/policy/options") == 0) {
+        if (strcmp(m, "PUT") == 0)
+            *reply = policy_options(d, r, status);
+        else
+            *reply = error(status, 405, "STATE", NULL,
+                           "%s /v1/policy/options: use PUT (GET /v1/policy "
+                           "shows them)",
+                           m);
         return;
     }
     if (get && strcmp(p, "/v1/policy") == 0) {

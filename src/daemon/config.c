@@ -183,9 +183,12 @@ static const struct entry table[] = {
      .def = "", .flags = EMPTY_OK, .doc = "PEM private key for TCP"},
     {KEY("server", "tls"), .type = T_BOOL, .off = F(server.tls), .def = "on",
      .doc = "TCP speaks TLS; with it on, `listen` requires `tls_cert` and "
-            "`tls_key`; off only behind a trusted proxy"},
+            "`tls_key`; off is refused unless `listen` is a loopback "
+            "address"},
     {KEY("server", "tokens_file"), .type = T_PATH, .off = F(server.tokens_file),
-     .def = "tokens", .doc = "the API tokens clients present"},
+     .def = "tokens",
+     .doc = "the hashes of the API tokens clients present on TCP "
+            "(`gpupool token new`; docs/api.md)"},
     {KEY("server", "log_level"), .type = T_ENUM, .off = F(server.log_level),
      .def = "info", .words = log_words, .doc = "the least severe level logged"},
     {KEY("server", "log_file"), .type = T_PATH, .off = F(server.log_file),
@@ -1753,7 +1756,11 @@ static const char doc_intro[] =
     "off`;\n"
     "  the socket's resolved path holds at most 107 bytes. These are checked "
     "after\n"
-    "  the last `--set`, so a file may leave a key for the command line.\n"
+    "  the last `--set`, so a file may leave a key for the command line. "
+    "`tls = off`\n"
+    "  is taken only for a `listen` on a loopback address (checked when the "
+    "daemon\n"
+    "  starts listening).\n"
     "- SIGHUP re-reads the file (with the same `--set`s) and applies "
     "`[scheduler]\n"
     "  tenants` and `[policy]`; other keys that changed are logged and need "

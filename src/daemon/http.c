@@ -9,9 +9,11 @@
 #define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
 #include "daemon/http.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -24,17 +26,8 @@
 
 #include <microhttpd.h>
 
-#define MAX_TOKENS 1024
 #define MAX_CONNECTIONS 256
 #define MAX_PEM (1 << 20)
-
-struct token {
-    char secret[128];
-    char user[64];
-    uid_t uid;
-    gid_t gid;
-    bool admin;
-};
 
 struct listener {
     struct gp_http *h;
@@ -54,7 +47,7 @@ struct gp_http {
     pthread_cond_t cv;
     struct gp_http_request *head, *tail; /* queued for the loop */
     bool stopping;
-    struct token *tokens;
+    struct gp_auth_token *tokens;
     size_t ntokens;
 };
 
@@ -88,99 +81,11 @@ unsigned gp_http_status_of(int err)
     }
 }
 
-/* ---- tokens -------------------------------------------------------------- */
-
-static int load_tokens(const char *path, struct token **out, size_t *nout,
-                       struct gp_diag *diag)
-{
-    FILE *f;
-    char line[512], where[200];
-    struct token *t = NULL;
-    size_t n = 0, lineno = 0;
-
-    *out = NULL;
-    *nout = 0;
-    if (!path || !*path)
-        return GP_OK;
-    if (!(f = fopen(path, "r"))) {
-        if (errno == ENOENT)
-            return GP_OK; /* no tokens: TCP accepts nobody */
-        return gp_diag_set(diag, GP_EIO, path, "cannot read: %s",
-                           strerror(errno));
-    }
-    if (!(t = calloc(MAX_TOKENS, sizeof(*t)))) {
-        fclose(f);
-        return gp_diag_set(diag, GP_ENOMEM, path, "out of memory");
-    }
-    while (fgets(line, sizeof(line), f)) {
-        char *save = NULL, *secret, *user, *flag;
-        struct passwd *pw;
-
-        lineno++;
-        snprintf(where, sizeof(where), "%s:%zu", path, lineno);
-        if (!strchr(line, '\n') && !feof(f))
-            goto bad_long;
-        secret = strtok_r(line, " \t\r\n", &save);
-        if (!secret || *secret == '#')
-            continue;
-        user = strtok_r(NULL, " \t\r\n", &save);
-        flag = strtok_r(NULL, " \t\r\n", &save);
-        if (!user || strlen(secret) < 16 || strlen(secret) >= 128 ||
-            strlen(user) >= 64 || (flag && strcmp(flag, "admin") != 0) ||
-            strtok_r(NULL, " \t\r\n", &save)) {
-            fclose(f);
-            free(t);
-            return gp_diag_set(diag, GP_EPARSE, where,
-                               "expected 'TOKEN USER [admin]' with a token "
-                               "of 16 to 127 characters");
-        }
-        if (n == MAX_TOKENS) {
-            fclose(f);
-            free(t);
-            return gp_diag_set(diag, GP_ERANGE, where, "more than %d tokens",
-                               MAX_TOKENS);
-        }
-        if (!(pw = getpwnam(user))) {
-            fclose(f);
-            free(t);
-            return gp_diag_set(diag, GP_EPARSE, where,
-                               "user '%s' does not exist on this machine",
-                               user);
-        }
-        snprintf(t[n].secret, sizeof(t[n].secret), "%s", secret);
-        snprintf(t[n].user, sizeof(t[n].user), "%s", user);
-        t[n].uid = pw->pw_uid;
-        t[n].gid = pw->pw_gid;
-        t[n].admin = flag != NULL || pw->pw_uid == 0;
-        n++;
-    }
-    fclose(f);
-    *out = t;
-    *nout = n;
-    return GP_OK;
-bad_long:
-    fclose(f);
-    free(t);
-    return gp_diag_set(diag, GP_EPARSE, where, "line longer than %zu bytes",
-                       sizeof(line) - 2);
-}
-
-/* Compare without an early exit, so timing does not tell a prefix. */
-static bool same_secret(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char d = (unsigned char)(la != lb);
-
-    for (size_t i = 0; i < la && i < lb; i++)
-        d |= (unsigned char)(a[i] ^ b[i]);
-    return d == 0;
-}
-
 int gp_http_reload_tokens(struct gp_http *h, struct gp_diag *diag)
 {
-    struct token *t;
+    struct gp_auth_token *t;
     size_t n;
-    int rc = load_tokens(h->tokens_file, &t, &n, diag);
+    int rc = gp_auth_tokens_load(h->tokens_file, &t, &n, diag);
 
     if (rc != GP_OK)
         return rc;
@@ -231,20 +136,13 @@ static void identify(struct listener *l, struct MHD_Connection *c,
         const char *auth =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         struct gp_http *h = l->h;
+        const struct gp_auth_token *t;
 
         if (!auth || strncmp(auth, "Bearer ", 7) != 0)
             return;
-        auth += 7;
         pthread_mutex_lock(&h->mu);
-        for (size_t i = 0; i < h->ntokens; i++) {
-            if (same_secret(h->tokens[i].secret, auth)) {
-                who->known = true;
-                who->uid = h->tokens[i].uid;
-                who->gid = h->tokens[i].gid;
-                who->admin = h->tokens[i].admin;
-                snprintf(who->user, sizeof(who->user), "%s", h->tokens[i].user);
-            }
-        }
+        if ((t = gp_auth_token_find(h->tokens, h->ntokens, auth + 7)))
+            gp_auth_identity_of(t, who);
         pthread_mutex_unlock(&h->mu);
     }
 }
@@ -496,7 +394,26 @@ static int unix_listen(const char *path, int *fd_out, struct gp_diag *diag)
     return GP_OK;
 }
 
-static int tcp_listen(const char *addr, int *fd_out, struct gp_diag *diag)
+/* 127.0.0.0/8, ::1, or ::ffff:127.x.y.z */
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a =
+            &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+        return IN6_IS_ADDR_LOOPBACK(a) ||
+               (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return false;
+}
+
+static int tcp_listen(const char *addr, bool loopback_only, int *fd_out,
+                      struct gp_diag *diag)
 {
     char host[256], *colon;
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
@@ -516,6 +433,16 @@ static int tcp_listen(const char *addr, int *fd_out, struct gp_diag *diag)
     if ((rc = getaddrinfo(*host ? host : NULL, colon + 1, &hints, &res)))
         return gp_diag_set(diag, GP_EPARSE, addr, "cannot resolve: %s",
                            gai_strerror(rc));
+    /* tokens in clear may cross only the loopback interface */
+    if (loopback_only && !is_loopback(res->ai_addr)) {
+        freeaddrinfo(res);
+        return gp_diag_set(diag, GP_EINVAL, addr,
+                           "plain HTTP (server.tls = off) is refused on an "
+                           "address that is not loopback (127.0.0.0/8, "
+                           "[::1]): tokens would cross the network in clear; "
+                           "listen on 127.0.0.1 or give server.tls_cert and "
+                           "server.tls_key");
+    }
     fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC,
                 res->ai_protocol);
     if (fd < 0 ||
@@ -607,7 +534,8 @@ int gp_http_start(struct gp_http **out, const struct gp_http_options *o,
     }
     h->o.socket_path = h->socket_path;
     h->o.tokens_file = h->tokens_file;
-    if ((rc = load_tokens(h->tokens_file, &h->tokens, &h->ntokens, diag)))
+    if ((rc = gp_auth_tokens_load(h->tokens_file, &h->tokens, &h->ntokens,
+                                  diag)))
         goto fail;
     if (h->socket_path) {
         if ((rc = unix_listen(h->socket_path, &h->lunix.fd, diag)) != GP_OK)
@@ -621,7 +549,8 @@ int gp_http_start(struct gp_http **out, const struct gp_http_options *o,
             !o->allow_plain) {
             rc = gp_diag_set(diag, GP_EINVAL, o->listen,
                              "TCP needs server.tls_cert and server.tls_key "
-                             "(or server.tls = off, for loopback tests)");
+                             "(or server.tls = off, on a loopback address "
+                             "only)");
             goto fail;
         }
         if (o->tls_cert && *o->tls_cert && o->tls_key && *o->tls_key) {
@@ -630,7 +559,8 @@ int gp_http_start(struct gp_http **out, const struct gp_http_options *o,
                 goto fail;
             h->ltcp.tls = true;
         }
-        if ((rc = tcp_listen(o->listen, &h->ltcp.fd, diag)) != GP_OK ||
+        if ((rc = tcp_listen(o->listen, !h->ltcp.tls, &h->ltcp.fd, diag)) !=
+                GP_OK ||
             (rc = start_listener(&h->ltcp, diag)) != GP_OK)
             goto fail;
     }

@@ -4,8 +4,8 @@
  * Key decision (STYLE.md, "The daemon"): a connection thread never touches
  * the core, the store or the backend. It reads the request (a body capped
  * at max_body), learns who is asking (the peer's credentials on the Unix
- * socket, a bearer token over TCP), queues the request, pokes the loop's
- * eventfd and waits until the loop has answered. The loop takes requests
+ * socket, a bearer token over TCP, auth.h), queues the request, pokes the
+ * loop's eventfd and waits until the loop has answered. The loop takes requests
  * with gp_http_take, batches them into one store transaction (group
  * commit) and answers each with gp_http_reply after the commit.
  */
@@ -17,17 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/auth.h" /* struct gp_identity */
 #include "gpupool/err.h"
-
-/* Who is asking. */
-struct gp_identity {
-    bool known; /* false: a TCP request without a valid token */
-    bool admin; /* root, or a token marked admin */
-    uid_t uid;  /* Unix socket: the peer's; token: the user's */
-    gid_t gid;
-    char user[64]; /* the user's name ("uid:1234" when it has none) */
-    char via[16];  /* "unix" or "token" */
-};
 
 #define GP_HTTP_MAX_ARGS 16
 
@@ -58,10 +49,10 @@ struct gp_http_options {
     const char *socket_path; /* Unix socket; NULL = none */
     const char *listen;      /* "host:port" for TCP; NULL or "" = none */
     const char *tls_cert;    /* PEM files; NULL = plain HTTP (only with
-                                allow_plain) */
+                                allow_plain, on a loopback address) */
     const char *tls_key;
-    bool allow_plain;        /* TCP without TLS (tests, loopback) */
-    const char *tokens_file; /* "token user [admin]" lines */
+    bool allow_plain;        /* TCP without TLS: loopback only */
+    const char *tokens_file; /* hashed tokens (auth.h) */
     size_t max_body;         /* bytes; a larger body is a 413 */
     int wake_fd;             /* the loop's eventfd: written once per
                                 request queued */
@@ -71,8 +62,10 @@ struct gp_http;
 
 /* Start listening. The socket file is created mode 0666 (anyone on the
  * machine may connect; what they may do follows from who they are).
- * GP_EIO with diag naming the socket or address; GP_EPARSE for a bad
- * listen address or tokens file (diag: file:line). */
+ * Plain HTTP on TCP (no tls_cert/tls_key, allow_plain) is refused unless
+ * the address is a loopback one (127.0.0.0/8, ::1): GP_EINVAL naming the
+ * address. GP_EIO with diag naming the socket or address; GP_EPARSE for a
+ * bad listen address or tokens file (diag: file:line). */
 int gp_http_start(struct gp_http **out, const struct gp_http_options *o,
                   struct gp_diag *diag);
 /* Re-read the tokens file (SIGHUP). On an error the old tokens stay. */

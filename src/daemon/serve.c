@@ -29,6 +29,7 @@
 
 #include "cli/cli.h"
 #include "daemon/daemon.h"
+#include "daemon/tenancy.h"
 
 #define MAX_BATCH 4096
 #define POLL_RUNNING_MS 200 /* how often running jobs are looked at */
@@ -95,7 +96,7 @@ static int add_tenants(struct daemon *d, struct gp_diag *diag)
     for (size_t i = 0; i < d->tenants.n; i++)
         if ((rc = gp_core_add_tenant(d->core, &d->tenants.t[i], diag)) != GP_OK)
             return rc;
-    return GP_OK;
+    return gp_tenancy_init(d, diag); /* members; the store's tenants */
 }
 
 static int open_monitor(struct daemon *d, struct gp_diag *diag)
@@ -696,6 +697,7 @@ out:
         gp_djob_free(d->jobs[i]);
     free(d->jobs);
     gp_core_free(d->core);
+    gp_tenancy_fini(d);
     gp_tenant_list_fini(&d->tenants);
     gp_monitor_close(&d->mon);
     free(d->gpus);

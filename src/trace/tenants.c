@@ -2,11 +2,13 @@
  *
  *   {"tenants": [{"name": "vision", "weight": 2, "guarantee": 64,
  *                 "guarantee_by_type": {"V100": 32, "K80": 32},
- *                 "cap": 128, "lend_limit": 8, "parent": "research"}]}
+ *                 "cap": 128, "lend_limit": 8, "parent": "research",
+ *                 "users": ["ann", "bob"]}]}
  *
- * Unknown keys are errors (typos must not pass silently). A parent must be
- * defined before its children, so a tenant's depth is its parent's plus one
- * and is known when it is read: nesting is capped there (a 100,000-deep
+ * "users" is for the daemon (who may act in the tenant); the simulator
+ * ignores it. Unknown keys are errors (typos must not pass silently). A parent
+ * must be defined before its children, so a tenant's depth is its parent's plus
+ * one and is known when it is read: nesting is capped there (a 100,000-deep
  * chain is refused at level 33, before anything recurses over it). Names
  * are hashed (a gp_strtab whose ids are the tenants' indexes), so the
  * duplicate and parent checks cost O(1) a tenant. GPU type names are checked
@@ -33,7 +35,10 @@ void gp_tenant_list_fini(struct gp_tenant_list *l)
 {
     for (size_t i = 0; l->t && i <= l->n; i++)
         free((void *)(uintptr_t)l->t[i].by_type);
+    for (size_t i = 0; l->users && i <= l->n; i++)
+        free(l->users[i].names);
     free(l->t);
+    free(l->users);
     gp_strtab_fini(&l->strs);
     memset(l, 0, sizeof(*l));
 }
@@ -89,8 +94,103 @@ static int keep(struct gp_tenant_list *l, const char *s, const char **out)
     return rc;
 }
 
+const char *gp_tenant_user_check(const char *s, size_t len)
+{
+    if (len == 0)
+        return "an empty name";
+    if (strlen(s) != len)
+        return "a NUL in the name";
+    if (len == 1 && s[0] == '*')
+        return NULL;
+    if (len > GP_USER_NAME_MAX)
+        return "longer than 63 bytes";
+    if (strncmp(s, "uid:", 4) == 0 && len > 4) {
+        for (size_t i = 4; i < len; i++)
+            if (s[i] < '0' || s[i] > '9')
+                return "uid:N takes digits only";
+        return NULL;
+    }
+    if (s[0] == '-')
+        return "a name cannot start with '-'";
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' ||
+              (c == '$' && i == len - 1)))
+            return "a user name is letters, digits, '_', '.', '-' (and a "
+                   "final '$')";
+    }
+    return NULL;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (const char *const *)a;
+    uintptr_t y = (uintptr_t) * (const char *const *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* "users": ["ann", "bob"] or ["*"]. Names are interned, so the same name
+ * twice is the same pointer: sorting the pointers finds repeats. */
+static int parse_users(struct gp_tenant_list *l, json_t *v, const char *where,
+                       struct gp_tenant_users *u, struct gp_diag *diag)
+{
+    const char **sorted;
+    size_t i;
+    json_t *e;
+    int rc;
+
+    if (!json_is_array(v))
+        return gp_diag_set(diag, GP_EPARSE, where,
+                           "users: expected an array of user names (\"*\" "
+                           "= everyone)");
+    if (json_array_size(v) > GP_TENANT_USERS_MAX)
+        return gp_diag_set(diag, GP_ERANGE, where, "users: more than %u",
+                           GP_TENANT_USERS_MAX);
+    u->listed = true;
+    if (!(u->names = calloc(json_array_size(v) + 1, sizeof(*u->names))))
+        return gp_diag_set(diag, GP_ENOMEM, where, "out of memory");
+    json_array_foreach(v, i, e)
+    {
+        const char *why, *name;
+
+        if (!json_is_string(e))
+            return gp_diag_set(diag, GP_EPARSE, where,
+                               "users[%zu]: expected a user name", i);
+        if ((why = gp_tenant_user_check(json_string_value(e),
+                                        json_string_length(e))))
+            return gp_diag_set(diag, GP_EPARSE, where, "users[%zu]: %s", i,
+                               why);
+        if (strcmp(json_string_value(e), "*") == 0) {
+            u->everyone = true;
+            continue;
+        }
+        if ((rc = keep(l, json_string_value(e), &name)) != GP_OK)
+            return gp_diag_set(diag, rc, where, "out of memory");
+        u->names[u->n++] = name;
+    }
+    if (u->n < 2)
+        return GP_OK;
+    if (!(sorted = malloc(u->n * sizeof(*sorted))))
+        return gp_diag_set(diag, GP_ENOMEM, where, "out of memory");
+    memcpy(sorted, u->names, u->n * sizeof(*sorted));
+    qsort(sorted, u->n, sizeof(*sorted), cmp_ptr);
+    for (i = 1; i < u->n; i++)
+        if (sorted[i] == sorted[i - 1]) {
+            rc = gp_diag_set(diag, GP_EINVAL, where,
+                             "users: '%s' is listed twice", sorted[i]);
+            free(sorted);
+            return rc;
+        }
+    free(sorted);
+    return GP_OK;
+}
+
 static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
-                     size_t idx, struct gp_tenant_spec *t, struct gp_diag *diag)
+                     size_t idx, struct gp_tenant_spec *t,
+                     struct gp_tenant_users *u, struct gp_diag *diag)
 {
     char where[160];
     const char *key;
@@ -103,6 +203,7 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
     if (!json_is_object(o))
         return gp_diag_set(diag, GP_EPARSE, where, "expected an object");
     memset(t, 0, sizeof(*t));
+    memset(u, 0, sizeof(*u));
     json_object_foreach(o, key, v)
     {
         if (strcmp(key, "name") == 0 || strcmp(key, "parent") == 0) {
@@ -166,11 +267,14 @@ static int parse_one(struct gp_tenant_list *l, json_t *o, const char *file,
                 t->nby_type++;
             }
             have_by_type = true;
+        } else if (strcmp(key, "users") == 0) {
+            if ((rc = parse_users(l, v, where, u, diag)) != GP_OK)
+                return rc;
         } else {
             return gp_diag_set(diag, GP_EPARSE, where,
                                "unknown key '%s' (known: name, weight, "
                                "guarantee, guarantee_by_type, cap, "
-                               "lend_limit, parent)",
+                               "lend_limit, parent, users)",
                                key);
         }
     }
@@ -240,8 +344,9 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
         goto out;
     }
     l->t = calloc(json_array_size(arr) + 1, sizeof(*l->t));
+    l->users = calloc(json_array_size(arr) + 1, sizeof(*l->users));
     depth = calloc(json_array_size(arr) + 1, sizeof(*depth));
-    if (!l->t || !depth) {
+    if (!l->t || !l->users || !depth) {
         rc = gp_diag_set(diag, GP_ENOMEM, name, "out of memory");
         goto out;
     }
@@ -249,7 +354,8 @@ int gp_tenants_parse(struct gp_tenant_list *l, const char *buf, size_t len,
         struct gp_tenant_spec *t = &l->t[l->n];
         uint32_t id, parent = 0;
 
-        if ((rc = parse_one(l, json_array_get(arr, i), name, i, t, diag)))
+        if ((rc = parse_one(l, json_array_get(arr, i), name, i, t,
+                            &l->users[l->n], diag)))
             goto out;
         /* names get ids 1, 2, ... in order: id k is tenant k - 1 */
         if (gp_strtab_find(&names, t->name, (size_t)-1)) {

@@ -120,8 +120,10 @@ cat >"$tmp/tenants.json" <<JSON
              {"name": "borrower", "guarantee": 1}]}
 JSON
 token=$(python3 -c 'import secrets; print(secrets.token_hex(20))')
-printf '# gpupool API tokens: TOKEN USER [admin]\n%s %s\n' "$token" \
-    "$(id -un)" >"$tmp/tokens"
+# the tokens file holds only the token's hash (docs/api.md)
+hash=$(printf '%s' "$token" | sha256sum | cut -d' ' -f1)
+printf '# gpupool API tokens: sha256:HASH USER [TENANT...|admin]\nsha256:%s %s admin\n' \
+    "$hash" "$(id -un)" >"$tmp/tokens"
 printf '%s\n' "$token" >"$tmp/prometheus.token"
 chmod 600 "$tmp/tokens" "$tmp/prometheus.token"
 

@@ -288,6 +288,84 @@ static void the_bundled_files_load(void **state)
     }
 }
 
+/* "users" (the daemon's members): names, "*", and no key at all. */
+static void users_are_read_and_checked(void **state)
+{
+    struct gp_tenant_list l;
+    struct gp_diag d = {{0}, {0}};
+
+    (void)state;
+    assert_int_equal(
+        parse("{\"tenants\":[{\"name\":\"v\",\"users\":[\"ann\",\"bob.k\","
+              "\"uid:1234\",\"svc$\"]},{\"name\":\"n\",\"users\":[\"*\"]},"
+              "{\"name\":\"x\"},{\"name\":\"e\",\"users\":[]}]}",
+              &l, &d),
+        GP_OK);
+    assert_int_equal(l.n, 4);
+    assert_true(l.users[0].listed);
+    assert_false(l.users[0].everyone);
+    assert_int_equal(l.users[0].n, 4);
+    assert_string_equal(l.users[0].names[0], "ann");
+    assert_string_equal(l.users[0].names[1], "bob.k");
+    assert_string_equal(l.users[0].names[2], "uid:1234");
+    assert_string_equal(l.users[0].names[3], "svc$");
+    assert_true(l.users[1].everyone);
+    assert_int_equal(l.users[1].n, 0);
+    assert_false(l.users[2].listed); /* no key: nobody but admins */
+    assert_true(l.users[3].listed);
+    assert_int_equal(l.users[3].n, 0);
+    gp_tenant_list_fini(&l);
+
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"users\":\"ann\"}]}",
+                 GP_EPARSE, "tenants[0]", "users: expected an array");
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"users\":[\"ann\",7]}]}",
+                 GP_EPARSE, "tenants[0]", "users[1]");
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"users\":[\"an n\"]}]}",
+                 GP_EPARSE, "tenants[0]", "users[0]: a user name is");
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"users\":[\"-x\"]}]}",
+                 GP_EPARSE, "tenants[0]", "start with '-'");
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"users\":[\"\"]}]}", GP_EPARSE,
+                 "tenants[0]", "users[0]: an empty name");
+    expect_error("{\"tenants\":[{\"name\":\"a\",\"users\":[\"uid:1x\"]}]}",
+                 GP_EPARSE, "tenants[0]", "digits only");
+    expect_error("{\"tenants\":[{\"name\":\"a\"},{\"name\":\"b\","
+                 "\"users\":[\"ann\",\"bob\",\"ann\"]}]}",
+                 GP_EINVAL, "tenants[1]", "'ann' is listed twice");
+    expect_error(
+        "{\"tenants\":[{\"name\":\"a\",\"users\":[\"x234567890"
+        "1234567890123456789012345678901234567890123456789012345\"]}]}",
+        GP_EPARSE, "tenants[0]", "longer than 63");
+}
+
+/* The users of one tenant are capped; a list just under the cap with a
+ * repeat at its end is found without comparing every pair. */
+static void users_are_capped(void **state)
+{
+    size_t n = GP_TENANT_USERS_MAX, cap = 64 + (n + 1) * 16, o = 0;
+    char *buf = malloc(cap);
+    struct gp_tenant_list l;
+    struct gp_diag d = {{0}, {0}};
+
+    (void)state;
+    assert_non_null(buf);
+    o +=
+        (size_t)snprintf(buf, cap, "{\"tenants\":[{\"name\":\"a\",\"users\":[");
+    for (size_t i = 0; i <= n; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s\"u%zu\"", i ? "," : "", i);
+    snprintf(buf + o, cap - o, "]}]}");
+    assert_int_equal(parse(buf, &l, &d), GP_ERANGE);
+    assert_non_null(strstr(d.msg, "users: more than 10000"));
+    gp_tenant_list_fini(&l);
+    o = (size_t)snprintf(buf, cap, "{\"tenants\":[{\"name\":\"a\",\"users\":[");
+    for (size_t i = 0; i < n - 1; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s\"u%zu\"", i ? "," : "", i);
+    snprintf(buf + o, cap - o, ",\"u7\"]}]}");
+    assert_int_equal(parse(buf, &l, &d), GP_EINVAL);
+    assert_non_null(strstr(d.msg, "'u7' is listed twice"));
+    gp_tenant_list_fini(&l);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +378,8 @@ int main(void)
         cmocka_unit_test(a_file_over_64_mib_is_refused),
         cmocka_unit_test(a_missing_file_is_an_io_error),
         cmocka_unit_test(the_bundled_files_load),
+        cmocka_unit_test(users_are_read_and_checked),
+        cmocka_unit_test(users_are_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

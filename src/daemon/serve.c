@@ -428,7 +428,14 @@ static void reload(struct daemon *d)
                     ? " (applied at the next start; tenants and policy "
                       "options need a restart in this version)"
                     : " (needs a restart)");
-    gp_http_reload_tokens(d->http, NULL);
+    {
+        struct gp_diag td;
+
+        if (gp_http_reload_tokens(d->http, &td) != GP_OK)
+            gp_dlog(d, GP_LOG_ERROR,
+                    "reload: %s: %s; keeping the tokens read before", td.where,
+                    td.msg);
+    }
     gp_config_fini(&c);
 }
 

@@ -470,12 +470,38 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
     return out;
 }
 
+/* A batch refused part-way: the loop's savepoint takes the jobs it had
+ * created out of the store, and this takes them out of the core and the
+ * job table. Kept there, they would hold no row yet be scheduled, and the
+ * next submit would be given the id of one of them again (two jobs, one
+ * id: two open runs of one job). Newest first; each is pending. */
+static void undo_created(struct daemon *d, const int64_t *ids, size_t n,
+                         int64_t now)
+{
+    for (size_t i = n; i-- > 0;) {
+        struct djob *dj = gp_djob_find(d, ids[i]);
+        uint64_t handle;
+
+        if (!dj)
+            continue;
+        handle = dj->handle;
+        snprintf(dj->reason, sizeof(dj->reason), "its batch was refused");
+        if (gp_core_cancel(d->core, handle, now) == GP_OK) /* drops dj */
+            gp_core_retire(d->core, handle);
+        else
+            gp_djob_drop(d, dj);
+        d->submits--;
+    }
+}
+
 static json_t *submit(struct daemon *d, struct gp_http_request *r, int64_t now,
                       unsigned *status)
 {
     json_error_t je;
     json_t *req = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
     json_t *out, *jobs;
+    int64_t created[MAX_BATCH_SUBMIT];
+    size_t ncreated = 0;
 
     if (!req)
         return error(status, 400, "PARSE", "body",
@@ -504,10 +530,15 @@ static json_t *submit(struct daemon *d, struct gp_http_request *r, int64_t now,
         one =
             submit_one(d, &r->who, json_array_get(jobs, i), where, now, status);
         if (*status >= 400) {
+            /* the savepoint undoes the ones before in the store */
+            undo_created(d, created, ncreated, now);
             json_decref(out);
             json_decref(req);
-            return one; /* the savepoint undoes the ones before */
+            return one;
         }
+        if (*status == 201) /* not 200: a job an earlier request made */
+            created[ncreated++] =
+                json_integer_value(json_object_get(one, "id"));
         json_array_append_new(json_object_get(out, "jobs"), one);
     }
     *status = 201;

@@ -29,6 +29,7 @@
 #define LIMIT_S 120.0 /* a bound against a hang, not a timing check */
 
 static struct harness h;
+static struct harness *volatile sig_h; /* for h_on_signals */
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void die(const char *fmt, ...)
@@ -112,6 +113,9 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_ALL);
     if (h_init(&h, argv[1], NULL, "batch") != 0)
         return 1;
+    sig_h = &h;
+    if (h_on_signals(&sig_h, true) != 0)
+        die("cannot watch for signals");
     h_set(&h, "backend.gpus=4");
     h_set(&h, "backend.kill_after=1s");
     if (h_start(&h) != 0 || h_wait_up(&h, LIMIT_S) != 0)

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -394,14 +395,65 @@ static inline int h_rm_one(const char *path, const struct stat *st, int flag,
     return 0;
 }
 
-/* Stop the daemon (SIGKILL), its jobs, and remove the state directory. */
+/* Stop the daemon (SIGKILL), its jobs, and remove the state directory. A
+ * killed job's supervisor writes its status file a moment later: the
+ * removal is tried again until the directory is gone (for 5 s at most). */
 static inline void h_fini(struct harness *h, bool keep)
 {
     if (h->pid > 0)
         h_signal_wait(h, SIGKILL);
     h_jobs_kill(h);
-    if (!keep && h->dir[0])
+    if (keep || !h->dir[0])
+        return;
+    for (int i = 0; i < 250; i++) {
         nftw(h->dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        if (access(h->dir, F_OK) != 0)
+            return;
+        h_sleep_us(20000);
+    }
+    fprintf(stderr, "harness: could not remove %s\n", h->dir);
+}
+
+/* ---- interrupted -------------------------------------------------------- */
+
+static struct harness *volatile *h_sig_target;
+static bool h_sig_keep;
+
+static inline void *h_sig_thread(void *arg)
+{
+    struct harness *h;
+    int sig = 0;
+
+    sigwait((sigset_t *)arg, &sig);
+    if ((h = *h_sig_target)) {
+        fprintf(stderr,
+                "harness: signal %d: stopping the daemon and its jobs%s\n", sig,
+                h_sig_keep ? "; the state is kept" : "");
+        h_fini(h, h_sig_keep);
+    }
+    _exit(128 + sig);
+}
+
+/* On SIGINT, SIGTERM or SIGHUP (a ^C, meson's timeout), stop the daemon
+ * *target names (if any, then) and its jobs before exiting: jobs outlive
+ * their daemon and would be left behind. Call it before any other thread
+ * is made (they inherit the blocked mask). 0 or -1. */
+static inline int h_on_signals(struct harness *volatile *target, bool keep)
+{
+    static sigset_t set;
+    pthread_t t;
+
+    h_sig_target = target;
+    h_sig_keep = keep;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+        pthread_create(&t, NULL, h_sig_thread, &set) != 0)
+        return -1;
+    pthread_detach(t);
+    return 0;
 }
 
 #endif

@@ -105,6 +105,7 @@ static void client_fail(const char *fmt, ...)
     pthread_mutex_unlock(&S.mu);
 }
 
+static struct harness *volatile sig_h; /* for h_on_signals */
 static uint64_t rng_state;
 
 static uint64_t rng(void) /* splitmix64 */
@@ -727,6 +728,9 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_ALL);
     if (h_init(&S.h, argv[optind], NULL, "storm") != 0)
         return 1;
+    sig_h = &S.h;
+    if (h_on_signals(&sig_h, true) != 0)
+        die("cannot watch for signals");
     h_set(&S.h, "backend.gpus=4");
     h_set(&S.h, "store.synchronous=full");
     h_set(&S.h, "backend.kill_after=1s");

@@ -486,9 +486,8 @@ static void undo_created(struct daemon *d, const int64_t *ids, size_t n,
             continue;
         handle = dj->handle;
         snprintf(dj->reason, sizeof(dj->reason), "its batch was refused");
-        if (gp_core_cancel(d->core, handle, now) == GP_OK) /* drops dj */
-            gp_core_retire(d->core, handle);
-        else
+        /* ended: the observer drops dj, the turn's end retires it */
+        if (gp_core_cancel(d->core, handle, now) != GP_OK)
             gp_djob_drop(d, dj);
         d->submits--;
     }
@@ -894,9 +893,10 @@ void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
     }
     if (get && strcmp(p, "/v1/health") == 0) {
         *status = 200;
-        *reply = json_pack("{sssssIsfsI}", "status", "ok", "version",
-                           GP_VERSION, "jobs", (json_int_t)d->njobs, "uptime_s",
-                           secs(now - d->started_us), "rounds",
+        *reply = json_pack("{sssssIsIsfsI}", "status", "ok", "version",
+                           GP_VERSION, "jobs", (json_int_t)d->njobs,
+                           "core_jobs", (json_int_t)gp_core_nalive(d->core),
+                           "uptime_s", secs(now - d->started_us), "rounds",
                            (json_int_t)d->rounds);
         return;
     }

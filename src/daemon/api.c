@@ -697,6 +697,7 @@ static json_t *cancel(struct daemon *d, const struct gp_identity *who,
 {
     struct gp_db_job row;
     struct djob *dj;
+    uint64_t handle;
     int rc;
 
     if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
@@ -712,11 +713,13 @@ static json_t *cancel(struct daemon *d, const struct gp_identity *who,
                      gp_job_state_name(row.state));
     dj->cancel_asked = true;
     snprintf(dj->reason, sizeof(dj->reason), "cancelled by %s", who->user);
-    if ((rc = gp_core_cancel(d->core, dj->handle, now)) != GP_OK)
+    /* a waiting job ends at once: the observer frees dj */
+    handle = dj->handle;
+    if ((rc = gp_core_cancel(d->core, handle, now)) != GP_OK)
         return error(status, gp_http_status_of(rc), gp_err_name(rc), "id",
                      "job %" PRId64 ": %s", id, gp_err_str(rc));
     {
-        const struct gp_job *j = gp_core_job(d->core, dj->handle);
+        const struct gp_job *j = gp_core_job(d->core, handle);
         struct gp_db_event ev = {
             .job_id = id, .ts_us = now, .kind = "cancel_asked"};
 

@@ -7,6 +7,9 @@
  * through: 1 million jobs, some 400 MiB (bench/bench_daemon --case
  * memory).
  *
+ * (In the ASan build it also caught a cancel of a waiting job reading the
+ * daemon's record of the job after the cancel had freed it.)
+ *
  * Here, against a real daemon (4 fake GPUs, a blocker holding 3): 300
  * waiting jobs cancelled, 5 jobs that run and complete, one rejected (8
  * GPUs on a 4-GPU node). Checked: GET /v1/health says core_jobs 1 and

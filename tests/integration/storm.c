@@ -378,6 +378,35 @@ static unsigned kill_and_restart(unsigned round)
     return early;
 }
 
+/* Let the clients go on until `until` submits are acknowledged (or all,
+ * or a client failed), watching that the daemon neither exits by itself
+ * (a crash: the clients would retry for ever) nor stops answering. */
+static void storm_until(uint64_t until)
+{
+    uint64_t last = atomic_load(&S.acked);
+    double t_last = h_now_s();
+    int st;
+
+    while (atomic_load(&S.acked) < until && atomic_load(&S.acked) < S.njobs &&
+           !atomic_load(&S.failed)) {
+        if (waitpid(S.h.pid, &st, WNOHANG) == S.h.pid) {
+            S.h.pid = 0;
+            die("the daemon exited by itself during the storm (status "
+                "0x%x) after %" PRIu64 " acknowledged submits; see %s",
+                (unsigned)st, (uint64_t)atomic_load(&S.acked), S.h.log);
+        }
+        if (atomic_load(&S.acked) != last) {
+            last = atomic_load(&S.acked);
+            t_last = h_now_s();
+        } else if (h_now_s() - t_last > STALL_LIMIT_S) {
+            die("no submit acknowledged for %.0f s (%" PRIu64
+                " so far): the daemon hangs",
+                STALL_LIMIT_S, last);
+        }
+        h_sleep_us(1000);
+    }
+}
+
 /* ---- the end: the API's list and the store ------------------------------ */
 
 static int cmp_i64(const void *a, const void *b)
@@ -765,24 +794,12 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < S.nclients; i++)
         if (pthread_create(&th[i], NULL, client, NULL) != 0)
             die("pthread_create failed");
-    for (uint64_t i = 0; i < S.nkills; i++) {
-        uint64_t last = atomic_load(&S.acked);
-        double t_last = h_now_s();
+    for (uint64_t i = 0; i <= S.nkills; i++) {
         int64_t us;
 
-        while (atomic_load(&S.acked) < base + gaps[i] &&
-               atomic_load(&S.acked) < S.njobs && !atomic_load(&S.failed)) {
-            if (atomic_load(&S.acked) != last) {
-                last = atomic_load(&S.acked);
-                t_last = h_now_s();
-            } else if (h_now_s() - t_last > STALL_LIMIT_S) {
-                die("no submit acknowledged for %.0f s (%" PRIu64
-                    " so far): the daemon hangs",
-                    STALL_LIMIT_S, last);
-            }
-            h_sleep_us(1000);
-        }
-        if (atomic_load(&S.failed))
+        /* the last turn only waits for the storm's end */
+        storm_until(i < S.nkills ? base + gaps[i] : S.njobs);
+        if (atomic_load(&S.failed) || i == S.nkills)
             break;
         if (atomic_load(&S.acked) >= S.njobs) {
             printf("storm: the storm ended before kill %" PRIu64 "\n", i + 1);

@@ -319,12 +319,37 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
     return out;
 }
 
+/* A batch refused part-way: the loop's savepoint takes the jobs it had
+ * created out of the store, and this takes them out of the core and the
+ * job table. Kept there, they would hold no row yet be scheduled, and the
+ * next submit would be given the id of one of them again (two jobs, one
+ * id: two open runs of one job). Newest first; each is pending. */
+static void undo_created(struct daemon *d, const int64_t *ids, size_t n,
+                         int64_t now)
+{
+    for (size_t i = n; i-- > 0;) {
+        struct djob *dj = gp_djob_find(d, ids[i]);
+        uint64_t handle;
+
+        if (!dj)
+            continue;
+        handle = dj->handle;
+        snprintf(dj->reason, sizeof(dj->reason), "its batch was refused");
+        /* ended: the observer drops dj, the turn's end retires it */
+        if (gp_core_cancel(d->core, handle, now) != GP_OK)
+            gp_djob_drop(d, dj);
+        d->submits--;
+    }
+}
+
 static json_t *submit(struct daemon *d, struct gp_http_request *r, int64_t now,
                       unsigned *status)
 {
     struct gp_diag diag = {{0}, {0}};
     json_t *jobs = NULL, *out;
     int rc = gp_api_decode_submit(r->body, r->body_len, &jobs, &diag);
+    int64_t created[GP_API_MAX_BATCH];
+    size_t ncreated = 0;
 
     if (rc != GP_OK)
         return error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
@@ -352,10 +377,15 @@ static json_t *submit(struct daemon *d, struct gp_http_request *r, int64_t now,
             submit_one(d, &r->who, json_array_get(jobs, i), now, status);
 
         if (*status >= 400) {
+            /* the savepoint undoes the ones before in the store */
+            undo_created(d, created, ncreated, now);
             json_decref(out);
             json_decref(jobs);
-            return one; /* the savepoint undoes the ones before */
+            return one;
         }
+        if (*status == 201) /* not 200: a job an earlier request made */
+            created[ncreated++] =
+                json_integer_value(json_object_get(one, "id"));
         json_array_append_new(json_object_get(out, "jobs"), one);
     }
     *status = 201;
@@ -527,6 +557,7 @@ static json_t *cancel(struct daemon *d, const struct gp_identity *who,
 {
     struct gp_db_job row;
     struct djob *dj;
+    uint64_t handle;
     int rc;
 
     if (!visible_job(d, who, id, &row))
@@ -542,11 +573,13 @@ static json_t *cancel(struct daemon *d, const struct gp_identity *who,
                      gp_job_state_name(row.state));
     dj->cancel_asked = true;
     snprintf(dj->reason, sizeof(dj->reason), "cancelled by %s", who->user);
-    if ((rc = gp_core_cancel(d->core, dj->handle, now)) != GP_OK)
+    /* a waiting job ends at once: the observer frees dj */
+    handle = dj->handle;
+    if ((rc = gp_core_cancel(d->core, handle, now)) != GP_OK)
         return error(status, gp_http_status_of(rc), gp_err_name(rc), "id",
                      "job %" PRId64 ": %s", id, gp_err_str(rc));
     {
-        const struct gp_job *j = gp_core_job(d->core, dj->handle);
+        const struct gp_job *j = gp_core_job(d->core, handle);
         struct gp_db_event ev = {
             .job_id = id, .ts_us = now, .kind = "cancel_asked"};
 
@@ -905,9 +938,10 @@ void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
     }
     if (get && strcmp(p, "/v1/health") == 0) {
         *status = 200;
-        *reply = json_pack("{sssssIsfsI}", "status", "ok", "version",
-                           GP_VERSION, "jobs", (json_int_t)d->njobs, "uptime_s",
-                           secs(now - d->started_us), "rounds",
+        *reply = json_pack("{sssssIsIsfsI}", "status", "ok", "version",
+                           GP_VERSION, "jobs", (json_int_t)d->njobs,
+                           "core_jobs", (json_int_t)gp_core_nalive(d->core),
+                           "uptime_s", secs(now - d->started_us), "rounds",
                            (json_int_t)d->rounds);
         return;
     }

@@ -105,6 +105,8 @@ extern const struct gp_observer_ops gp_daemon_observer;
 /* Carry out the core's actions taken and persisted this round. */
 int gp_daemon_persist_actions(struct daemon *d, int64_t now);
 int gp_daemon_execute(struct daemon *d, int64_t now);
+/* Take the jobs that ended this turn out of the core (end of a turn). */
+void gp_daemon_retire_ended(struct daemon *d);
 /* Ask every running job's supervisor what it is doing; report exits. */
 int gp_daemon_poll_jobs(struct daemon *d, int64_t now);
 /* After a GPU sample: report jobs whose GPUs stay idle, and processes on

@@ -189,6 +189,35 @@ fail:
 
 /* ---- the core's observer ------------------------------------------------ */
 
+/* Ended jobs to take out of the core once the turn is over: the store has
+ * their record, and the core would otherwise keep every job that ever
+ * passed through (a few hundred bytes each, for the daemon's life). Not
+ * from inside the observer: the core may still look at the job it tells
+ * about. */
+static uint64_t *ended;
+static size_t nended, capended;
+
+static void retire_later(uint64_t handle)
+{
+    if (nended == capended) {
+        size_t cap = capended ? capended * 2 : 256;
+        uint64_t *p = realloc(ended, cap * sizeof(*p));
+
+        if (!p)
+            return; /* it stays in the core: memory, not correctness */
+        ended = p;
+        capended = cap;
+    }
+    ended[nended++] = handle;
+}
+
+void gp_daemon_retire_ended(struct daemon *d)
+{
+    for (size_t i = 0; i < nended; i++)
+        gp_core_retire(d->core, ended[i]);
+    nended = 0;
+}
+
 static void on_rejected(void *priv, const struct gp_core *core,
                         const struct gp_job *j, const char *why, int64_t now_us)
 {
@@ -202,6 +231,7 @@ static void on_rejected(void *priv, const struct gp_core *core,
     snprintf(dj->reason, sizeof(dj->reason), "%s", why);
     gp_daemon_save_job(d, dj, j, "rejected", json_pack("{ss}", "why", why));
     gp_dlog(d, GP_LOG_INFO, "job %" PRId64 " rejected: %s", dj->id, why);
+    retire_later(dj->handle);
     gp_djob_drop(d, dj);
 }
 
@@ -296,6 +326,7 @@ static void on_ended(void *priv, const struct gp_core *core,
     }
     gp_dlog(d, GP_LOG_INFO, "job %" PRId64 " %s%s%s", dj->id, state,
             dj->reason[0] ? ": " : "", dj->reason);
+    retire_later(dj->handle);
     gp_djob_drop(d, dj);
 }
 

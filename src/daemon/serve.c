@@ -368,6 +368,7 @@ static int turn(struct daemon *d)
     gp_daemon_persist_actions(d, gp_now_us());
     if ((rc = gp_db_commit(d->db, &diag)) != GP_OK)
         return store_failed(d, &diag);
+    gp_daemon_retire_ended(d);
     d->rounds++;
     return GP_OK;
 }

@@ -696,6 +696,15 @@ const char *gp_core_tenant_name(const struct gp_core *core, uint32_t tenant);
 uint64_t gp_core_tenant_busy_milli(const struct gp_core *core, uint32_t tenant);
 const char *gp_core_str(const struct gp_core *core, uint32_t strid);
 const struct gp_policy_ops *gp_core_policy(const struct gp_core *core);
+/* Give the running policy a new set of options, as if the core had been
+ * made with them: the policy starts afresh with them (what it learned as
+ * it ran - failed reclaims remembered, waits averaged - starts over),
+ * every waiting and running job is ranked again, the policy's timers are
+ * dropped and a round is due. Bad options are GP_EINVAL with a diag
+ * naming the key, and change nothing. The options are read during the
+ * call only. */
+int gp_core_set_policy_options(struct gp_core *core, const struct gp_kv *opts,
+                               size_t nopts, struct gp_diag *diag);
 enum gp_place_model gp_core_model(const struct gp_core *core);
 int64_t gp_core_restart_cost_us(const struct gp_core *core);
 int64_t gp_core_grace_us(const struct gp_core *core);

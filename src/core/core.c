@@ -77,6 +77,36 @@ fail:
     return rc;
 }
 
+int gp_core_set_policy_options(struct gp_core *c, const struct gp_kv *opts,
+                               size_t nopts, struct gp_diag *diag)
+{
+    const struct gp_policy_ops *p = c->cfg.policy;
+    struct gp_policy_args args = {opts, nopts, c->env};
+    void *priv = NULL;
+    int rc;
+
+    if (!p->init) {
+        if (nopts > 0)
+            return gp_diag_set(diag, GP_EINVAL, opts[0].key,
+                               "policy '%s' takes no options", p->name);
+        return GP_OK;
+    }
+    /* everything that can fail before anything changes */
+    if ((rc = gp__timer_reserve(c, c->nrunning)) != GP_OK)
+        return gp_diag_set(diag, rc, "core", "out of memory");
+    if ((rc = p->init(&priv, &args, diag)) != GP_OK)
+        return rc;
+    if (p->fini)
+        p->fini(c->ppriv);
+    c->ppriv = priv;
+    c->cfg.policy_opts = NULL; /* the caller's memory; read only at start */
+    c->cfg.npolicy_opts = 0;
+    gp__rerank_all(c);
+    gp__timers_policy_reset(c);
+    c->dirty = true;
+    return GP_OK;
+}
+
 void gp_core_free(struct gp_core *c)
 {
     if (!c)

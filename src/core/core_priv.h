@@ -242,6 +242,9 @@ void gp__running_remove(struct gp_core *c, struct gp_job *j);
 /* The running job's rank changed: move it in the running heap. */
 void gp__running_rerank(struct gp_core *c, struct gp_job *j);
 void gp__queues_free(struct gp_core *c);
+/* The policy's options changed: rank every waiting and running job again
+ * and rebuild the heaps (allocates nothing). */
+void gp__rerank_all(struct gp_core *c);
 
 /* timer.c */
 int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
@@ -250,6 +253,9 @@ int gp__timer_push(struct gp_core *c, int64_t at, uint32_t job, uint32_t gen,
 int gp__timer_reserve(struct gp_core *c, uint32_t n);
 int gp__arm_rank_timer(struct gp_core *c, struct gp_job *j);
 void gp__fire_timers(struct gp_core *c, int64_t now_us);
+/* Drop the policy's timers and the rank timers, arm the rank timers again
+ * (room for one per running job reserved by the caller). */
+void gp__timers_policy_reset(struct gp_core *c);
 
 /* ledger.c */
 int gp__tenant_of(struct gp_core *c, const char *name, uint32_t *out);

@@ -335,6 +335,36 @@ void gp__running_rerank(struct gp_core *c, struct gp_job *j)
     runq_fix(c->running, c->nrunning, j->heap_pos, c);
 }
 
+/* Rank every pending and running job again (the policy's options
+ * changed) and rebuild each heap in place: an element at a time, the heap
+ * growing by one leaf that sifts up, so positions stay noted. Allocates
+ * nothing. */
+void gp__rerank_all(struct gp_core *c)
+{
+    for (uint32_t a = 0; a < c->nactive; a++) {
+        struct shape *s = &c->shapes[c->active[a]];
+
+        for (uint32_t i = 0; i < s->n; i++) {
+            struct gp_job *j = J(c, s->heap[i].id);
+
+            gp__set_rank(c, j);
+            s->heap[i].rank[0] = j->rank[0];
+            s->heap[i].rank[1] = j->rank[1];
+        }
+        for (uint32_t i = 0; i < s->n; i++) {
+            J(c, s->heap[i].id)->heap_pos = i;
+            pendq_fix(s->heap, i + 1, i, c);
+        }
+    }
+    for (uint32_t i = 0; i < c->nrunning; i++)
+        gp__set_rank(c, J(c, c->running[i]));
+    for (uint32_t i = 0; i < c->nrunning; i++) {
+        J(c, c->running[i])->heap_pos = i;
+        runq_fix(c->running, i + 1, i, c);
+    }
+    c->lc->stale = true;
+}
+
 void gp__queues_free(struct gp_core *c)
 {
     for (uint32_t s = 0; s < c->nshapes; s++)

@@ -116,3 +116,21 @@ void gp__fire_timers(struct gp_core *c, int64_t now_us)
         c->dirty = true;
     }
 }
+
+/* The policy's options changed: its own timers and the running jobs' rank
+ * timers belong to the old instance. Drop them and arm the rank timers
+ * anew. The caller reserved room for one timer per running job. */
+void gp__timers_policy_reset(struct gp_core *c)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < c->ntimers; i++)
+        if (c->timers[i].kind != TIMER_POLICY &&
+            c->timers[i].kind != TIMER_RANK)
+            c->timers[n++] = c->timers[i];
+    for (uint32_t i = 0; i < n; i++)
+        timerq_fix(c->timers, i + 1, i, c);
+    c->ntimers = n;
+    for (uint32_t i = 0; i < c->nrunning; i++)
+        GP__MUST(gp__arm_rank_timer(c, J(c, c->running[i])));
+}

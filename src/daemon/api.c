@@ -26,6 +26,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/decode.h"
+#include "daemon/live.h"
 #include "daemon/tenancy.h"
 #include "monitor/prom.h"
 #include "sim/version.h" /* GP_VERSION */
@@ -717,18 +718,14 @@ static json_t *tenant_update(struct daemon *d, struct gp_http_request *r,
     return out ? out : error(status, 503, "NOMEM", NULL, "out of memory");
 }
 
-/* The core takes the policy's options when it is made: they are checked
- * here as the policy would take them, and a valid set is answered 409
- * with what to do, rather than half-applied. */
+/* New options for the running policy (live.h): kept in the store, then
+ * given to the core, which ranks every job again; a set the policy refuses
+ * is a 400 naming the key, and the savepoint undoes the store's copy. */
 static json_t *policy_options(struct daemon *d, struct gp_http_request *r,
                               unsigned *status)
 {
-    const struct gp_policy_ops *p = gp_core_policy(d->core);
     struct gp_diag diag = {{0}, {0}};
-    struct gp_kv *kv = NULL;
-    json_t *opts = NULL, *out, *v;
-    const char *key;
-    size_t n = 0;
+    json_t *opts = NULL, *out;
     int rc;
 
     if ((out = admins_only(&r->who, "changing the policy's options", status)))
@@ -737,40 +734,16 @@ static json_t *policy_options(struct daemon *d, struct gp_http_request *r,
                                            &diag)) != GP_OK)
         return error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
                      diag.where, "%s", diag.msg);
-    if (json_object_size(opts) &&
-        !(kv = calloc(json_object_size(opts), sizeof(*kv)))) {
-        json_decref(opts);
-        return error(status, 503, "NOMEM", NULL, "out of memory");
-    }
-    json_object_foreach(opts, key, v)
-    {
-        kv[n].key = key;
-        kv[n++].value = json_string_value(v);
-    }
-    if (n && !p->init) {
-        out = error(status, 400, "PARSE", kv[0].key,
-                    "%s: policy '%s' takes no options", kv[0].key, p->name);
-    } else if (p->init) {
-        struct gp_policy_args a = {kv, n, &d->env};
-        void *priv = NULL;
-
-        if ((rc = p->init(&priv, &a, &diag)) != GP_OK)
-            out = error(status, rc == GP_ENOMEM ? 503 : 400, gp_err_name(rc),
-                        diag.where[0] ? diag.where : NULL, "%s%s%s", diag.where,
-                        diag.where[0] ? ": " : "", diag.msg);
-        else if (p->fini)
-            p->fini(priv);
-    }
-    if (!out)
-        out = error(status, 409, "STATE", NULL,
-                    "the options are valid for policy '%s', but the running "
-                    "core takes options only when it starts: put them under "
-                    "[policy] in the config file and restart the daemon "
-                    "(jobs keep running across a restart)",
-                    p->name);
-    free(kv);
+    rc = gp_live_policy_set(d, opts, "api", &diag);
     json_decref(opts);
-    return out;
+    if (rc != GP_OK)
+        return error(status, rc == GP_EINVAL ? 400 : 503, gp_err_name(rc),
+                     diag.where[0] ? diag.where : NULL, "%s%s%s", diag.where,
+                     diag.where[0] ? ": " : "", diag.msg);
+    gp_dlog(d, GP_LOG_INFO, "policy options changed by %s", r->who.user);
+    *status = 200;
+    out = gp_live_policy_json(d);
+    return out ? out : error(status, 503, "NOMEM", NULL, "out of memory");
 }
 
 static json_t *nodes(struct daemon *d, const struct gp_identity *who,
@@ -1024,16 +997,10 @@ void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
         return;
     }
     if (get && strcmp(p, "/v1/policy") == 0) {
-        json_t *opts = json_object();
-
-        for (size_t i = 0; i < d->cfg.policy.n; i++)
-            json_object_set_new(opts, d->cfg.policy.opts[i].key,
-                                json_string(d->cfg.policy.opts[i].value));
-        *status = 200;
-        *reply = json_pack(
-            "{sssssoss}", "policy", d->cfg.scheduler.policy, "placement",
-            gp_place_model_name(d->cfg.scheduler.placement), "options", opts,
-            "summary", gp_core_policy(d->core)->summary);
+        *reply = gp_live_policy_json(d);
+        *status = *reply ? 200 : 503;
+        if (!*reply)
+            *reply = error(status, 503, "NOMEM", NULL, "out of memory");
         return;
     }
     *reply = error(status, 404, "NOENT", NULL, "no route %s %s", m, p);

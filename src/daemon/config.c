@@ -1687,7 +1687,8 @@ bool gp_config_is_reloadable(const char *section_key)
 {
     if (!section_key)
         return false;
-    if (strncmp(section_key, "policy.", 7) == 0 && section_key[7])
+    if (strcmp(section_key, "policy") == 0 ||
+        (strncmp(section_key, "policy.", 7) == 0 && section_key[7]))
         return true;
     for (size_t i = 0; i < NENTRIES; i++)
         if (strcmp(table[i].name, section_key) == 0)
@@ -1763,11 +1764,11 @@ static const char doc_intro[] =
     "  starts listening).\n"
     "- SIGHUP re-reads the file (with the same `--set`s) and applies "
     "`[scheduler]\n"
-    "  tenants` and `[policy]`; other keys that changed are logged and need "
-    "a\n"
-    "  restart. A file with an error changes nothing: the daemon logs it and "
-    "goes on\n"
-    "  with what it had.\n"
+    "  tenants` and `[policy]` at once (docs/daemon.md, \"Signals and "
+    "logs\"); other\n"
+    "  keys that changed are logged and need a restart. A file with an error "
+    "changes\n"
+    "  nothing: the daemon logs it and goes on with what it had.\n"
     "\n"
     "## Types\n"
     "\n"

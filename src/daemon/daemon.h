@@ -65,6 +65,10 @@ struct daemon {
     struct gp_tenant_list tenants;
     /* Unix users per tenant ("*" = everyone), from the tenants file */
     json_t *members;
+    /* the policy's options in force (strings by key) and where they came
+     * from: "file" or "api" (live.h) */
+    json_t *policy_opts;
+    const char *policy_from;
     char node_name[64];
     char supervisor[4096]; /* the gpupool-supervisor program */
     unsigned ngpus;

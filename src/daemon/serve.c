@@ -29,6 +29,7 @@
 
 #include "cli/cli.h"
 #include "daemon/daemon.h"
+#include "daemon/live.h"
 #include "daemon/tenancy.h"
 
 #define MAX_BATCH 4096
@@ -424,11 +425,10 @@ static void reload(struct daemon *d)
     }
     n = gp_config_diff(&d->cfg, &c, changed, 32);
     for (size_t i = 0; i < n && i < 32; i++)
-        gp_dlog(d, GP_LOG_INFO, "reload: %s changed%s", changed[i],
-                gp_config_is_reloadable(changed[i])
-                    ? " (applied at the next start; tenants and policy "
-                      "options need a restart in this version)"
-                    : " (needs a restart)");
+        if (!gp_config_is_reloadable(changed[i]))
+            gp_dlog(d, GP_LOG_WARN, "reload: %s changed (needs a restart)",
+                    changed[i]);
+    gp_live_reload(d, &c);
     {
         struct gp_diag td;
 
@@ -621,7 +621,8 @@ int gp_cmd_serve(int argc, char **argv)
         goto fail;
     if ((rc = gp_db_begin(d->db, &diag)) != GP_OK)
         goto fail;
-    if ((rc = gp_daemon_recover(d, gp_now_us(), &diag)) != GP_OK) {
+    if ((rc = gp_live_policy_init(d, &diag)) != GP_OK ||
+        (rc = gp_daemon_recover(d, gp_now_us(), &diag)) != GP_OK) {
         gp_db_rollback(d->db, NULL);
         goto fail;
     }
@@ -706,6 +707,7 @@ out:
     free(d->jobs);
     gp_core_free(d->core);
     gp_tenancy_fini(d);
+    gp_live_fini(d);
     gp_tenant_list_fini(&d->tenants);
     gp_monitor_close(&d->mon);
     free(d->gpus);

@@ -266,6 +266,96 @@ int gp_tenancy_init(struct daemon *d, struct gp_diag *diag)
     return GP_OK;
 }
 
+/* ---- SIGHUP: the tenants file again ----------------------------------- */
+
+static int collect_name(void *priv, const struct gp_db_tenant *t)
+{
+    return json_object_set_new(priv, t->name, json_true()) == 0 ? 0 : GP_ENOMEM;
+}
+
+/* Whether a tenant's type split in the file matches the core's. */
+static bool same_split(const struct gp_core *core, uint32_t idx,
+                       const struct gp_tenant_spec *t)
+{
+    const struct gp_tenant_info *ti = gp_core_tenant_info(core, idx);
+
+    if (!ti->typed)
+        return t->nby_type == 0;
+    return t->nby_type > 0 && t->guarantee == ti->guarantee;
+}
+
+int gp_tenancy_reload(struct daemon *d, struct gp_tenant_list *l)
+{
+    json_t *stored = json_object(), *seen = json_object();
+    struct gp_diag diag = {{0}, {0}};
+    size_t changed = 0, added = 0, kept = 0, refused = 0;
+
+    if (!stored || !seen ||
+        gp_db_tenants_each(d->db, collect_name, stored, &diag) != GP_OK) {
+        gp_dlog(d, GP_LOG_ERROR,
+                "reload: tenants: cannot read the store's tenants (%s); "
+                "nothing changed",
+                diag.msg[0] ? diag.msg : "out of memory");
+        json_decref(stored);
+        json_decref(seen);
+        return GP_EIO;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        struct gp_tenant_spec t = l->t[i];
+        struct gp_diag why = {{0}, {0}};
+        uint32_t idx;
+        int rc;
+
+        json_object_set_new(seen, t.name, json_true());
+        if (json_object_get(stored, t.name)) {
+            kept++; /* an admin's definition: the store's wins */
+            continue;
+        }
+        if (gp_core_find_tenant(d->core, t.name, &idx) != GP_OK) {
+            rc = gp_core_add_tenant(d->core, &t, &why);
+            added += rc == GP_OK;
+        } else if (!same_split(d->core, idx, &t)) {
+            rc = gp_diag_set(&why, GP_EINVAL, "guarantee",
+                             "its guarantee by GPU type changed; that needs "
+                             "a restart");
+        } else {
+            t.by_type = NULL; /* the parts stay (gp_core_update_tenant) */
+            t.nby_type = 0;
+            rc = gp_core_update_tenant(d->core, &t, &why);
+            changed += rc == GP_OK;
+        }
+        if (rc != GP_OK) {
+            refused++;
+            gp_dlog(d, GP_LOG_WARN,
+                    "reload: tenant %s: %s%s%s; it stays as it was", t.name,
+                    why.where, why.where[0] ? ": " : "", why.msg);
+            continue;
+        }
+        json_object_set_new(d->members, t.name, file_users(l, i));
+    }
+    {
+        const char *name;
+        json_t *v;
+
+        json_object_foreach(d->members, name, v)
+        {
+            (void)v;
+            if (!json_object_get(seen, name) && !json_object_get(stored, name))
+                gp_dlog(d, GP_LOG_WARN,
+                        "reload: tenant %s is no longer in the tenants "
+                        "file; it stays until the daemon restarts",
+                        name);
+        }
+    }
+    gp_dlog(d, GP_LOG_INFO,
+            "reload: tenants file: %zu added, %zu updated, %zu kept as an "
+            "admin defined them, %zu refused",
+            added, changed, kept, refused);
+    json_decref(stored);
+    json_decref(seen);
+    return GP_OK;
+}
+
 void gp_tenancy_fini(struct daemon *d)
 {
     json_decref(d->members);

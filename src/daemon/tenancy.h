@@ -23,6 +23,14 @@
  * stored tenant the core refuses now (its parent gone, ...) is logged and
  * left out. GP_ENOMEM, or the store's error. */
 int gp_tenancy_init(struct daemon *d, struct gp_diag *diag);
+/* SIGHUP: apply a tenants file read again over the running core, as a
+ * start would: tenants new to the core are added, the others updated
+ * (their users too), except those an admin defined through the API (the
+ * store's definition wins). A change the core refuses, or a changed split
+ * by GPU type, is logged and leaves that tenant as it was; a tenant that
+ * left the file stays until a restart. GP_EIO when the store cannot be
+ * read (nothing changed). */
+int gp_tenancy_reload(struct daemon *d, struct gp_tenant_list *l);
 /* Free d->members (NULL-safe, idempotent). */
 void gp_tenancy_fini(struct daemon *d);
 

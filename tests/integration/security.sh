@@ -340,9 +340,10 @@ expect 201 bob POST /v1/jobs '{"command": ["true"], "tenant": "speech"}'
 for who in ann bob tok-ann tok-bob; do
     expect 403 $who PUT /v1/policy/options '{}'
 done
-expect 409 root PUT /v1/policy/options '{"lifo": "1"}'
-has restart "a valid option"
-expect 409 tok-admin PUT /v1/policy/options '{}'
+expect 200 root PUT /v1/policy/options '{"lifo": "1"}'
+has '"options_from":"api"' "a valid option"
+expect 200 tok-admin PUT /v1/policy/options '{}'
+has '"options":{}' "an empty set"
 expect 400 root PUT /v1/policy/options '{"no_such_option": "1"}'
 has '"field":"no_such_option"' "an unknown option"
 expect 400 root PUT /v1/policy/options '[1]'

@@ -1152,6 +1152,58 @@ static void hold_line_keeps_smaller_jobs_from_passing_a_gang(void **state)
     }
 }
 
+/* New options for a running core: hold_line set while jobs wait and run
+ * takes effect from the next round, as if the core had started with it;
+ * a bad set is refused, names the key, and changes nothing. The scene is
+ * hold_line's: without the option a 1-GPU job passes the waiting gang,
+ * with it the next one waits and the gang starts when the long job ends. */
+static void new_options_apply_to_a_running_core(void **state)
+{
+    static const struct gp_tenant_spec one[] = {{.name = "a", .guarantee = 4}};
+    static const struct gp_kv before[] = {{"fifo", "1"}};
+    static const struct gp_kv after[] = {{"fifo", "1"}, {"hold_line", "60"}};
+    static const struct gp_kv bad[] = {{"fifo", "1"}, {"hold_lines", "60"}};
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    struct gp_diag diag = {{0}, {0}};
+    struct rec r;
+    struct gp_core *core;
+    uint32_t longj, gang, passes, waits;
+
+    (void)state;
+    core = pool_core_opts("pool", 4, one, 1, &s, before, 1, &r);
+    longj = job_of(core, "a", 1, 10000, 0, 0, true);
+    gang = job_of(core, "a", 4, 100, 0, 0, true);
+    round_at(core, 0);
+    passes = job_of(core, "a", 1, 1000, 100, 0, true);
+    round_at(core, S(100));
+    assert_int_equal(state_of(core, passes), GP_JOB_RUNNING);
+
+    assert_int_equal(gp_core_set_policy_options(core, bad, 2, &diag),
+                     GP_EINVAL);
+    assert_string_equal(diag.where, "hold_lines");
+    waits = job_of(core, "a", 1, 1000, 150, 0, true);
+    round_at(core, S(150));
+    assert_int_equal(state_of(core, waits), GP_JOB_RUNNING); /* unchanged */
+
+    assert_int_equal(gp_core_set_policy_options(core, after, 2, &diag), GP_OK);
+    waits = job_of(core, "a", 1, 1000, 200, 0, true);
+    round_at(core, S(200));
+    assert_int_equal(state_of(core, waits), GP_JOB_PENDING);
+    assert_int_equal(state_of(core, gang), GP_JOB_PENDING);
+    assert_int_equal(gp_core_job_ended(core, longj, GP_JOB_COMPLETED, S(500)),
+                     GP_OK);
+    round_at(core, S(500));
+    assert_int_equal(state_of(core, gang), GP_JOB_PENDING); /* 3 still run */
+    gp_core_free(core);
+
+    /* a policy with no options takes none, and an empty set is a no-op */
+    core = pool_core("static-quota", 4, one, 1, &s, &r);
+    assert_int_equal(gp_core_set_policy_options(core, NULL, 0, &diag), GP_OK);
+    assert_int_equal(gp_core_set_policy_options(core, before, 1, &diag),
+                     GP_EINVAL);
+    gp_core_free(core);
+}
+
 /* wait_ratio: a gang never started that waited more than K times its
  * tenant's 1-GPU wait (here the floor, 60 s: the one 1-GPU wait so far
  * was 0) holds its tenant's line; with swap it also takes back the GPUs of
@@ -1778,6 +1830,7 @@ int main(void)
             the_tenant_furthest_from_its_share_in_proportion_goes_first),
         cmocka_unit_test(defrag_moves_a_job_to_free_a_node_for_a_gang),
         cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
+        cmocka_unit_test(new_options_apply_to_a_running_core),
         cmocka_unit_test(an_overdue_gang_starts_before_its_tenants_later_jobs),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
         cmocka_unit_test(a_consolidate_reclaim_counts_each_victim_once),

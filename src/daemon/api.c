@@ -66,32 +66,111 @@ static json_t *error(unsigned *status, unsigned code, const char *err,
 
 /* What a waiting job waits for, and when it should start: the GPUs the
  * running jobs free at their predicted ends, taken first by the jobs
- * queued before it (an estimate: the policy may order otherwise). */
-static void estimate(struct daemon *d, const struct gp_job *j, int64_t now,
-                     json_t *out)
-{
-    const struct gp_cluster *cl = gp_core_cluster(d->core);
-    uint64_t free_gpus = gp_cluster_free_gpus(cl), need = 0, ahead = 0;
-    int64_t *ends = NULL;
-    uint32_t *gpus = NULL;
-    size_t n = 0, pos = 0;
+ * queued before it (an estimate: the policy may order otherwise). The
+ * waiting and running jobs are gathered once per request (struct est),
+ * so that listing n waiting jobs costs O(n log n), not O(n^2). */
+struct est {
+    bool built;
+    uint64_t free_gpus;
+    int64_t *pend_id;   /* waiting jobs by id */
+    uint64_t *pend_cum; /* GPUs of the first k waiting jobs: [k] */
+    size_t npend;
+    int64_t *end;      /* running jobs' predicted ends, earliest first */
+    uint64_t *end_cum; /* GPUs freed by the first k ends: [k] */
+    size_t nrun;
+};
 
+struct pair {
+    int64_t key;
+    uint64_t gpus;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const struct pair *x = a, *y = b;
+
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static void est_fini(struct est *e)
+{
+    free(e->pend_id);
+    free(e->pend_cum);
+    free(e->end);
+    free(e->end_cum);
+    memset(e, 0, sizeof(*e));
+}
+
+static int est_build(struct daemon *d, struct est *e, int64_t now)
+{
+    size_t n = d->njobs ? d->njobs : 1, np = 0, nr = 0;
+    struct pair *pend = malloc(n * sizeof(*pend)),
+                *run = malloc(n * sizeof(*run));
+    int rc = GP_ENOMEM;
+
+    e->pend_id = malloc(n * sizeof(*e->pend_id));
+    e->pend_cum = malloc((n + 1) * sizeof(*e->pend_cum));
+    e->end = malloc(n * sizeof(*e->end));
+    e->end_cum = malloc((n + 1) * sizeof(*e->end_cum));
+    if (!pend || !run || !e->pend_id || !e->pend_cum || !e->end || !e->end_cum)
+        goto out;
     for (size_t i = 0; i < d->njobs; i++) {
         const struct gp_job *o = gp_core_job(d->core, d->jobs[i]->handle);
 
-        if (!o || d->jobs[i]->id >= gp_djob_of(d, j)->id)
+        if (!o)
             continue;
-        if (o->state == GP_JOB_PENDING) {
-            ahead += o->demand.gpus;
-            pos++;
-        }
+        if (o->state == GP_JOB_PENDING)
+            pend[np++] = (struct pair){d->jobs[i]->id, o->demand.gpus};
+        else if (o->state == GP_JOB_RUNNING || o->state == GP_JOB_STARTING)
+            run[nr++] = (struct pair){
+                now + gp_core_predicted_remaining(d->core, o, now),
+                o->where.gpus};
     }
-    need = ahead + (j->demand.gpus ? j->demand.gpus : 1);
+    qsort(pend, np, sizeof(*pend), cmp_pair);
+    qsort(run, nr, sizeof(*run), cmp_pair);
+    e->pend_cum[0] = e->end_cum[0] = 0;
+    for (size_t i = 0; i < np; i++) {
+        e->pend_id[i] = pend[i].key;
+        e->pend_cum[i + 1] = e->pend_cum[i] + pend[i].gpus;
+    }
+    for (size_t i = 0; i < nr; i++) {
+        e->end[i] = run[i].key;
+        e->end_cum[i + 1] = e->end_cum[i] + run[i].gpus;
+    }
+    e->npend = np;
+    e->nrun = nr;
+    e->free_gpus = gp_cluster_free_gpus(gp_core_cluster(d->core));
+    e->built = true;
+    rc = GP_OK;
+out:
+    free(pend);
+    free(run);
+    return rc;
+}
+
+static void estimate(struct daemon *d, struct est *e, const struct gp_job *j,
+                     int64_t id, int64_t now, json_t *out)
+{
+    size_t lo = 0, hi, pos;
+    uint64_t need;
+
+    if (!e->built && est_build(d, e, now) != GP_OK)
+        return;
+    for (hi = e->npend; lo < hi;) { /* waiting jobs queued before it */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (e->pend_id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    pos = lo;
+    need = e->pend_cum[pos] + (j->demand.gpus ? j->demand.gpus : 1);
     json_object_set_new(out, "position", json_integer((json_int_t)pos + 1));
     if (j->why)
         json_object_set_new(out, "reason",
                             json_string(gp_core_str(d->core, j->why)));
-    else if (free_gpus < j->demand.gpus)
+    else if (e->free_gpus < j->demand.gpus)
         json_object_set_new(out, "reason",
                             json_string("waiting for GPUs to free up"));
     else if (pos > 0)
@@ -101,48 +180,22 @@ static void estimate(struct daemon *d, const struct gp_job *j, int64_t now,
         json_object_set_new(out, "reason",
                             json_string("the policy holds it back (its "
                                         "tenant is at its share)"));
-    if (free_gpus >= need) {
+    if (e->free_gpus >= need) {
         json_object_set_new(out, "estimated_start", json_real(secs(now)));
         return;
     }
-    ends = malloc((d->njobs ? d->njobs : 1) * sizeof(*ends));
-    gpus = malloc((d->njobs ? d->njobs : 1) * sizeof(*gpus));
-    if (!ends || !gpus)
-        goto out;
-    for (size_t i = 0; i < d->njobs; i++) {
-        const struct gp_job *o = gp_core_job(d->core, d->jobs[i]->handle);
-
-        if (!o || (o->state != GP_JOB_RUNNING && o->state != GP_JOB_STARTING))
-            continue;
-        ends[n] = now + gp_core_predicted_remaining(d->core, o, now);
-        gpus[n++] = o->where.gpus;
-    }
-    /* earliest ends first (a small insertion sort: n is the running jobs) */
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && ends[k] < ends[k - 1]; k--) {
-            int64_t t = ends[k];
-            uint32_t g = gpus[k];
-
-            ends[k] = ends[k - 1];
-            gpus[k] = gpus[k - 1];
-            ends[k - 1] = t;
-            gpus[k - 1] = g;
-        }
-    for (size_t i = 0; i < n; i++) {
-        free_gpus += gpus[i];
-        if (free_gpus >= need) {
+    for (size_t i = 0; i < e->nrun; i++)
+        if (e->free_gpus + e->end_cum[i + 1] >= need) {
             json_object_set_new(out, "estimated_start",
-                                json_real(secs(ends[i])));
+                                json_real(secs(e->end[i])));
             break;
         }
-    }
-out:
-    free(ends);
-    free(gpus);
 }
 
-json_t *gp_api_job_json(struct daemon *d, const struct gp_db_job *row,
-                        int64_t now)
+/* A job as the API shows it (from the store's record); a waiting job
+ * with its position, reason and estimated start when e is given. */
+static json_t *job_json(struct daemon *d, const struct gp_db_job *row,
+                        int64_t now, struct est *e)
 {
     json_t *spec = json_loads(row->spec_json, 0, NULL), *o;
     struct djob *dj = gp_djob_find(d, row->id);
@@ -202,8 +255,8 @@ json_t *gp_api_job_json(struct daemon *d, const struct gp_db_job *row,
             /* the live state (the store's is as of the last change) */
             json_object_set_new(o, "state",
                                 json_string(gp_job_state_name(j->state)));
-            if (j->state == GP_JOB_PENDING)
-                estimate(d, j, now, o);
+            if (j->state == GP_JOB_PENDING && e)
+                estimate(d, e, j, row->id, now, o);
         }
     }
     return o;
@@ -255,7 +308,7 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
             return error(status, 409, "EXIST", "client_id",
                          "client_id: another user's job has it");
         *status = 200; /* the job the first try created */
-        return gp_api_job_json(d, &row, now);
+        return job_json(d, &row, now, NULL);
     }
     if (!(text = json_dumps(clean, JSON_COMPACT | JSON_SORT_KEYS)))
         return error(status, 503, "NOMEM", NULL, "out of memory");
@@ -310,12 +363,14 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
     /* a job the cluster can never run was rejected by now (observer) */
     if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
         return error(status, 500, "IO", NULL, "the store lost the job");
-    out = gp_api_job_json(d, &row, now);
+    out = job_json(d, &row, now, NULL);
     *status = row.state == GP_JOB_REJECTED ? 422 : 201;
     if (row.state == GP_JOB_REJECTED) {
         json_decref(out);
-        return error(status, 422, "NOFIT", NULL, "job %" PRId64 " rejected: %s",
-                     id, row.reason ? row.reason : "");
+        return error(status, 422, "NOFIT", NULL,
+                     "the cluster can never run it, so nothing was "
+                     "queued: %s",
+                     row.reason ? row.reason : "");
     }
     return out;
 }
@@ -403,6 +458,7 @@ struct lister {
     const char *tenant, *user, *state;
     int64_t now;
     size_t limit;
+    struct est est;
 };
 
 static int list_one(void *priv, const struct gp_db_job *row)
@@ -415,7 +471,7 @@ static int list_one(void *priv, const struct gp_db_job *row)
         (l->user && strcmp(l->user, row->user) != 0) ||
         (l->state && strcmp(l->state, gp_job_state_name(row->state)) != 0))
         return 0;
-    if (!(j = gp_api_job_json(l->d, row, l->now)))
+    if (!(j = job_json(l->d, row, l->now, &l->est)))
         return GP_ENOMEM;
     json_array_append_new(l->arr, j);
     return json_array_size(l->arr) >= l->limit ? 1 : 0;
@@ -431,7 +487,8 @@ static json_t *list(struct daemon *d, struct gp_http_request *r, int64_t now,
                        gp_http_arg(r, "user"),
                        gp_http_arg(r, "state"),
                        now,
-                       100};
+                       100,
+                       {0}};
     const char *lim = gp_http_arg(r, "limit"), *after = gp_http_arg(r, "after");
     enum gp_db_which which = GP_DB_LIVE;
     int64_t after_id = 0;
@@ -466,6 +523,7 @@ static json_t *list(struct daemon *d, struct gp_http_request *r, int64_t now,
     if (gp_http_arg(r, "all"))
         which = GP_DB_ALL;
     gp_db_jobs_each(d->db, which, after_id, 0, list_one, &l, NULL);
+    est_fini(&l.est);
     out = json_pack("{so sf}", "jobs", l.arr, "now", secs(now));
     if (json_array_size(l.arr) == l.limit)
         json_object_set_new(
@@ -522,7 +580,13 @@ static json_t *show(struct daemon *d, const struct gp_identity *who, int64_t id,
 
     if (!visible_job(d, who, id, &row))
         return error(status, 404, "NOENT", "id", "no job %" PRId64, id);
-    if (!(o = gp_api_job_json(d, &row, now)))
+    {
+        struct est e = {0};
+
+        o = job_json(d, &row, now, &e);
+        est_fini(&e);
+    }
+    if (!o)
         return error(status, 503, "NOMEM", NULL, "out of memory");
     ev = json_array();
     runs = json_array();

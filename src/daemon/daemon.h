@@ -36,7 +36,8 @@ struct djob {
     uint32_t runs;     /* runs begun, failed starts included: the run
                           number of the last */
     /* the current run, while it holds GPUs */
-    bool has_proc;
+    bool has_proc;   /* set through gp_djob_set_proc */
+    size_t proc_pos; /* in daemon.procs, while has_proc */
     struct gp_local_proc proc;
     char devices[256];
     int64_t action_id; /* its start action, until done */
@@ -85,6 +86,10 @@ struct daemon {
     /* live jobs by id (ids increase, so appends keep it sorted) */
     struct djob **jobs;
     size_t njobs, capjobs;
+    /* those with a process (has_proc), in no order: what the loop polls;
+     * room for capjobs, so adding one never fails */
+    struct djob **procs;
+    size_t nprocs;
     /* the loop's round */
     bool dirty;
     uint64_t rounds, submits, starts, preempts;
@@ -105,6 +110,8 @@ struct djob *gp_djob_of(struct daemon *d, const struct gp_job *j);
 int gp_djob_add(struct daemon *d, struct djob *j);
 void gp_djob_drop(struct daemon *d, struct djob *j);
 void gp_djob_free(struct djob *j);
+/* The job has a process now (on) or no longer: d->procs follows. */
+void gp_djob_set_proc(struct daemon *d, struct djob *j, bool on);
 extern const struct gp_observer_ops gp_daemon_observer;
 /* Carry out the core's actions taken and persisted this round. */
 int gp_daemon_persist_actions(struct daemon *d, int64_t now);
@@ -137,8 +144,5 @@ int gp_daemon_recover(struct daemon *d, int64_t now, struct gp_diag *diag);
 void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,
                    unsigned *status, json_t **reply, char **text,
                    const char **type);
-/* A job as the API shows it (from the store's record). */
-json_t *gp_api_job_json(struct daemon *d, const struct gp_db_job *row,
-                        int64_t now);
 
 #endif

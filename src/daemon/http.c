@@ -44,7 +44,6 @@ struct gp_http {
     char *tokens_file;
     struct listener lunix, ltcp;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     struct gp_http_request *head, *tail; /* queued for the loop */
     bool stopping;
     struct gp_auth_token *tokens;
@@ -52,10 +51,13 @@ struct gp_http {
 };
 
 /* per connection: the request being read */
+/* A request's connection. Its thread waits on its own condition for the
+ * answer, so the loop's reply wakes that thread alone. */
 struct conn {
-    struct gp_http_request req;
+    struct gp_http_request req; /* first: a request is its conn */
     size_t cap;
     bool too_big;
+    pthread_cond_t answered;
 };
 
 unsigned gp_http_status_of(int err)
@@ -224,6 +226,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
     if (!cn) { /* the headers are in: set up */
         if (!(cn = calloc(1, sizeof(*cn))))
             return MHD_NO;
+        if (pthread_cond_init(&cn->answered, NULL) != 0) {
+            free(cn);
+            return MHD_NO;
+        }
         *con_cls = cn;
         return MHD_YES;
     }
@@ -279,7 +285,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
     }
     enqueue(h, &cn->req);
     while (!cn->req.done)
-        pthread_cond_wait(&h->cv, &h->mu);
+        pthread_cond_wait(&cn->answered, &h->mu);
     pthread_mutex_unlock(&h->mu);
     ret = respond(c, cn->req.status, cn->req.content_type, cn->req.reply,
                   cn->req.reply_len);
@@ -298,6 +304,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     free(cn->req.body);
     free(cn->req.reply);
+    pthread_cond_destroy(&cn->answered);
     free(cn);
     *con_cls = NULL;
 }
@@ -344,7 +351,7 @@ void gp_http_reply(struct gp_http *h, struct gp_http_request *r,
         (void)oom;
     }
     r->done = true;
-    pthread_cond_broadcast(&h->cv);
+    pthread_cond_signal(&((struct conn *)r)->answered);
     pthread_mutex_unlock(&h->mu);
 }
 
@@ -526,7 +533,6 @@ int gp_http_start(struct gp_http **out, const struct gp_http_options *o,
     h->lunix.fd = h->ltcp.fd = -1;
     h->lunix.h = h->ltcp.h = h;
     pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->cv, NULL);
     if ((o->socket_path && !(h->socket_path = strdup(o->socket_path))) ||
         (o->tokens_file && !(h->tokens_file = strdup(o->tokens_file)))) {
         rc = gp_diag_set(diag, GP_ENOMEM, "http", "out of memory");
@@ -603,7 +609,6 @@ void gp_http_stop(struct gp_http *h)
     free(h->socket_path);
     free(h->tokens_file);
     free(h->tokens);
-    pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
     free(h);
 }

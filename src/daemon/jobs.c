@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/tenancy.h"
 
 #define MAX_ACTIONS_PER_ROUND 65536
 
@@ -73,6 +74,9 @@ int gp_djob_add(struct daemon *d, struct djob *j)
         if (!p)
             return GP_ENOMEM;
         d->jobs = p;
+        if (!(p = realloc(d->procs, cap * sizeof(*p))))
+            return GP_ENOMEM; /* jobs grew: harmless */
+        d->procs = p;
         d->capjobs = cap;
     }
     memmove(d->jobs + i + 1, d->jobs + i, (d->njobs - i) * sizeof(*d->jobs));
@@ -92,10 +96,27 @@ void gp_djob_free(struct djob *j)
     free(j);
 }
 
+void gp_djob_set_proc(struct daemon *d, struct djob *j, bool on)
+{
+    if (on == j->has_proc)
+        return;
+    j->has_proc = on;
+    if (on) {
+        j->proc_pos = d->nprocs;
+        d->procs[d->nprocs++] = j;
+    } else {
+        struct djob *last = d->procs[--d->nprocs];
+
+        d->procs[j->proc_pos] = last;
+        last->proc_pos = j->proc_pos;
+    }
+}
+
 void gp_djob_drop(struct daemon *d, struct djob *j)
 {
     size_t i = lower_bound(d, j->id);
 
+    gp_djob_set_proc(d, j, false);
     if (i < d->njobs && d->jobs[i] == j) {
         memmove(d->jobs + i, d->jobs + i + 1,
                 (d->njobs - i - 1) * sizeof(*d->jobs));
@@ -262,7 +283,7 @@ static void end_run(struct daemon *d, struct djob *dj, const char *why)
     if (gp_db_run_end(d->db, dj->id, dj->runs, gp_now_us(), why, &diag) ==
         GP_EIO)
         gp_dlog(d, GP_LOG_ERROR, "store: %s: %s", diag.where, diag.msg);
-    dj->has_proc = false;
+    gp_djob_set_proc(d, dj, false);
     dj->stopping = false;
     dj->devices[0] = '\0';
     dj->limit_at_us = GP_TIME_NONE;
@@ -497,7 +518,7 @@ static int start_job(struct daemon *d, struct djob *dj, const struct gp_job *j,
                  diag.msg[0] ? diag.msg : gp_err_str(rc));
         return gp_core_job_start_failed(d->core, dj->handle, why, now);
     }
-    dj->has_proc = true;
+    gp_djob_set_proc(d, dj, true);
     dj->limit_at_us =
         j->time_limit_us > 0 ? now + j->time_limit_us : GP_TIME_NONE;
     if (gp_db_run_set_supervisor(d->db, dj->id, dj->runs,
@@ -619,14 +640,15 @@ static int report_exit(struct daemon *d, struct djob *dj,
 
 int gp_daemon_poll_jobs(struct daemon *d, int64_t now)
 {
-    /* a report may end and drop the job: walk a copy of the ids */
-    size_t n = d->njobs;
+    /* a report may end and drop the job: walk a copy of the ids of the
+     * jobs with a process */
+    size_t n = d->nprocs;
     int64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
 
     if (!ids)
         return GP_ENOMEM;
     for (size_t i = 0; i < n; i++)
-        ids[i] = d->jobs[i]->id;
+        ids[i] = d->procs[i]->id;
     for (size_t i = 0; i < n; i++) {
         struct djob *dj = gp_djob_find(d, ids[i]);
         const struct gp_job *j;
@@ -647,7 +669,7 @@ int gp_daemon_poll_jobs(struct daemon *d, int64_t now)
         if (st.kind != GP_LOCAL_RUNNING) {
             if (st.kind == GP_LOCAL_LOST) /* make sure nothing is left */
                 gp_local_signal(&dj->proc, SIGKILL, NULL);
-            dj->has_proc = false;
+            gp_djob_set_proc(d, dj, false);
             if ((rc = report_exit(d, dj, j, &st, now)) != GP_OK)
                 gp_dlog(d, GP_LOG_ERROR, "job %" PRId64 ": report: %s", ids[i],
                         gp_err_str(rc));
@@ -697,10 +719,9 @@ bool gp_daemon_pid_is_ours(const struct daemon *d, uint32_t pid)
 {
     uint32_t g = pgrp_of(pid);
 
-    for (size_t i = 0; i < d->njobs; i++)
-        if (d->jobs[i]->has_proc &&
-            ((uint32_t)d->jobs[i]->proc.job_pid == pid ||
-             (g && (uint32_t)d->jobs[i]->proc.job_pid == g)))
+    for (size_t i = 0; i < d->nprocs; i++)
+        if ((uint32_t)d->procs[i]->proc.job_pid == pid ||
+            (g && (uint32_t)d->procs[i]->proc.job_pid == g))
             return true;
     return false;
 }
@@ -732,8 +753,8 @@ void gp_daemon_check_gpus(struct daemon *d, int64_t now)
     if (d->cfg.monitor.idle_after_us <= 0)
         return;
     /* jobs whose GPUs all stay idle */
-    for (size_t i = 0; i < d->njobs; i++) {
-        struct djob *dj = d->jobs[i];
+    for (size_t i = 0; i < d->nprocs; i++) {
+        struct djob *dj = d->procs[i];
         const struct gp_job *j = gp_core_job(d->core, dj->handle);
         bool idle = true, known = false;
 
@@ -781,12 +802,10 @@ int64_t gp_daemon_backend_wakeup(const struct daemon *d)
 {
     int64_t t = GP_TIME_NONE;
 
-    for (size_t i = 0; i < d->njobs; i++) {
-        const struct djob *dj = d->jobs[i];
+    for (size_t i = 0; i < d->nprocs; i++) {
+        const struct djob *dj = d->procs[i];
         int64_t x = GP_TIME_NONE;
 
-        if (!dj->has_proc)
-            continue;
         if (dj->stopping && dj->stop.deadline_us != GP_TIME_NONE)
             x = dj->stop.deadline_us;
         if (dj->limit_at_us != GP_TIME_NONE &&
@@ -937,6 +956,47 @@ static int load_job(void *priv, const struct gp_db_job *row)
     return 0;
 }
 
+/* A job the core no longer takes (its tenant is gone, its record is
+ * refused): it fails, with the reason, in the store; a process of its
+ * last run still alive is killed, so nothing runs that gpupool does not
+ * account for; and it leaves the table. */
+static void fail_unrestorable(struct recover *rv, struct djob *dj,
+                              const char *why)
+{
+    struct daemon *d = rv->d;
+    struct gp_db_run last = {0};
+    struct gp_db_job row;
+    struct gp_diag diag = {{0}, {0}};
+
+    gp_dlog(d, GP_LOG_ERROR, "job %" PRId64 " cannot be restored: %s; it fails",
+            dj->id, why);
+    gp_db_runs_each(d->db, dj->id, true, open_run, &last, NULL);
+    if (last.run) {
+        char dir[1024];
+
+        gp_daemon_job_dir(d, dj->id, dir, sizeof(dir));
+        if (gp_local_adopt(dir, last.run, &dj->proc, &diag) == GP_OK)
+            gp_local_signal(&dj->proc, SIGKILL, NULL);
+        gp_db_run_end(d->db, dj->id, last.run, rv->now, "not restored", NULL);
+    }
+    if (gp_db_job_get(d->db, dj->id, &row, &diag) == GP_OK) {
+        struct gp_db_event ev = {
+            .job_id = dj->id, .ts_us = rv->now, .kind = "failed"};
+        char reason[400];
+
+        snprintf(reason, sizeof(reason), "cannot be restored: %.360s", why);
+        row.state = GP_JOB_FAILED;
+        row.end_us = rv->now;
+        row.reason = reason;
+        row.updated_us = rv->now;
+        if (gp_db_job_update(d->db, &row, &diag) != GP_OK ||
+            gp_db_event_append(d->db, &ev, NULL, &diag) != GP_OK)
+            gp_dlog(d, GP_LOG_ERROR, "store: job %" PRId64 ": %s", dj->id,
+                    diag.msg);
+    }
+    gp_djob_drop(d, dj);
+}
+
 /* One job back into the core: submitted again, its accounting restored,
  * its last run adopted if it still runs (or ran while the daemon was
  * away: the next poll reports how it ended). */
@@ -948,14 +1008,22 @@ static int restore_job(struct recover *rv, struct djob *dj)
     struct gp_diag diag = {{0}, {0}};
     int rc;
 
+    if (!gp_tenancy_is_defined(d, dj->tenant))
+        gp_dlog(d, GP_LOG_WARN,
+                "job %" PRId64 ": its tenant %s is no longer defined; it "
+                "goes on with no guarantee, seen by admins only",
+                dj->id, dj->tenant);
     if ((rc = gp_daemon_submit_core(d, dj, rv->now, &diag)) != GP_OK) {
-        gp_dlog(d, GP_LOG_ERROR, "job %" PRId64 " cannot be restored: %s",
-                dj->id, diag.msg);
+        fail_unrestorable(rv, dj, diag.msg);
         return 0;
     }
     if (gp_core_job(d->core, dj->handle)->state != GP_JOB_PENDING)
         return 0; /* rejected now (the cluster changed): the observer said */
-    gp_core_restore_job(d->core, dj->handle, &dj->restore, NULL);
+    if (gp_core_restore_job(d->core, dj->handle, &dj->restore, &diag) != GP_OK)
+        gp_dlog(d, GP_LOG_WARN,
+                "job %" PRId64 ": its accounting cannot be restored (%s); "
+                "it goes on from zero",
+                dj->id, diag.msg);
     /* its last run: still going, or over while the daemon was away? */
     gp_db_runs_each(d->db, dj->id, true, open_run, &last, NULL);
     dj->runs = 0;
@@ -1020,7 +1088,7 @@ static int restore_job(struct recover *rv, struct djob *dj)
             p.milli && mask ? (uint32_t)__builtin_ctzll(mask) : 0;
         p.slots = &p.inline_slot;
         snprintf(dj->devices, sizeof(dj->devices), "%s", dl.devices);
-        dj->has_proc = true;
+        gp_djob_set_proc(d, dj, true);
         if ((rc = gp_core_adopt(d->core, dj->handle, &p,
                                 last.started_us <= rv->now ? last.started_us
                                                            : rv->now,
@@ -1030,7 +1098,7 @@ static int restore_job(struct recover *rv, struct djob *dj)
                     "stopping it",
                     dj->id, dl.devices, diag.msg);
             gp_local_signal(&dj->proc, SIGKILL, NULL);
-            dj->has_proc = false;
+            gp_djob_set_proc(d, dj, false);
             gp_db_run_end(d->db, dj->id, last.run, rv->now, "lost", NULL);
             return 0;
         }

@@ -393,12 +393,8 @@ static int timeout_ms(struct daemon *d)
     ms = next == GP_TIME_NONE ? 60000 : (next - now + 999) / 1000;
     if (ms < 0)
         ms = 0;
-    for (size_t i = 0; i < d->njobs; i++)
-        if (d->jobs[i]->has_proc) {
-            if (ms > POLL_RUNNING_MS)
-                ms = POLL_RUNNING_MS;
-            break;
-        }
+    if (d->nprocs > 0 && ms > POLL_RUNNING_MS)
+        ms = POLL_RUNNING_MS;
     if (ms > 60000)
         ms = 60000;
     return (int)ms;
@@ -705,6 +701,7 @@ out:
     for (size_t i = 0; i < d->njobs; i++)
         gp_djob_free(d->jobs[i]);
     free(d->jobs);
+    free(d->procs);
     gp_core_free(d->core);
     gp_tenancy_fini(d);
     gp_live_fini(d);

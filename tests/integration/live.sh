@@ -164,11 +164,58 @@ until grep -q "reload: tenants.json:2: " "$tmp/daemon.log"; do
 done
 tenant c 't["guarantee_gpus"] == 2'
 # a tenant that left the file stays until a restart
+tenants '{"name": "a", "guarantee": 1, "weight": 2}, {"name": "b", "guarantee": 1}, {"name": "c", "guarantee": 2, "users": ["*"]}'
+hup
+long=$("$exe" submit -t c -- sleep 300 | sed -n 's/^Submitted job //p')
+i=0
+until [ "$("$exe" show --json "$long" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = running ]; do
+    i=$((i + 1))
+    [ $i -gt 100 ] && { fail "job $long did not start"; break; }
+    sleep 0.1
+done
 tenants '{"name": "a", "guarantee": 1, "weight": 2}, {"name": "b", "guarantee": 1}'
 hup
 tenant c 't["guarantee_gpus"] == 2'
 grep -q 'tenant c is no longer in the tenants file' "$tmp/daemon.log" ||
     fail "a tenant that left the file is not logged"
+[ "$("$exe" show --json "$long" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = running ] ||
+    fail "job $long of the tenant that left the file stopped before a restart"
+
+# at a restart the tenant is gone: its running job goes on (re-adopted),
+# with no guarantee, and the log says so
+lpid=$("$exe" show --json "$long" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+stop
+start
+[ "$("$exe" show --json "$long" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = running ] ||
+    fail "job $long of a tenant no longer defined was not re-adopted"
+grep -q "job $long: its tenant c is no longer defined" "$tmp/daemon.log" ||
+    fail "the restart does not say job $long's tenant is gone"
+
+# a job whose record the core refuses now (here made so by hand in the
+# store: a share of a device and a whole one at once) cannot be restored:
+# it fails with the reason, and its process is killed (nothing runs that
+# gpupool does not account for)
+stop
+python3 - "$tmp/gpupool.db" "$long" <<'PY' || fail "cannot edit the store"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("""UPDATE jobs SET spec_json = json_set(spec_json, '$.gpu_milli', 500)
+              WHERE id = ?""", (int(sys.argv[2]),))
+db.commit()
+PY
+start
+"$exe" show --json "$long" >"$tmp/out"
+python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1]))
+sys.exit(0 if j["state"] == "failed" and "cannot be restored" in j["reason"] else 1)' "$tmp/out" ||
+    fail "job $long of a tenant gone: $(cat "$tmp/out")"
+i=0
+while kill -0 "$lpid" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 50 ] && { fail "job $long's process $lpid still runs"; break; }
+    sleep 0.1
+done
 
 stop
 if [ $fails -ne 0 ]; then

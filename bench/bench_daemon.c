@@ -44,7 +44,6 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <sys/vfs.h>
 
 #include <jansson.h>
 
@@ -100,28 +99,6 @@ static double rss_mib(pid_t pid, const char *key)
             kib = strtod(line + klen + 1, NULL);
     fclose(f);
     return kib / 1024.0;
-}
-
-static const char *fs_name(const char *dir)
-{
-    struct statfs s;
-
-    if (statfs(dir, &s) != 0)
-        return "?";
-    switch ((unsigned long)s.f_type) {
-    case 0xEF53:
-        return "ext4";
-    case 0x01021994:
-        return "tmpfs (fsync is free: FULL means nothing here)";
-    case 0x58465342:
-        return "xfs";
-    case 0x9123683E:
-        return "btrfs";
-    case 0x794c7630:
-        return "overlayfs";
-    default:
-        return "other";
-    }
 }
 
 /* The daemon of the case under way, stopped on ^C (h_on_signals). */
@@ -884,7 +861,7 @@ int main(int argc, char **argv)
     }
     curl_global_init(CURL_GLOBAL_ALL);
     printf(PROG ": %s, state under %s (%s), %ld CPUs\n", O.exe, O.dir,
-           fs_name(O.dir), sysconf(_SC_NPROCESSORS_ONLN));
+           bench_fs_name(O.dir), sysconf(_SC_NPROCESSORS_ONLN));
     if (!O.only || !strcmp(O.only, "submit"))
         case_submit();
     if (!O.only || !strcmp(O.only, "start"))

@@ -15,7 +15,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
-#include <sys/vfs.h>
 
 #include "bench_util.h"
 #include "daemon/db.h"
@@ -32,28 +31,6 @@ struct result {
     uint64_t jobs, commits;
     double wall_s;
 };
-
-static const char *fs_name(const char *dir)
-{
-    struct statfs s;
-
-    if (statfs(dir, &s) != 0)
-        return "?";
-    switch ((unsigned long)s.f_type) {
-    case 0xEF53:
-        return "ext4";
-    case 0x01021994:
-        return "tmpfs (fsync is free: FULL means nothing here)";
-    case 0x58465342:
-        return "xfs";
-    case 0x9123683E:
-        return "btrfs";
-    case 0x794c7630:
-        return "overlayfs";
-    default:
-        return "other";
-    }
-}
 
 static void rm_store(const char *path)
 {
@@ -201,7 +178,7 @@ int main(int argc, char **argv)
     }
     snprintf(path, sizeof(path), "%s/store.db", dir);
     printf(PROG ": stores in %s (%s), %.1f s or %" PRIu64 " jobs per case\n",
-           dir, fs_name(dir), o.seconds, o.max_jobs);
+           dir, bench_fs_name(dir), o.seconds, o.max_jobs);
     for (int s = 0; s < 2; s++) {
         for (int b = 0; b < 3; b++) {
             struct result *r = &res[s][b];

@@ -17,7 +17,32 @@
 #include <unistd.h>
 
 #include <sys/resource.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
+
+/* The file system under dir, by name: what a durable write costs there
+ * depends on it. */
+static inline const char *bench_fs_name(const char *dir)
+{
+    struct statfs s;
+
+    if (statfs(dir, &s) != 0)
+        return "?";
+    switch ((unsigned long)s.f_type) {
+    case 0xEF53:
+        return "ext4";
+    case 0x01021994:
+        return "tmpfs (fsync is free: FULL means nothing here)";
+    case 0x58465342:
+        return "xfs";
+    case 0x9123683E:
+        return "btrfs";
+    case 0x794c7630:
+        return "overlayfs";
+    default:
+        return "other";
+    }
+}
 
 /* Seconds on CLOCK_MONOTONIC. */
 static inline double bench_now_s(void)

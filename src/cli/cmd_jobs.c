@@ -575,6 +575,56 @@ static int simple_opts(const char *cmd, int argc, char **argv, const char *help,
     return 0;
 }
 
+/* What the read-only commands share: --socket and --json, one job id
+ * after them when path_fmt has a %lld (the id in *id) and none otherwise,
+ * the GET, and --json's printing. 0 with *reply set: the human form is
+ * the caller's to print (and the reply to free). Otherwise (*reply NULL)
+ * the exit code: 0 once --help or --json printed, 1 failed, 2 usage. */
+static int get_cmd(const char *cmd, int argc, char **argv, const char *help,
+                   const char *path_fmt, long long *id, json_t **reply)
+{
+    const char *socket = NULL;
+    bool json = false, with_id = strstr(path_fmt, "%lld") != NULL;
+    struct gp_client cl;
+    char path[96], *raw = NULL;
+    long status;
+    int ret;
+
+    *reply = NULL;
+    if ((ret = simple_opts(cmd, argc, argv, help, &socket, &json)))
+        return ret < 0 ? 0 : ret;
+    if (with_id) {
+        if (optind != argc - 1)
+            return usage_error(cmd, "%s", "expected one job id");
+        if ((ret = job_id_arg(cmd, argv[optind], id)))
+            return ret;
+        snprintf(path, sizeof(path), path_fmt, *id);
+    } else {
+        if (optind != argc)
+            return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+        snprintf(path, sizeof(path), "%s", path_fmt);
+    }
+    if ((ret = gp_client_init(&cl, socket)) ||
+        (ret = gp_client_call(&cl, "GET", path, NULL, &status, reply, &raw)))
+        goto fail;
+    if (status != 200) {
+        ret = gp_client_fail(cmd, status, *reply);
+        goto fail;
+    }
+    free(raw);
+    if (json) {
+        print_json(*reply);
+        json_decref(*reply);
+        *reply = NULL;
+    }
+    return 0;
+fail:
+    json_decref(*reply);
+    *reply = NULL;
+    free(raw);
+    return ret;
+}
+
 static void show_value(const char *key, json_t *v)
 {
     char *s;
@@ -602,38 +652,17 @@ static void show_value(const char *key, json_t *v)
 
 int gp_cmd_show(int argc, char **argv)
 {
-    const char *socket = NULL;
-    bool json = false;
-    struct gp_client cl;
-    json_t *reply = NULL, *v;
+    json_t *reply, *v;
     const char *key;
-    char path[64], *raw = NULL;
     long long id;
-    long status;
-    int ret;
+    int ret = get_cmd("show", argc, argv,
+                      "usage: gpupool show JOBID [--json]\n\nEverything "
+                      "about one job: its request, state, runs and "
+                      "events.\n",
+                      "/v1/jobs/%lld", &id, &reply);
 
-    if ((ret = simple_opts("show", argc, argv,
-                           "usage: gpupool show JOBID [--json]\n\nEverything "
-                           "about one job: its request, state, runs and "
-                           "events.\n",
-                           &socket, &json)))
-        return ret < 0 ? 0 : ret;
-    if (optind != argc - 1)
-        return usage_error("show", "%s", "expected one job id");
-    if ((ret = job_id_arg("show", argv[optind], &id)))
+    if (!reply)
         return ret;
-    snprintf(path, sizeof(path), "/v1/jobs/%lld", id);
-    if ((ret = gp_client_init(&cl, socket)) ||
-        (ret = gp_client_call(&cl, "GET", path, NULL, &status, &reply, &raw)))
-        goto out;
-    if (status != 200) {
-        ret = gp_client_fail("show", status, reply);
-        goto out;
-    }
-    if (json) {
-        print_json(reply);
-        goto out;
-    }
     printf("job %lld\n", id);
     json_object_foreach(reply, key, v)
     {
@@ -662,64 +691,40 @@ int gp_cmd_show(int argc, char **argv)
         printf("  %s  %-14s %s\n", t, str(e, "kind"), d ? d : "");
         free(d);
     }
-out:
     json_decref(reply);
-    free(raw);
-    return ret;
+    return 0;
 }
 
 int gp_cmd_why(int argc, char **argv)
 {
-    const char *socket = NULL;
-    bool json = false;
-    struct gp_client cl;
-    json_t *reply = NULL;
-    char path[64], *raw = NULL, t[32];
+    json_t *reply;
+    char t[32];
     long long id;
-    long status;
-    int ret;
+    int ret = get_cmd("why", argc, argv,
+                      "usage: gpupool why JOBID [--json]\n\nWhy a job "
+                      "waits, its place in the queue, and when it "
+                      "should start (from the predicted ends of the "
+                      "running jobs).\n",
+                      "/v1/jobs/%lld/why", &id, &reply);
 
-    if ((ret = simple_opts("why", argc, argv,
-                           "usage: gpupool why JOBID [--json]\n\nWhy a job "
-                           "waits, its place in the queue, and when it "
-                           "should start (from the predicted ends of the "
-                           "running jobs).\n",
-                           &socket, &json)))
-        return ret < 0 ? 0 : ret;
-    if (optind != argc - 1)
-        return usage_error("why", "%s", "expected one job id");
-    if ((ret = job_id_arg("why", argv[optind], &id)))
+    if (!reply)
         return ret;
-    snprintf(path, sizeof(path), "/v1/jobs/%lld/why", id);
-    if ((ret = gp_client_init(&cl, socket)) ||
-        (ret = gp_client_call(&cl, "GET", path, NULL, &status, &reply, &raw)))
-        goto out;
-    if (status != 200) {
-        ret = gp_client_fail("why", status, reply);
-        goto out;
-    }
-    if (json) {
-        print_json(reply);
-        goto out;
-    }
     if (strcmp(str(reply, "state"), "pending") != 0) {
         printf("job %lld is %s%s%s\n", id, str(reply, "state"),
                *str(reply, "devices") ? " on gpus " : "",
                str(reply, "devices"));
-        goto out;
+    } else {
+        printf("job %lld waits: %s\n", id, str(reply, "reason"));
+        printf("  position      %.0f\n", num(reply, "position"));
+        fmt_time(num(reply, "estimated_start"), t, sizeof(t));
+        printf("  likely start  %s\n", t);
+        if (num(reply, "predicted_runtime_s") > 0) {
+            fmt_elapsed(num(reply, "predicted_runtime_s"), t, sizeof(t));
+            printf("  predicted run %s\n", t);
+        }
     }
-    printf("job %lld waits: %s\n", id, str(reply, "reason"));
-    printf("  position      %.0f\n", num(reply, "position"));
-    fmt_time(num(reply, "estimated_start"), t, sizeof(t));
-    printf("  likely start  %s\n", t);
-    if (num(reply, "predicted_runtime_s") > 0) {
-        fmt_elapsed(num(reply, "predicted_runtime_s"), t, sizeof(t));
-        printf("  predicted run %s\n", t);
-    }
-out:
     json_decref(reply);
-    free(raw);
-    return ret;
+    return 0;
 }
 
 int gp_cmd_cancel(int argc, char **argv)
@@ -771,34 +776,15 @@ int gp_cmd_cancel(int argc, char **argv)
 
 int gp_cmd_tenants(int argc, char **argv)
 {
-    const char *socket = NULL;
-    bool json = false;
-    struct gp_client cl;
-    json_t *reply = NULL, *ts;
-    char *raw = NULL;
-    long status;
-    int ret;
+    json_t *reply, *ts;
+    int ret = get_cmd("tenants", argc, argv,
+                      "usage: gpupool tenants [--json]\n\nEach tenant's "
+                      "guarantee, fair share now, what it holds and "
+                      "waits for, and its decayed past usage.\n",
+                      "/v1/tenants", NULL, &reply);
 
-    if ((ret = simple_opts("tenants", argc, argv,
-                           "usage: gpupool tenants [--json]\n\nEach tenant's "
-                           "guarantee, fair share now, what it holds and "
-                           "waits for, and its decayed past usage.\n",
-                           &socket, &json)))
-        return ret < 0 ? 0 : ret;
-    if (optind != argc)
-        return usage_error("tenants", "unexpected argument '%s'", argv[optind]);
-    if ((ret = gp_client_init(&cl, socket)) ||
-        (ret = gp_client_call(&cl, "GET", "/v1/tenants", NULL, &status, &reply,
-                              &raw)))
-        goto out;
-    if (status != 200) {
-        ret = gp_client_fail("tenants", status, reply);
-        goto out;
-    }
-    if (json) {
-        print_json(reply);
-        goto out;
-    }
+    if (!reply)
+        return ret;
     ts = json_object_get(reply, "tenants");
     printf("%-16s %6s %9s %9s %7s %8s %8s %12s\n", "TENANT", "WEIGHT",
            "GUARANTEE", "FAIRSHARE", "HOLDS", "RUNNING", "PENDING",
@@ -811,45 +797,24 @@ int gp_cmd_tenants(int argc, char **argv)
                num(t, "entitled_gpus"), num(t, "held_gpus"), num(t, "running"),
                num(t, "pending"), num(t, "usage_gpu_s") / 3600);
     }
-out:
     json_decref(reply);
-    free(raw);
-    return ret;
+    return 0;
 }
 
 int gp_cmd_ledger(int argc, char **argv)
 {
-    const char *socket = NULL;
-    bool json = false;
-    struct gp_client cl;
-    json_t *reply = NULL, *ts;
-    char *raw = NULL;
-    long status;
-    int ret;
+    json_t *reply, *ts;
+    int ret = get_cmd(
+        "ledger", argc, argv,
+        "usage: gpupool ledger [--json]\n\nThe pool's books, in GPUs: "
+        "each tenant's guarantee, its fair share now (entitled), what "
+        "it holds, what of that is borrowed beyond its guarantee, what "
+        "it is owed (reclaimed for it, not yet used) and what its queue "
+        "asks for.\n",
+        "/v1/tenants", NULL, &reply);
 
-    if ((ret = simple_opts(
-             "ledger", argc, argv,
-             "usage: gpupool ledger [--json]\n\nThe pool's books, in GPUs: "
-             "each tenant's guarantee, its fair share now (entitled), what "
-             "it holds, what of that is borrowed beyond its guarantee, what "
-             "it is owed (reclaimed for it, not yet used) and what its queue "
-             "asks for.\n",
-             &socket, &json)))
-        return ret < 0 ? 0 : ret;
-    if (optind != argc)
-        return usage_error("ledger", "unexpected argument '%s'", argv[optind]);
-    if ((ret = gp_client_init(&cl, socket)) ||
-        (ret = gp_client_call(&cl, "GET", "/v1/tenants", NULL, &status, &reply,
-                              &raw)))
-        goto out;
-    if (status != 200) {
-        ret = gp_client_fail("ledger", status, reply);
-        goto out;
-    }
-    if (json) {
-        print_json(reply);
-        goto out;
-    }
+    if (!reply)
+        return ret;
     ts = json_object_get(reply, "tenants");
     printf("%-16s %9s %9s %7s %9s %6s %8s\n", "TENANT", "GUARANTEE", "ENTITLED",
            "HOLDS", "BORROWED", "OWED", "ASKS");
@@ -861,10 +826,8 @@ int gp_cmd_ledger(int argc, char **argv)
                num(t, "held_gpus"), num(t, "borrowed_gpus"),
                num(t, "owed_gpus"), num(t, "pending_gpus"));
     }
-out:
     json_decref(reply);
-    free(raw);
-    return ret;
+    return 0;
 }
 
 /* `top`: nodes, the ledger and the queue, redrawn every few seconds. */
@@ -952,33 +915,14 @@ int gp_cmd_top(int argc, char **argv)
 
 int gp_cmd_nodes(int argc, char **argv)
 {
-    const char *socket = NULL;
-    bool json = false;
-    struct gp_client cl;
-    json_t *reply = NULL, *ns;
-    char *raw = NULL;
-    long status;
-    int ret;
+    json_t *reply, *ns;
+    int ret = get_cmd("nodes", argc, argv,
+                      "usage: gpupool nodes [--json]\n\nThe nodes, their "
+                      "GPUs and what each GPU is doing.\n",
+                      "/v1/nodes", NULL, &reply);
 
-    if ((ret = simple_opts("nodes", argc, argv,
-                           "usage: gpupool nodes [--json]\n\nThe nodes, their "
-                           "GPUs and what each GPU is doing.\n",
-                           &socket, &json)))
-        return ret < 0 ? 0 : ret;
-    if (optind != argc)
-        return usage_error("nodes", "unexpected argument '%s'", argv[optind]);
-    if ((ret = gp_client_init(&cl, socket)) ||
-        (ret = gp_client_call(&cl, "GET", "/v1/nodes", NULL, &status, &reply,
-                              &raw)))
-        goto out;
-    if (status != 200) {
-        ret = gp_client_fail("nodes", status, reply);
-        goto out;
-    }
-    if (json) {
-        print_json(reply);
-        goto out;
-    }
+    if (!reply)
+        return ret;
     ns = json_object_get(reply, "nodes");
     for (size_t i = 0; i < json_array_size(ns); i++) {
         json_t *n = json_array_get(ns, i), *gs = json_object_get(n, "gpus");
@@ -998,8 +942,6 @@ int gp_cmd_nodes(int argc, char **argv)
             printf("\n");
         }
     }
-out:
     json_decref(reply);
-    free(raw);
-    return ret;
+    return 0;
 }

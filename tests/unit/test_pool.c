@@ -87,13 +87,24 @@ static struct gp_core *pool_core_opts(const char *policy, uint32_t gpus,
     return pool_core(policy, gpus, tenants, nt, s, r);
 }
 
-static uint32_t job_of(struct gp_core *core, const char *tenant, uint32_t gpus,
-                       double dur_s, double at_s, int prio, bool ckpt)
+/* Submit spec (its id made unique here) at its submission time. */
+static uint32_t submit_spec(struct gp_core *core, struct gp_job_spec *spec)
 {
     static int n;
     char id[32];
+    uint64_t jid = UINT32_MAX;
+
+    snprintf(id, sizeof(id), "j%d", n++);
+    spec->id = id;
+    assert_int_equal(gp_core_submit(core, spec, spec->submit_us, &jid, NULL),
+                     GP_OK);
+    return jid;
+}
+
+static uint32_t job_of(struct gp_core *core, const char *tenant, uint32_t gpus,
+                       double dur_s, double at_s, int prio, bool ckpt)
+{
     struct gp_job_spec spec = {
-        .id = id,
         .tenant = tenant,
         .gpus = gpus,
         .duration_us = (int64_t)(dur_s * 1e6),
@@ -101,12 +112,8 @@ static uint32_t job_of(struct gp_core *core, const char *tenant, uint32_t gpus,
         .priority = prio,
         .checkpointable = ckpt,
     };
-    uint64_t jid = UINT32_MAX;
 
-    snprintf(id, sizeof(id), "j%d", n++);
-    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
-                     GP_OK);
-    return jid;
+    return submit_spec(core, &spec);
 }
 
 /* Play the backend: every preempting job stops now, keeping its work. */
@@ -1562,10 +1569,7 @@ static uint32_t elastic_of(struct gp_core *core, const char *tenant,
                            uint32_t gpus, uint32_t min, double dur_s,
                            double at_s)
 {
-    static int n;
-    char id[32];
     struct gp_job_spec spec = {
-        .id = id,
         .tenant = tenant,
         .gpus = gpus,
         .min_gpus = min,
@@ -1574,12 +1578,8 @@ static uint32_t elastic_of(struct gp_core *core, const char *tenant,
         .submit_us = (int64_t)(at_s * 1e6),
         .checkpointable = true,
     };
-    uint64_t jid = UINT32_MAX;
 
-    snprintf(id, sizeof(id), "el%d", n++);
-    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &jid, NULL),
-                     GP_OK);
-    return jid;
+    return submit_spec(core, &spec);
 }
 
 /* b borrows all 8 GPUs with one elastic job (8, down to 4); a, guaranteed

@@ -211,6 +211,9 @@ int64_t gp_view_predicted_remaining(const struct gp_view *v,
 uint64_t gp_view_running_epoch(const struct gp_view *v);
 /* Milli-GPUs held by jobs that were signalled and have not stopped yet. */
 uint64_t gp_view_preempting_milli(const struct gp_view *v);
+/* Running jobs the world reports idle (gp_job.idle): when 0, a policy
+ * need not look for them. */
+size_t gp_view_nidle(const struct gp_view *v);
 
 /* Where would this running job fit with `gpus` GPUs of its type, its own
  * GPUs counted free, given the plan so far (for gp_plan_resize)? */
@@ -260,6 +263,15 @@ int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job);
  * incoming to it until the job stops). */
 int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
                         uint32_t tenant);
+/* Preempt a running job the world reports idle (gp_job.idle) to lend its
+ * GPUs to `tenant`, as gp_plan_preempt_for reclaims them (incoming to it,
+ * then owed to it once the job stopped). The job is parked
+ * (gp_job.parked) from the decision until it starts again; the world sees
+ * an ordinary preemption (reason GP_STOP_PREEMPT, counted in
+ * gp_job.preemptions). GP_EPLAN as gp_plan_preempt_for, and for a job
+ * that is not idle. */
+int gp_plan_preempt_idle(struct gp_plan *p, const struct gp_job *job,
+                         uint32_t tenant);
 /* Ask for a round at `at_us` (> now), whatever else happens by then: for
  * anything a policy waits for that no event announces (a protection that
  * expires, a lease, a period). GP_EINVAL for a time not in the future. */
@@ -574,6 +586,12 @@ int gp_core_job_stopped(struct gp_core *core, uint64_t job,
  * resources is told to stop (a KILL action) and is cancelled when the
  * world reports it stopped. GP_ESTATE for a job already ended. */
 int gp_core_cancel(struct gp_core *core, uint64_t job, int64_t now_us);
+/* The world saw a running job's GPUs idle for a while (idle) or in use
+ * again (!idle): gp_job.idle, which a policy may act on (the pool's
+ * lend_idle). A change makes a round due. The flag clears by itself when
+ * the run is signalled or ends. GP_ESTATE unless the job is RUNNING. */
+int gp_core_set_job_idle(struct gp_core *core, uint64_t job, bool idle,
+                         int64_t now_us);
 
 /* ---- restoring after a restart ----------------------------------------- */
 

@@ -94,6 +94,14 @@ struct gp_job {
     uint32_t min_gpus, max_gpus;
     int32_t priority;
     bool checkpointable;
+    /* The world reports this run's GPUs idle (gp_core_set_job_idle): only
+     * while RUNNING; it clears when the run is signalled or ends, so a new
+     * run must be found idle again. */
+    bool idle;
+    /* Preempted because it was idle, its GPUs lent to another tenant
+     * (gp_plan_preempt_idle): set from that decision until it starts
+     * again. A policy makes no claim for it (docs/pooling.md). */
+    bool parked;
 
     int64_t submit_us;
     int64_t duration_us; /* true work on a reference GPU; 0 = unknown */

@@ -275,8 +275,8 @@ int gp_core_round(struct gp_core *c, int64_t now_us)
     for (size_t i = 0; i < c->nactions; i++) {
         struct action *a = &c->actions[i];
         if (a->op == OP_PREEMPT &&
-            (rc = gp__apply_preempt(c, J(c, a->job), a->beneficiary, now_us)) !=
-                GP_OK)
+            (rc = gp__apply_preempt(c, J(c, a->job), a->beneficiary, a->park,
+                                    now_us)) != GP_OK)
             return rc;
         if (a->op == OP_MIGRATE &&
             (rc = gp__apply_migrate(c, J(c, a->job), now_us)) != GP_OK)

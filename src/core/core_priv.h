@@ -91,6 +91,7 @@ struct tenant {
 
 struct action {
     uint8_t op;
+    bool park; /* OP_PREEMPT of an idle job (gp_plan_preempt_idle) */
     uint32_t job;
     uint32_t beneficiary;      /* tenant a preemption reclaims for, or NONE */
     uint32_t why;              /* OP_REJECT: strtab id of the reason */
@@ -174,6 +175,7 @@ struct gp_core {
     size_t npending;
     uint64_t busy_milli;
     uint64_t running_epoch; /* bumped whenever a job starts or stops */
+    uint32_t nidle;         /* running jobs with gp_job.idle set */
     bool dirty;
     uint64_t nrounds;
     uint32_t round_id;
@@ -276,8 +278,11 @@ void gp__ledger_round_end(struct gp_core *c);
 void gp__tenants_free(struct gp_core *c);
 
 /* lifecycle.c */
+/* `park`: the job was idle and its GPUs are lent (gp_job.parked). */
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
-                      int64_t now);
+                      bool park, int64_t now);
+/* The job's run is no longer idle (it was signalled, or it ended). */
+void gp__clear_idle(struct gp_core *c, struct gp_job *j);
 int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now);
 void gp__apply_reject(struct gp_core *c, struct gp_job *j, uint32_t why,
                       int64_t now);

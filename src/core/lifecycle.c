@@ -226,6 +226,7 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
         j->work_done_us = j->duration_us;
     j->attained_gpu_us =
         gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(&j->where, useful));
+    gp__clear_idle(c, j);
     gp__book_held(c, j, &j->where, -1, -1);
     if (give)
         gp_cluster_give(c->cluster, &j->where, &j->demand);
@@ -246,6 +247,7 @@ static int enter_stopping(struct gp_core *c, struct gp_job *j,
         return rc;
     j->heap_pos = c->npreempting;
     c->preempting[c->npreempting++] = j->id;
+    gp__clear_idle(c, j);
     j->state = GP_JOB_STOPPING;
     j->stop_reason = (uint8_t)why;
     j->signal_us = c->now_us;
@@ -515,6 +517,36 @@ int gp_core_cancel(struct gp_core *c, uint64_t id, int64_t now_us)
     return GP_OK;
 }
 
+void gp__clear_idle(struct gp_core *c, struct gp_job *j)
+{
+    if (!j->idle)
+        return;
+    j->idle = false;
+    c->nidle--;
+}
+
+int gp_core_set_job_idle(struct gp_core *c, uint64_t id, bool idle,
+                         int64_t now_us)
+{
+    struct gp_job *j;
+    int rc;
+
+    if ((rc = job_at(c, id, now_us, &j)) != GP_OK)
+        return rc;
+    if (j->state != GP_JOB_RUNNING)
+        return GP_ESTATE;
+    if (j->idle == idle)
+        return GP_OK;
+    if (idle) {
+        j->idle = true;
+        c->nidle++;
+    } else {
+        gp__clear_idle(c, j);
+    }
+    c->dirty = true;
+    return GP_OK;
+}
+
 int gp__grace_over(struct gp_core *c, struct gp_job *j)
 {
     return gp__emit(c, GP_ACT_KILL, j, c->now_us, false);
@@ -566,11 +598,12 @@ static void signal_stop(struct gp_core *c, struct gp_job *j,
 }
 
 int gp__apply_preempt(struct gp_core *c, struct gp_job *j, uint32_t beneficiary,
-                      int64_t now)
+                      bool park, int64_t now)
 {
     /* the round reserved room for everything below (see reserve() in
      * core.c): a valid plan takes effect whole */
     gp__running_remove(c, j);
+    j->parked = park;
     if (c->cfg.grace_us > 0) {
         signal_stop(c, j, beneficiary, GP_STOP_PREEMPT, now);
         return GP_OK;
@@ -654,6 +687,7 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now)
 
     gp__pending_remove(c, j);
     j->state = GP_JOB_STARTING;
+    j->parked = false; /* a new run: it claims its share again */
     j->held_since_us = now;
     j->run_start_us = GP_TIME_NONE;
     /* the restart is paid by a job that ran before (not one whose earlier

@@ -98,6 +98,7 @@ static int add_action(struct gp_core *c, uint8_t op, struct gp_job *j,
     c->capactions = cap;
     a = &c->actions[c->nactions++];
     a->op = op;
+    a->park = false;
     a->job = j->id;
     a->beneficiary = beneficiary;
     a->why = 0;
@@ -217,6 +218,20 @@ int gp_plan_preempt_for(struct gp_plan *p, const struct gp_job *job,
 int gp_plan_preempt(struct gp_plan *p, const struct gp_job *job)
 {
     return gp_plan_preempt_for(p, job, GP_TENANT_NONE);
+}
+
+int gp_plan_preempt_idle(struct gp_plan *p, const struct gp_job *job,
+                         uint32_t tenant)
+{
+    struct gp_core *c = p->core;
+    int rc;
+
+    if (!own(c, job) || !job->idle)
+        return GP_EPLAN;
+    if ((rc = gp_plan_preempt_for(p, job, tenant)) != GP_OK)
+        return rc;
+    c->actions[c->nactions - 1].park = true;
+    return GP_OK;
 }
 
 size_t gp_plan_mark(const struct gp_plan *p)

@@ -450,6 +450,11 @@ uint64_t gp_view_preempting_milli(const struct gp_view *v)
     return v->core->preempting_milli;
 }
 
+size_t gp_view_nidle(const struct gp_view *v)
+{
+    return v->core->nidle;
+}
+
 bool gp__may_preempt(const struct gp_core *c, const struct gp_job *j)
 {
     enum gp_prio_class k = gp_job_class(j);

@@ -167,7 +167,13 @@ static void estimate(struct daemon *d, struct est *e, const struct gp_job *j,
     pos = lo;
     need = e->pend_cum[pos] + (j->demand.gpus ? j->demand.gpus : 1);
     json_object_set_new(out, "position", json_integer((json_int_t)pos + 1));
-    if (j->why)
+    if (j->parked)
+        json_object_set_new(out, "reason",
+                            json_string("parked: preempted while idle, its "
+                                        "GPUs lent to another tenant; it "
+                                        "starts when GPUs are free, and "
+                                        "nothing is preempted for it"));
+    else if (j->why)
         json_object_set_new(out, "reason",
                             json_string(gp_core_str(d->core, j->why)));
     else if (e->free_gpus < j->demand.gpus)
@@ -255,6 +261,8 @@ static json_t *job_json(struct daemon *d, const struct gp_db_job *row,
             /* the live state (the store's is as of the last change) */
             json_object_set_new(o, "state",
                                 json_string(gp_job_state_name(j->state)));
+            if (j->parked)
+                json_object_set_new(o, "parked", json_true());
             if (j->state == GP_JOB_PENDING && e)
                 estimate(d, e, j, row->id, now, o);
         }

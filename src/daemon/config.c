@@ -291,8 +291,9 @@ static const struct entry table[] = {
     {KEY("monitor", "idle_after"), .type = T_DURATION,
      .off = F(monitor.idle_after_us), .def = "30m", .min = 0, .max = 7 * US_D,
      .doc = "a running job whose GPUs all stay at or below idle_util for "
-            "this long is reported idle (log, event, API, metric); 0 = "
-            "never"},
+            "this long is reported idle (log, event, API, metric, and to "
+            "the policy: the pool lends its GPUs with [policy] lend_idle = "
+            "1); 0 = never"},
     {KEY("monitor", "idle_util"), .type = T_INT,
      .off = F(monitor.idle_util_pct), .def = "5", .min = 0, .max = 100,
      .doc = "utilization (percent) at or below which a GPU counts as idle"},

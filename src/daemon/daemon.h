@@ -49,7 +49,10 @@ struct djob {
     bool timed_out;
     bool cancel_asked;
     int64_t idle_since_us; /* its GPUs all idle since; GP_TIME_NONE */
-    bool idle_reported;
+    bool idle_reported;    /* and the core told (gp_core_set_job_idle) */
+    /* the tenant its GPUs were lent to when it was preempted for being
+     * idle (the policy's lend_idle); "" = none or not known */
+    char lent_to[GP_TENANT_NAME_MAX + 1];
     int32_t exit_code; /* GP_DB_NO_EXIT */
     char reason[256];
     struct gp_job_restore restore; /* from the store, for recovery */

@@ -299,19 +299,34 @@ static void on_preempted(void *priv, const struct gp_core *core,
     const char *why = j->requeued_by == GP_STOP_MIGRATE     ? "migrated"
                       : j->requeued_by == GP_STOP_NODE_DOWN ? "node down"
                                                             : "preempted";
+    bool lent = j->parked && j->requeued_by == GP_STOP_PREEMPT;
+    char end[GP_TENANT_NAME_MAX + 64];
+    json_t *detail;
 
     (void)core;
     (void)now_us;
     if (!dj)
         return;
-    end_run(d, dj, why);
+    /* an idle job whose GPUs were lent: say so in the run's end, the
+     * event and the log */
+    if (lent && dj->lent_to[0])
+        snprintf(end, sizeof(end), "idle: lent to tenant %s", dj->lent_to);
+    else
+        snprintf(end, sizeof(end), "%s", lent ? "idle: lent" : why);
+    end_run(d, dj, end);
     d->preempts++;
-    gp_daemon_save_job(d, dj, j, why,
-                       json_pack("{sisI}", "preemptions", (int)j->preemptions,
-                                 "work_kept_s",
-                                 (json_int_t)(j->work_done_us / 1000000)));
-    gp_dlog(d, GP_LOG_INFO, "job %" PRId64 " %s, queued again (%u so far)",
-            dj->id, why, j->preemptions);
+    detail = json_pack("{sisI}", "preemptions", (int)j->preemptions,
+                       "work_kept_s", (json_int_t)(j->work_done_us / 1000000));
+    if (detail && lent) {
+        json_object_set_new(detail, "idle", json_true());
+        if (dj->lent_to[0])
+            json_object_set_new(detail, "lent_to", json_string(dj->lent_to));
+    }
+    gp_daemon_save_job(d, dj, j, why, detail);
+    gp_dlog(d, GP_LOG_INFO,
+            "job %" PRId64 " %s%s%s%s, queued again (%u so far)", dj->id, why,
+            lent ? " (" : "", lent ? end : "", lent ? ")" : "", j->preemptions);
+    dj->lent_to[0] = '\0';
 }
 
 static void on_ended(void *priv, const struct gp_core *core,
@@ -381,6 +396,32 @@ const struct gp_observer_ops gp_daemon_observer = {
 
 /* ---- the core's actions ------------------------------------------------- */
 
+/* A job the world reported idle is signalled so that another tenant's job
+ * gets its GPUs (the policy's lend_idle): the action's detail (in `buf`)
+ * and the log say so, and the job remembers the tenant for its history
+ * (on_preempted). */
+static void note_lent(struct daemon *d, struct djob *dj, const struct gp_job *j,
+                      struct gp_db_action *row, char *buf, size_t len)
+{
+    const char *to = j->reclaim_for != GP_TENANT_NONE
+                         ? gp_core_tenant_name(d->core, j->reclaim_for)
+                         : "";
+    json_t *detail = json_pack("{sbss}", "idle", 1, "lent_to", to);
+    char *text = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
+
+    json_decref(detail);
+    if (text && strlen(text) < len) {
+        memcpy(buf, text, strlen(text) + 1);
+        row->detail_json = buf;
+    }
+    free(text);
+    snprintf(dj->lent_to, sizeof(dj->lent_to), "%s", to);
+    gp_dlog(d, GP_LOG_INFO,
+            "job %" PRId64 " holds gpus %s idle: preempted, its GPUs lent to "
+            "tenant %s",
+            dj->id, dj->devices, to[0] ? to : "?");
+}
+
 /* Actions persisted this round, to carry out after the commit. */
 struct pending_act {
     struct gp_action a;
@@ -399,6 +440,7 @@ int gp_daemon_persist_actions(struct daemon *d, int64_t now)
     for (size_t i = 0; i < n; i++) {
         const struct gp_job *j = gp_core_job(d->core, a[i].job);
         struct djob *dj = j ? gp_djob_of(d, j) : NULL;
+        char detail[2 * GP_TENANT_NAME_MAX + 64];
         struct gp_db_action row = {
             .job_id = dj ? dj->id : 0,
             .kind = gp_action_kind_name(a[i].kind),
@@ -413,6 +455,9 @@ int gp_daemon_persist_actions(struct daemon *d, int64_t now)
 
         if (!dj)
             continue;
+        if (a[i].kind == GP_ACT_SIGNAL && j->parked &&
+            a[i].reason == GP_STOP_PREEMPT)
+            note_lent(d, dj, j, &row, detail, sizeof(detail));
         if (a[i].kind == GP_ACT_START) {
             char idx[256], cuda[1024];
             struct gp_db_run run = {.job_id = dj->id,
@@ -726,6 +771,18 @@ bool gp_daemon_pid_is_ours(const struct daemon *d, uint32_t pid)
     return false;
 }
 
+/* The core learns what the samples say: a policy may lend an idle job's
+ * GPUs (the pool's lend_idle). */
+static void tell_idle(struct daemon *d, struct djob *dj, bool idle, int64_t now)
+{
+    int rc = gp_core_set_job_idle(d->core, dj->handle, idle, now);
+
+    if (rc != GP_OK)
+        gp_dlog(d, GP_LOG_WARN,
+                "job %" PRId64 ": the core did not take it %s: %s", dj->id,
+                idle ? "idle" : "busy", gp_err_str(rc));
+}
+
 void gp_daemon_check_gpus(struct daemon *d, int64_t now)
 {
     size_t nf = 0;
@@ -772,9 +829,11 @@ void gp_daemon_check_gpus(struct daemon *d, int64_t now)
                     d->samples[g].util_pct <= (int)d->cfg.monitor.idle_util_pct;
             }
         if (!known || !idle) {
-            if (dj->idle_reported)
+            if (dj->idle_reported) {
                 gp_dlog(d, GP_LOG_INFO, "job %" PRId64 " uses its GPUs again",
                         dj->id);
+                tell_idle(d, dj, false, now);
+            }
             dj->idle_since_us = GP_TIME_NONE;
             dj->idle_reported = false;
             continue;
@@ -794,6 +853,7 @@ void gp_daemon_check_gpus(struct daemon *d, int64_t now)
                 d, dj, j, "idle",
                 json_pack("{sssf}", "devices", dj->devices, "idle_s",
                           (double)(now - dj->idle_since_us) / 1e6));
+            tell_idle(d, dj, true, now);
         }
     }
 }

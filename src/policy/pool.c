@@ -114,15 +114,23 @@ struct pool {
      * tenant and type: index t * ntypes + type */
     struct memo *tfail;
     uint32_t ntfail;
-    int64_t asked_at;         /* the last wake-up asked of the core */
-    bool defrag;              /* consolidate: move jobs to free a node */
-    bool shrink;              /* reclaim shrinks elastic jobs first; shrunk
-                                 jobs grow back */
-    bool shrunk_any;          /* a shrink was planned: look for jobs to grow */
-    int64_t grow_after_us;    /* a shrunk job grows back once it ran this
-                                 long at its size (and paid its resize
-                                 cost) */
-    int64_t defrag_until;     /* a move under way: none other before */
+    int64_t asked_at;      /* the last wake-up asked of the core */
+    bool defrag;           /* consolidate: move jobs to free a node */
+    bool shrink;           /* reclaim shrinks elastic jobs first; shrunk
+                              jobs grow back */
+    bool shrunk_any;       /* a shrink was planned: look for jobs to grow */
+    int64_t grow_after_us; /* a shrunk job grows back once it ran this
+                              long at its size (and paid its resize
+                              cost) */
+    int64_t defrag_until;  /* a move under way: none other before */
+    /* lend_idle: a running job the world reports idle may be preempted
+     * for another tenant's waiting job, whatever its own tenant's share
+     * ("idle GPUs join the pool" below) */
+    bool lend_idle;
+    /* per tenant: milli-GPUs of idle jobs preempted for it, not yet its
+     * (on their way, or owed to it): kept for it as reclaimed GPUs are */
+    int64_t *lent;
+    uint32_t nlent;
     const struct gp_env *env; /* its allocator */
 };
 
@@ -355,6 +363,10 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             p->relative = x == 1;
         } else if (strcmp(k, "lifo") == 0 && (x == 0 || x == 1)) {
             p->lifo = x == 1;
+        } else if (strcmp(k, "lend_idle") == 0 && (x == 0 || x == 1) &&
+                   (mode == MODE_POOL || x == 0)) {
+            /* pool-noreclaim never preempts */
+            p->lend_idle = x == 1;
         } else {
             gp_env_free(args->env, p);
             return gp_diag_set(diag, GP_EINVAL, k,
@@ -365,7 +377,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
                                "0|1, nearest 0|1, hold_line seconds, "
                                "wait_ratio K, wait_floor seconds, "
                                "wait_pending X, swap 0|1, defrag 0|1, "
-                               "shrink 0|1, grow_after seconds)");
+                               "shrink 0|1, grow_after seconds, "
+                               "lend_idle 0|1 (pool only))");
         }
     }
     *priv = p;
@@ -404,6 +417,7 @@ static void pool_fini(void *priv)
         gp_env_free(p->env, p->fail);
         gp_env_free(p->env, p->tfail);
         gp_env_free(p->env, p->w1);
+        gp_env_free(p->env, p->lent);
         gp_env_free(p->env, p);
     }
 }
@@ -487,6 +501,8 @@ static int find_reservation(struct pool *p, const struct gp_view *v,
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
+            if (j->parked)
+                continue; /* it makes no claim (lend_idle) */
             /* waited since it joined the queue: one that lost its run
              * waits afresh */
             if (now - j->queued_us < p->reserve_after_us) {
@@ -1004,8 +1020,8 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                  ? try_start_typed(v, plan, job, &ts[i], tot)
                  : try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
         if (rc == GP_ENOFIT && pass == PASS_ENTITLED && p->defrag &&
-            gp_view_model(v) == GP_PLACE_CONSOLIDATE && !tot->typed &&
-            job->demand.gpus >= 1 &&
+            !job->parked && gp_view_model(v) == GP_PLACE_CONSOLIDATE &&
+            !tot->typed && job->demand.gpus >= 1 &&
             job->demand.gpus <= gp_cluster_max_up_node_gpus(gp_view_cluster(v),
                                                             job->demand.type)) {
             bool moved;
@@ -1733,9 +1749,9 @@ static int reclaim_typed(struct pool *p, const struct gp_view *v,
         if ((rc = gp_pending_iter_init_tenant(&it, v, t)) != GP_OK)
             return rc;
         while ((job = gp_pending_iter_next(&it)) && nlist < MAX_RECLAIM_JOBS) {
-            if (gp_plan_has(plan, job) ||
+            if (gp_plan_has(plan, job) || job->parked ||
                 (job->demand.type != GP_TYPE_ANY && job->demand.type != type))
-                continue;
+                continue; /* a parked job makes no claim (lend_idle) */
             if (ask(job) > room)
                 break; /* the queue's order holds: no job jumps it */
             list[nlist++] = job;
@@ -2097,8 +2113,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 holder = NULL;
             else if (nlist > 0 && job == list[0])
                 continue;
-            if (gp_plan_has(plan, job))
-                continue;
+            if (gp_plan_has(plan, job) || job->parked)
+                continue; /* a parked job makes no claim (lend_idle) */
             if (ask(job) > room) {
                 /* beyond its entitlement it waits or borrows - unless it
                  * is high priority and first in line, or its gang brings
@@ -2454,6 +2470,213 @@ static int gang_reclaim(struct pool *p, const struct gp_view *v,
     return wake_at(p, v, plan, until.wake);
 }
 
+/* ---- idle GPUs join the pool (lend_idle) -------------------------------- */
+
+/* A running job the world reports idle (gp_job.idle: its GPUs stayed near
+ * 0% utilization, docs/daemon.md) holds a share it does not use: with
+ * lend_idle its GPUs may go to another tenant's waiting job, whatever its
+ * own tenant's share - the thesis' "idle GPUs join the pool". Tenants are
+ * served in deficit order, before any reclaim (step 4), so a reclaim finds
+ * what idle jobs give it on its way and takes fewer borrowers. A tenant's
+ * jobs are taken in its queue's order (no job jumps it; a parked one,
+ * making no claim, is passed over): for the first that neither the free
+ * GPUs left to it nor what is on its way cover, idle jobs of other
+ * tenants are preempted (gp_plan_preempt_idle), no larger than what is
+ * still needed first, then least work lost, latest started (cmp_victim).
+ * Never taken: an idle job of a higher priority class than the job it
+ * would serve, one that is protected (minimum run time, preemption cap: a
+ * round is asked for when it may go), one within its tenant's lending
+ * limit. Not served: a job beyond its tenant's cap, one at its preemption
+ * cap beyond its tenant's entitlement (as the lending step), one that
+ * would delay the reserved gang. The victim is parked: it waits without a
+ * claim, so no reclaim undoes the lend; and the GPUs it frees are kept
+ * for the tenant it was preempted for (p->lent) as reclaimed GPUs are. */
+
+/* The idle jobs that may be preempted now, in cmp_victim order; *until
+ * notes when the protected ones may go. */
+static int collect_idle(const struct gp_view *v, const struct totals *tot,
+                        struct victim **out, size_t *n, struct until *until)
+{
+    size_t nr = gp_view_nrunning(v), k = 0;
+    struct victim *vs =
+        gp_arena_alloc(gp_view_scratch(v), (nr + 1) * sizeof(*vs));
+
+    if (!vs)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < nr; i++) {
+        const struct gp_job *j = gp_view_running_at(v, i);
+        const struct gp_tenant_info *ti;
+
+        if (!j->idle || j->state != GP_JOB_RUNNING)
+            continue;
+        if (!gp_view_may_preempt(v, j)) {
+            until_note(until, j, gp_view_preemptible_at(v, j));
+            continue;
+        }
+        ti = gp_view_tenant(v, j->tenant);
+        victim_of(v, j, ti, eff_held(ti), tot->lifo, &vs[k++]);
+    }
+    qsort(vs, k, sizeof(*vs), cmp_victim);
+    *out = vs;
+    *n = k;
+    return GP_OK;
+}
+
+/* May idle job x go for `job`? */
+static bool idle_serves(const struct gp_view *v, struct gp_plan *plan,
+                        const struct gp_job *x, const struct gp_job *job)
+{
+    const struct gp_tenant_info *xt = gp_view_tenant(v, x->tenant);
+
+    if (x->tenant == job->tenant || gp_plan_has(plan, x) ||
+        gp_job_class(x) > gp_job_class(job) ||
+        (job->demand.type != GP_TYPE_ANY && x->where.type != job->demand.type))
+        return false;
+    /* GPUs of its guarantee its tenant never lends, idle or not */
+    return !xt->lend_limit ||
+           held_of(v, x->tenant) - ask(x) >= (int64_t)xt->lend_limit * MILLI;
+}
+
+/* Preempt idle jobs for `job` of tenant ts[i] until `need` milli-GPUs are
+ * freed and the job fits; GP_ENOFIT (nothing planned) when they cannot. */
+static int lend_idle_for(struct pool *p, const struct gp_view *v,
+                         struct gp_plan *plan, struct tstate *ts,
+                         struct totals *tot, size_t i, const struct gp_job *job,
+                         int64_t need, struct victim *vs, size_t nv)
+{
+    const struct gp_job **chosen;
+    size_t nc = 0, mark = gp_plan_mark(plan);
+    struct gp_placement where;
+    int64_t freed = 0;
+    int rc = GP_OK;
+
+    chosen = gp_arena_alloc(gp_view_scratch(v), (nv + 1) * sizeof(*chosen));
+    if (!chosen)
+        return GP_ENOMEM;
+    /* no larger than what is still needed first, then any */
+    for (int pass = 0; pass < 2 && freed < need; pass++)
+        for (size_t k = 0; k < nv && freed < need; k++) {
+            const struct gp_job *x = vs[k].job;
+            bool already = false;
+
+            for (size_t c = 0; c < nc && !already; c++)
+                already = chosen[c] == x;
+            if (already || (pass == 0 && ask(x) > need - freed) ||
+                !idle_serves(v, plan, x, job))
+                continue;
+            chosen[nc++] = x;
+            freed += ask(x);
+        }
+    if (freed < need ||
+        gp_view_fit_if_freed(v, job, chosen, nc, &where) != GP_OK)
+        return GP_ENOFIT;
+    for (size_t k = 0; k < nc && rc == GP_OK; k++)
+        rc = gp_plan_preempt_idle(plan, chosen[k], job->tenant);
+    /* without a grace the GPUs are free now: the job takes them at once */
+    if (rc == GP_OK && !gp_view_graceful(v))
+        rc = try_start(v, plan, job, &ts[i], tot, GP_TYPE_ANY);
+    if (rc != GP_OK) {
+        gp_plan_rollback(plan, mark);
+        return rc == GP_EPLAN || rc == GP_ENOFIT ? GP_ENOFIT : rc;
+    }
+    if (gp_view_graceful(v))
+        p->lent[job->tenant] += freed; /* kept for it once they stop */
+    return GP_OK;
+}
+
+static int lend_idle(struct pool *p, const struct gp_view *v,
+                     struct gp_plan *plan, struct tstate *ts,
+                     struct totals *tot, size_t nts, struct reservation *r)
+{
+    struct until until = {INT64_MAX, INT64_MAX};
+    struct victim *vs;
+    size_t nv;
+    bool short_of_victims = false;
+    int rc;
+
+    if ((rc = collect_idle(v, tot, &vs, &nv, &until)) != GP_OK)
+        return rc;
+    for (size_t i = 0; i < nts; i++) {
+        uint32_t t = ts[i].t;
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+        struct gp_pending_iter it;
+        const struct gp_job *job;
+        int64_t want = 0;
+        size_t looked = 0;
+
+        if (ti->npending == 0)
+            continue;
+        if ((rc = gp_pending_iter_init_tenant(&it, v, t)) != GP_OK)
+            return rc;
+        while ((job = gp_pending_iter_next(&it)) &&
+               looked++ < MAX_RECLAIM_JOBS) {
+            struct reservation asked = *r; /* a question: r stays as is */
+            int64_t have;
+
+            if (gp_plan_has(plan, job) || job->parked)
+                continue;
+            /* it could not give them back (as in the lending step) */
+            if (gp_view_cap_reached(v, job) &&
+                gpus_of(held_of(v, t) + want + ask(job)) >
+                    ceil(ti->entitled - 1e-9))
+                continue;
+            if ((ti->cap &&
+                 held_of(v, t) + incoming_of(v, t) + want + ask(job) >
+                     (int64_t)ti->cap * MILLI) ||
+                !respects(v, &asked, job))
+                break;
+            want += ask(job);
+            /* free and left to it (not kept for others), or on its way */
+            have = free_for(v, job) - (tot->owed - ts[i].owed) -
+                   (tot->keep - ts[i].keep);
+            have = (have > 0 ? have : 0) + incoming_of(v, t);
+            if (want <= have)
+                continue; /* the GPUs are there: the other steps start it */
+            if (nv == 0) {
+                short_of_victims = true;
+                break;
+            }
+            rc =
+                lend_idle_for(p, v, plan, ts, tot, i, job, want - have, vs, nv);
+            if (rc == GP_ENOFIT) {
+                short_of_victims = true;
+                break;
+            }
+            if (rc != GP_OK)
+                return rc;
+            if (!gp_view_graceful(v))
+                want -= ask(job); /* started: held now, not wanted */
+        }
+    }
+    /* an idle job protected now may serve then */
+    return short_of_victims ? wake_at(p, v, plan, until.wake) : GP_OK;
+}
+
+/* What was lent to each tenant, while it is on its way to it or owed to
+ * it; a tenant the core no longer keeps anything for has had its due. */
+static int lent_books(struct pool *p, const struct gp_view *v)
+{
+    size_t nt = gp_view_ntenants(v);
+
+    if (p->nlent < nt) {
+        int64_t *l = gp_env_realloc(p->env, p->lent, (nt + 16) * sizeof(*l));
+
+        if (!l)
+            return GP_ENOMEM;
+        for (size_t k = p->nlent; k < nt + 16; k++)
+            l[k] = 0;
+        p->lent = l;
+        p->nlent = (uint32_t)(nt + 16);
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct gp_tenant_info *ti = gp_view_tenant(v, t);
+
+        if (p->lent[t] && !ti->incoming_milli && !ti->owed_milli)
+            p->lent[t] = 0;
+    }
+    return GP_OK;
+}
+
 /* ---- the round ---------------------------------------------------------- */
 
 /* The books per GPU type as of the round's start (see struct totals). What
@@ -2596,6 +2819,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         tot.typed = gp_view_tenant(v, t)->typed;
     if (tot.typed && (rc = typed_books(v, &tot)) != GP_OK)
         return rc;
+    if (p->lend_idle && (rc = lent_books(p, v)) != GP_OK)
+        return rc;
     if (p->wait_ratio > 0 && p->mode != MODE_STATIC &&
         (rc = hold_books(p, v, &tot)) != GP_OK)
         return rc;
@@ -2623,6 +2848,8 @@ static int pool_schedule(void *priv, const struct gp_view *v,
             need = 2 * need - MILLI; /* a gang reclaimed to land nearer */
         if (r.job && r.by_reclaim && r.job->tenant == t && need < ask(r.job))
             need = ask(r.job); /* what is reclaimed for its gang */
+        if (p->lend_idle && need < p->lent[t])
+            need = p->lent[t]; /* what idle jobs were preempted for */
         if (ti->typed) {
             int64_t typed_need = 0;
 
@@ -2709,6 +2936,13 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         if (ti->npending == 0 || gpus_of(held_of(v, ts[i].t)) >= ti->entitled)
             continue;
         if ((rc = start_pass(p, v, plan, ts, &tot, i, PASS_ENTITLED, &r)))
+            return rc;
+    }
+
+    /* 3b. idle GPUs join the pool: before any reclaim */
+    if (p->lend_idle && gp_view_nidle(v) > 0 && gp_view_npending(v) > 0) {
+        order_by_deficit(p, v, ts, nts, tot.pos);
+        if ((rc = lend_idle(p, v, plan, ts, &tot, nts, &r)) != GP_OK)
             return rc;
     }
 

@@ -314,6 +314,102 @@ static bool scenario_move(long fail_at, int *moves)
     return o.failed;
 }
 
+/* pool's lend of an idle job's GPUs (lend_idle) with the fail_at-th
+ * allocation failing: 4 GPUs; a (guaranteed 4) runs a 4-GPU job the world
+ * reports idle; b (guaranteed nothing) submits a 4-GPU job; a's job is
+ * preempted for it, parked, and resumes once b's has ended. Whatever
+ * fails, every job ends and every GPU comes back. */
+static bool scenario_lend(long fail_at, int *lends)
+{
+    static const struct gp_kv lend = {"lend_idle", "1"};
+    static const struct gp_tenant_spec tenants[] = {
+        {.name = "a", .guarantee = 4}, {.name = "b", .guarantee = 0}};
+    static const struct {
+        const char *tenant;
+        int64_t dur_s, at_s;
+    } jobs[] = {{"a", 300, 0}, {"b", 100, 30}};
+    struct oom o = {0, fail_at, false};
+    struct gp_env env = {
+        .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
+    struct gp_cluster *cluster;
+    struct gp_core_config cfg = {.policy = gp_policy_find("pool"),
+                                 .policy_opts = &lend,
+                                 .npolicy_opts = 1,
+                                 .env = &env,
+                                 .grace_us = S(20),
+                                 .ckpt_cost_us = S(5),
+                                 .restart_cost_us = S(2)};
+    struct world w;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, 1, 4, NULL, 0, NULL),
+                     GP_OK);
+    if ((rc = gp_core_new(&w.core, cluster, &cfg, NULL)) != GP_OK) {
+        assert_int_equal(rc, GP_ENOMEM);
+        gp_cluster_free(cluster);
+        return o.failed;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        rc = gp_core_add_tenant(w.core, &tenants[i], NULL);
+        assert_true(rc == GP_OK || rc == GP_ENOMEM);
+    }
+    for (int64_t t = 0; t < S(2000); t += S(1)) {
+        const struct gp_job *a;
+
+        for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+            struct gp_job_spec spec = {.tenant = jobs[i].tenant,
+                                       .gpus = 4,
+                                       .duration_us = S(jobs[i].dur_s),
+                                       .submit_us = S(jobs[i].at_s),
+                                       .checkpointable = true};
+
+            if (spec.submit_us != t)
+                continue;
+            rc = gp_core_submit(w.core, &spec, t, &w.jobs[i], NULL);
+            assert_true(rc == GP_OK || rc == GP_ENOMEM);
+            w.accepted[i] = rc == GP_OK;
+        }
+        /* the world sees a's first run idle (it asks nothing of memory) */
+        if (w.accepted[0] && (a = gp_core_job(w.core, w.jobs[0])) &&
+            a->state == GP_JOB_RUNNING && a->preemptions == 0 && !a->idle)
+            assert_int_equal(gp_core_set_job_idle(w.core, w.jobs[0], true, t),
+                             GP_OK);
+        tick(&w, t);
+    }
+    for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+        const struct gp_job *j;
+
+        if (!w.accepted[i])
+            continue;
+        j = gp_core_job(w.core, w.jobs[i]);
+        assert_non_null(j);
+        if (!gp_job_is_done(j))
+            fail_msg("fail_at %ld: job %zu is %s at the end", fail_at, i,
+                     gp_job_state_name(j->state));
+        *lends += i == 0 ? (int)j->preemptions : 0;
+    }
+    assert_int_equal(gp_core_busy_milli(w.core), 0);
+    gp_core_free(w.core);
+    return o.failed;
+}
+
+static void a_lend_survives_every_failed_allocation(void **state)
+{
+    long n;
+    int lends = 0;
+
+    (void)state;
+    assert_false(scenario_lend(LONG_MAX, &lends));
+    assert_int_equal(lends, 1); /* the run lends a's GPUs once */
+    for (n = 1; scenario_lend(n, &lends); n++)
+        ;
+    assert_true(n > 20);
+    print_message("pool lend_idle: failed each of %ld allocations in turn\n",
+                  n - 1);
+}
+
 static void a_move_survives_every_failed_allocation(void **state)
 {
     long n;
@@ -353,6 +449,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_allocation_can_fail_cleanly),
         cmocka_unit_test(a_move_survives_every_failed_allocation),
+        cmocka_unit_test(a_lend_survives_every_failed_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1810,9 +1810,287 @@ static void a_shrunk_job_does_not_grow_while_another_tenant_waits(void **state)
     gp_core_free(core);
 }
 
+/* ---- idle GPUs join the pool (lend_idle) ---------------------------- */
+
+static const struct gp_kv lend_idle_on[] = {{"lend_idle", "1"}};
+/* a holds its guarantee; b is guaranteed nothing */
+static const struct gp_tenant_spec lender_b[] = {
+    {.name = "a", .guarantee = 2},
+    {.name = "b", .guarantee = 0},
+};
+
+/* 2 GPUs: a's 2-GPU job runs within a's guarantee, b's 2-GPU job waits. */
+static struct gp_core *idle_setup(const struct setup *s, bool on, struct rec *r,
+                                  uint32_t *a1, uint32_t *b1)
+{
+    struct gp_core *core =
+        pool_core_opts("pool", 2, lender_b, 2, s, lend_idle_on, on ? 1 : 0, r);
+
+    *a1 = job_of(core, "a", 2, 100000, 0, 0, true);
+    assert_int_equal(round_at(core, 0), 1);
+    *b1 = job_of(core, "b", 2, 100, 10, 0, true);
+    assert_int_equal(round_at(core, S(10)), 0); /* a is within its share */
+    assert_int_equal(state_of(core, *b1), GP_JOB_PENDING);
+    return core;
+}
+
+static void an_idle_job_within_its_guarantee_is_lent_and_parked(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    uint32_t a1, b1, b2;
+    struct gp_core *core = idle_setup(&s, true, &r, &a1, &b1);
+    const struct gp_job *a = gp_core_job(core, a1);
+
+    (void)state;
+    assert_int_equal(gp_core_set_job_idle(core, a1, true, S(20)), GP_OK);
+    assert_true(a->idle);
+    /* the change alone makes a round due: a's job is signalled for b */
+    assert_int_equal(round_at(core, S(20)), 1);
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted, a1);
+    assert_int_equal(a->state, GP_JOB_STOPPING);
+    assert_true(a->parked);
+    assert_false(a->idle); /* signalled: the run is over for the flag */
+    assert_int_equal(
+        gp_core_tenant_info(core, 1)->incoming_milli / GP_MILLI_PER_GPU, 2);
+    /* it stops; the GPUs go to b, not back to a */
+    stop_signalled(core, S(25));
+    assert_int_equal(round_at(core, S(25)), 1);
+    assert_int_equal(state_of(core, b1), GP_JOB_RUNNING);
+    assert_int_equal(a->state, GP_JOB_PENDING);
+    assert_true(a->parked);
+    assert_int_equal(a->preemptions, 1);
+    /* the parked job's demand still counts: a is entitled to its 2 GPUs
+     * and holds none, b borrows 2 ... */
+    assert_true(gp_core_tenant_info(core, 0)->entitled > 1.99);
+    assert_true(gp_core_tenant_info(core, 1)->entitled < 0.01);
+    /* ... yet nothing is reclaimed for it while b runs, round after
+     * round (a new job of b makes one) */
+    r.preempts = 0;
+    run_until_signal(core, &r, S(100000));
+    b2 = job_of(core, "b", 2, 100, 1000, 0, true);
+    assert_int_equal(round_at(core, S(1000)), 0);
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(state_of(core, b1), GP_JOB_RUNNING);
+    assert_int_equal(a->state, GP_JOB_PENDING);
+    /* b's job ends: a's job starts on the free GPUs in its usual order
+     * (a is below its entitlement, b is not), a claim again */
+    assert_int_equal(gp_core_job_ended(core, b1, GP_JOB_COMPLETED, S(2000)),
+                     GP_OK);
+    assert_int_equal(round_at(core, S(2000)), 1);
+    assert_int_equal(a->state, GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, b2), GP_JOB_PENDING);
+    assert_false(a->parked);
+    assert_false(a->idle);
+    gp_core_free(core);
+}
+
+static void without_lend_idle_an_idle_job_keeps_its_gpus(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    uint32_t a1, b1;
+    struct gp_core *core = idle_setup(&s, false, &r, &a1, &b1);
+
+    (void)state;
+    assert_int_equal(gp_core_set_job_idle(core, a1, true, S(20)), GP_OK);
+    assert_true(gp_core_job(core, a1)->idle);
+    round_at(core, S(20));
+    run_until_signal(core, &r, S(100000));
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    assert_false(gp_core_job(core, a1)->parked);
+    assert_int_equal(state_of(core, b1), GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
+/* Under the free model the lend takes effect in the round that decides
+ * it: the idle job waits again and b's job starts at once. */
+static void without_a_grace_the_lent_gpus_are_used_at_once(void **state)
+{
+    struct rec r;
+    struct setup s = {0, 0, 0, 0, 0, false};
+    uint32_t a1, b1;
+    struct gp_core *core = idle_setup(&s, true, &r, &a1, &b1);
+
+    (void)state;
+    assert_int_equal(gp_core_set_job_idle(core, a1, true, S(20)), GP_OK);
+    assert_int_equal(round_at(core, S(20)), 2);
+    assert_int_equal(state_of(core, b1), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, a1), GP_JOB_PENDING);
+    assert_true(gp_core_job(core, a1)->parked);
+    assert_int_equal(round_at(core, S(30)), 0);
+    gp_core_free(core);
+}
+
+static void an_idle_job_under_its_minimum_run_time_is_not_taken(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), S(600), 0, 0, 0, false};
+    uint32_t a1, b1;
+    struct gp_core *core = idle_setup(&s, true, &r, &a1, &b1);
+
+    (void)state;
+    assert_int_equal(gp_core_set_job_idle(core, a1, true, S(20)), GP_OK);
+    assert_int_equal(round_at(core, S(20)), 0);
+    assert_int_equal(r.preempts, 0);
+    /* a round is asked for when its protection ends, and it goes then */
+    assert_int_equal(gp_core_next_wakeup(core), S(600));
+    run_until_signal(core, &r, S(100000));
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted_us, S(600));
+    assert_true(gp_core_job(core, a1)->parked);
+    gp_core_free(core);
+}
+
+/* A job preempted as often as its class allows runs to its end: lent
+ * once, restarted, idle again, it stays. */
+static void an_idle_job_at_its_preemption_cap_is_not_taken(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 1, 0, 0, false};
+    uint32_t a1, b1, b2;
+    struct gp_core *core = idle_setup(&s, true, &r, &a1, &b1);
+
+    (void)state;
+    assert_int_equal(gp_core_set_job_idle(core, a1, true, S(20)), GP_OK);
+    round_at(core, S(20));
+    stop_signalled(core, S(25));
+    round_at(core, S(25));
+    assert_int_equal(state_of(core, b1), GP_JOB_RUNNING);
+    gp_core_job_ended(core, b1, GP_JOB_COMPLETED, S(100));
+    round_at(core, S(100));
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, a1)->preemptions, 1);
+    /* the new run is not idle until the world says so again */
+    assert_false(gp_core_job(core, a1)->idle);
+    b2 = job_of(core, "b", 2, 100, 200, 0, true);
+    assert_int_equal(gp_core_set_job_idle(core, a1, true, S(200)), GP_OK);
+    r.preempts = 0;
+    assert_int_equal(round_at(core, S(200)), 0);
+    run_until_signal(core, &r, S(100000));
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(state_of(core, b2), GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
+/* A reclaim takes an idle job before a borrower's busy one: a wants its
+ * guarantee back, b (within its own) holds an idle job, c borrows. */
+static void an_idle_job_goes_before_a_busy_borrower(void **state)
+{
+    static const struct gp_tenant_spec abc[] = {
+        {.name = "a", .guarantee = 2},
+        {.name = "b", .guarantee = 2},
+        {.name = "c", .guarantee = 0},
+    };
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    struct gp_core *core =
+        pool_core_opts("pool", 4, abc, 3, &s, lend_idle_on, 1, &r);
+    uint32_t b1, c1, a1;
+
+    (void)state;
+    b1 = job_of(core, "b", 2, 100000, 0, 0, true);
+    c1 = job_of(core, "c", 2, 100000, 0, 0, true);
+    assert_int_equal(round_at(core, 0), 2);
+    assert_int_equal(gp_core_set_job_idle(core, b1, true, S(5)), GP_OK);
+    a1 = job_of(core, "a", 2, 100, 10, 0, true);
+    assert_int_equal(round_at(core, S(10)), 1);
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(r.last_preempted, b1);
+    assert_int_equal(state_of(core, c1), GP_JOB_RUNNING);
+    stop_signalled(core, S(15));
+    round_at(core, S(15));
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, c1), GP_JOB_RUNNING);
+    assert_true(gp_core_job(core, b1)->parked);
+    gp_core_free(core);
+}
+
+/* The flag is the world's word on one run: only a running job takes it,
+ * and it clears when the run is signalled or ends; a preemption that is
+ * not a lend parks nothing. */
+static void the_idle_flag_belongs_to_a_running_job(void **state)
+{
+    struct rec r;
+    struct setup s = {S(30), 0, 0, 0, 0, false};
+    struct gp_core *core = pool_core("pool", 2, lender_b, 2, &s, &r);
+    uint32_t b1, b2, a1;
+    const struct gp_job *b;
+
+    (void)state;
+    assert_int_equal(gp_core_set_job_idle(core, 12345, true, 0), GP_ENOENT);
+    b1 = job_of(core, "b", 2, 100000, 0, 0, true);
+    b2 = job_of(core, "b", 2, 100000, 0, 0, true);
+    b = gp_core_job(core, b1);
+    /* pending, then starting: not running yet */
+    assert_int_equal(gp_core_set_job_idle(core, b1, true, 0), GP_ESTATE);
+    assert_int_equal(gp_core_round(core, 0), 1);
+    assert_int_equal(b->state, GP_JOB_STARTING);
+    assert_int_equal(gp_core_set_job_idle(core, b1, true, 0), GP_ESTATE);
+    play(core, 0);
+    assert_int_equal(gp_core_set_job_idle(core, b2, true, 0), GP_ESTATE);
+    assert_int_equal(gp_core_set_job_idle(core, b1, true, S(1)), GP_OK);
+    assert_true(b->idle);
+    assert_int_equal(gp_core_set_job_idle(core, b1, false, S(2)), GP_OK);
+    assert_false(b->idle);
+    assert_int_equal(gp_core_set_job_idle(core, b1, true, S(3)), GP_OK);
+    /* a reclaims its guarantee (lend_idle is off): b's job is signalled,
+     * which clears the flag, and it is not parked */
+    a1 = job_of(core, "a", 2, 100, 10, 0, true);
+    assert_int_equal(round_at(core, S(10)), 1);
+    assert_int_equal(b->state, GP_JOB_STOPPING);
+    assert_false(b->idle);
+    assert_int_equal(gp_core_set_job_idle(core, b1, true, S(11)), GP_ESTATE);
+    stop_signalled(core, S(12));
+    round_at(core, S(12));
+    assert_int_equal(b->state, GP_JOB_PENDING);
+    assert_false(b->idle);
+    assert_false(b->parked);
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    /* a running job that ends takes its flag with it */
+    assert_int_equal(gp_core_set_job_idle(core, a1, true, S(20)), GP_OK);
+    assert_int_equal(gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(30)),
+                     GP_OK);
+    assert_false(gp_core_job(core, a1)->idle);
+    assert_int_equal(gp_core_set_job_idle(core, a1, false, S(30)), GP_ESTATE);
+    gp_core_free(core);
+}
+
+static void lend_idle_is_an_option_of_pool_alone(void **state)
+{
+    static const struct gp_kv bad[] = {{"lend_idle", "2"}};
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_diag diag = {{0}, {0}};
+    struct gp_core_config cfg = {.policy = gp_policy_find("pool"),
+                                 .policy_opts = bad,
+                                 .npolicy_opts = 1};
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 2, NULL, 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, &diag), GP_EINVAL);
+    assert_string_equal(diag.where, "lend_idle");
+    assert_non_null(strstr(diag.msg, "lend_idle 0|1"));
+    cfg.policy = gp_policy_find("pool-noreclaim");
+    cfg.policy_opts = lend_idle_on;
+    assert_int_equal(gp_core_new(&core, c, &cfg, &diag), GP_EINVAL);
+    gp_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(an_idle_job_within_its_guarantee_is_lent_and_parked),
+        cmocka_unit_test(without_lend_idle_an_idle_job_keeps_its_gpus),
+        cmocka_unit_test(without_a_grace_the_lent_gpus_are_used_at_once),
+        cmocka_unit_test(an_idle_job_under_its_minimum_run_time_is_not_taken),
+        cmocka_unit_test(an_idle_job_at_its_preemption_cap_is_not_taken),
+        cmocka_unit_test(an_idle_job_goes_before_a_busy_borrower),
+        cmocka_unit_test(the_idle_flag_belongs_to_a_running_job),
+        cmocka_unit_test(lend_idle_is_an_option_of_pool_alone),
         cmocka_unit_test(
             a_waiting_gang_is_started_by_reclaim_charged_to_its_tenant),
         cmocka_unit_test(

@@ -287,11 +287,11 @@ static int writable(struct gp_db *db, struct gp_diag *diag, const char *what)
 static int stmt(struct gp_db *db, enum stmt_id id, sqlite3_stmt **out,
                 struct gp_diag *diag, const char *what)
 {
+    *out = db->st[id];
     if (sqlite3_stmt_busy(db->st[id]))
         return gp_diag_set(diag, GP_ESTATE, db->path,
                            "%s: called again from inside its own iteration",
                            what);
-    *out = db->st[id];
     return GP_OK;
 }
 
@@ -423,6 +423,7 @@ static int step_one(struct gp_db *db, struct bind *b, bool *found,
 {
     int rc = b->rc;
 
+    *found = false;
     if (rc == SQLITE_OK) {
         rc = sqlite3_step(b->st);
         if (rc == SQLITE_ROW || rc == SQLITE_DONE) {

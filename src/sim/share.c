@@ -117,7 +117,7 @@ static int parse_u64(const struct csv *c, const char *name, int col,
 static int parse_u32(const struct csv *c, const char *name, int col,
                      uint32_t max, uint32_t *out, struct gp_diag *diag)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = parse_u64(c, name, col, max, &v, diag);
 
     if (rc == GP_OK)

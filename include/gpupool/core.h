@@ -611,6 +611,8 @@ struct gp_job_restore {
     int64_t gpu_us, attained_gpu_us, held_us, lost_work_us;
     uint32_t preemptions, starts, start_failures, node_failures;
     int64_t predicted_us; /* 0 = predict it again */
+    bool parked;          /* preempted while idle, not started since
+                             (gp_job.parked) */
 };
 /* Restore the accounting of a job just submitted again (pending, never
  * started in this core). GP_ENOENT, GP_ESTATE, GP_EINVAL (a negative

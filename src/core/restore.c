@@ -46,6 +46,7 @@ int gp_core_restore_job(struct gp_core *c, uint64_t id,
     j->starts = r->starts;
     if (r->predicted_us > 0)
         j->predicted_us = r->predicted_us;
+    j->parked = r->parked;
     c->dirty = true;
     return GP_OK;
 }

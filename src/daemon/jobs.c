@@ -970,6 +970,25 @@ static int parse_devices(const char *s, uint64_t *mask, uint32_t *n)
     return GP_OK;
 }
 
+/* Parked (gp_job.parked): its last preemption was of an idle job whose
+ * GPUs were lent ("preempted" with "idle": true) and it has not started
+ * since. Read from its history, so the store needs no column for it. */
+static int parked_event(void *priv, const struct gp_db_event *ev)
+{
+    bool *parked = priv;
+
+    if (strcmp(ev->kind, "started") == 0) {
+        *parked = false;
+    } else if (strcmp(ev->kind, "preempted") == 0) {
+        json_t *d =
+            ev->detail_json ? json_loads(ev->detail_json, 0, NULL) : NULL;
+
+        *parked = json_is_true(json_object_get(d, "idle"));
+        json_decref(d);
+    }
+    return 0;
+}
+
 /* The store's live jobs into the table (an iteration may not write, so
  * the core, whose observers write, comes after). */
 static int load_job(void *priv, const struct gp_db_job *row)
@@ -1013,6 +1032,9 @@ static int load_job(void *priv, const struct gp_db_job *row)
         .starts = row->restarts,
         .predicted_us = row->predicted_us,
     };
+    if (row->state == GP_JOB_PENDING && row->preemptions > 0)
+        gp_db_events_each(d->db, row->id, parked_event, &dj->restore.parked,
+                          NULL);
     return 0;
 }
 

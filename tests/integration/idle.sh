@@ -107,7 +107,7 @@ start "$tmp/on" --set policy.lend_idle=1
 a=$(a_job)
 wait_for "$a" 'j["state"] == "running"' 30
 wait_for "$a" "$reported_idle" 30
-b=$(submit -t b --gpus 2 -J borrower -- sleep 8)
+b=$(submit -t b --gpus 2 -J borrower -- sleep 14)
 # a's job is signalled, checkpoints and waits; b's job gets its GPUs
 wait_for "$b" 'j["state"] == "running"' 40
 [ "$(state "$a")" = pending ] || fail "job $a: $(state "$a") while b runs, expected pending"
@@ -129,6 +129,14 @@ sleep 5
 [ "$(state "$b")" = running ] || fail "job $b: $(state "$b") while a's job is parked, expected running"
 [ "$(get "$b" 'j["preemptions"]')" = 0 ] || fail "job $b: preempted for a parked job"
 [ "$(state "$a")" = pending ] || fail "job $a: $(state "$a"), expected pending (parked)"
+# a restart keeps it parked (read back from its history): still no claim
+kill -TERM "$pid"
+wait "$pid" || fail "the daemon exited $? on SIGTERM"
+start "$tmp/on" --set policy.lend_idle=1
+[ "$(get "$a" 'j.get("parked")')" = True ] || fail "job $a: not parked after a restart"
+sleep 3
+[ "$(state "$b")" = running ] || fail "job $b: $(state "$b") after a restart with a's job parked, expected running"
+[ "$(get "$b" 'j["preemptions"]')" = 0 ] || fail "job $b: preempted for a parked job after a restart"
 # b's job ends: a's job resumes from its checkpoint
 wait_for "$b" 'j["state"] == "completed"' 30
 wait_for "$a" 'j["state"] == "running"' 30

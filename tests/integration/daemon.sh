@@ -6,6 +6,7 @@
 # queued again and resumes from its checkpoint; kill -9 of the daemon while
 # jobs run, and a restart that adopts them, each run exactly once.
 set -u
+. "$(dirname "$0")/lib.sh"
 exe=$1
 src=$2
 tmp=$(mktemp -d /tmp/gpupool-it.XXXXXX)
@@ -34,16 +35,7 @@ start() {
         --set monitor.period=1s --set server.log_level=debug "$@" \
         >>"$tmp/daemon.log" 2>&1 &
     pid=$!
-    i=0
-    while ! "$exe" queue >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 100 ]; then
-            fail "the daemon did not come up"
-            cat "$tmp/daemon.log"
-            exit 1
-        fi
-        sleep 0.1
-    done
+    it_wait_up "$tmp/daemon.log"
 }
 
 # state JOB: its state now

@@ -10,6 +10,7 @@
 # and resumes from its checkpoint once b's job ends.
 # Without lend_idle: the same idle job keeps its GPUs and b's job waits.
 set -u
+. "$(dirname "$0")/lib.sh"
 exe=$1
 src=$2
 tmp=$(mktemp -d /tmp/gpupool-idle.XXXXXX)
@@ -54,16 +55,7 @@ start() {
         --set monitor.period=1s --set server.log_level=debug "$@" \
         >>"$tmp/daemon.log" 2>&1 &
     pid=$!
-    i=0
-    while ! "$exe" queue >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 100 ]; then
-            fail "the daemon did not come up"
-            cat "$tmp/daemon.log"
-            exit 1
-        fi
-        sleep 0.1
-    done
+    it_wait_up "$tmp/daemon.log"
 }
 
 stop() {

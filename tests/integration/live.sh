@@ -7,6 +7,7 @@
 # through the API keeps that definition). The daemon's own user is its
 # admin on the socket.
 set -u
+. "$(dirname "$0")/lib.sh"
 exe=$1
 tmp=$(mktemp -d /tmp/gpupool-live.XXXXXX)
 sock=$tmp/gp.sock
@@ -41,16 +42,7 @@ tenants() { echo "{\"tenants\": [$1]}" >"$tmp/tenants.json"; }
 start() {
     "$exe" serve --config "$tmp/gpupool.ini" >>"$tmp/daemon.log" 2>&1 &
     pid=$!
-    i=0
-    while ! "$exe" queue >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 100 ]; then
-            fail "the daemon did not come up"
-            cat "$tmp/daemon.log"
-            exit 1
-        fi
-        sleep 0.1
-    done
+    it_wait_up "$tmp/daemon.log"
 }
 stop() {
     kill -TERM "$pid"

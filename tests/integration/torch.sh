@@ -12,6 +12,7 @@
 # (apt-get install python3-torch). With "pure" it runs the same story with
 # examples/train_pure.py, the twin without torch, and never skips.
 set -u
+. "$(dirname "$0")/lib.sh"
 exe=$1
 src=$2
 mode=${3:-torch}
@@ -101,16 +102,7 @@ JSON
     --set scheduler.grace=30s --set backend.kill_after=2s \
     --set monitor.period=1s >"$tmp/daemon.log" 2>&1 &
 pid=$!
-i=0
-while ! "$exe" queue >/dev/null 2>&1; do
-    i=$((i + 1))
-    if [ $i -gt 100 ]; then
-        echo "FAIL: the daemon did not come up"
-        cat "$tmp/daemon.log"
-        exit 1
-    fi
-    sleep 0.1
-done
+it_wait_up "$tmp/daemon.log"
 
 # show JOB FIELD: one field of `gpupool show --json`
 field() {

@@ -57,6 +57,22 @@ struct world {
     bool accepted[NJOBS];
 };
 
+/* Every job the core took has ended by now: job i of the world, NULL when
+ * it was not taken. */
+static const struct gp_job *ended_job(struct world *w, size_t i, long fail_at)
+{
+    const struct gp_job *j;
+
+    if (!w->accepted[i])
+        return NULL;
+    j = gp_core_job(w->core, w->jobs[i]);
+    assert_non_null(j);
+    if (!gp_job_is_done(j))
+        fail_msg("fail_at %ld: job %zu is %s at the end", fail_at, i,
+                 gp_job_state_name(j->state));
+    return j;
+}
+
 static int report(struct world *w, const struct report *r, int64_t now)
 {
     int rc = GP_EINVAL;
@@ -221,16 +237,9 @@ static bool scenario(const char *policy, bool consolidate, long fail_at)
     for (int64_t t = S(60); t < S(4000); t += S(1))
         tick(&w, t);
     /* every job taken ended, every GPU is back */
-    for (int i = 0; i < NJOBS; i++) {
-        const struct gp_job *j;
-
-        if (!w.accepted[i])
+    for (size_t i = 0; i < NJOBS; i++) {
+        if (!ended_job(&w, i, fail_at))
             continue;
-        j = gp_core_job(w.core, w.jobs[i]);
-        assert_non_null(j);
-        if (!gp_job_is_done(j))
-            fail_msg("fail_at %ld: job %d is %s at the end", fail_at, i,
-                     gp_job_state_name(j->state));
         rc = gp_core_retire(w.core, w.jobs[i]);
         assert_true(rc == GP_OK);
     }
@@ -298,16 +307,10 @@ static bool scenario_move(long fail_at, int *moves)
         tick(&w, t);
     }
     for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
-        const struct gp_job *j;
+        const struct gp_job *j = ended_job(&w, i, fail_at);
 
-        if (!w.accepted[i])
-            continue;
-        j = gp_core_job(w.core, w.jobs[i]);
-        assert_non_null(j);
-        if (!gp_job_is_done(j))
-            fail_msg("fail_at %ld: job %zu is %s at the end", fail_at, i,
-                     gp_job_state_name(j->state));
-        *moves += (int)j->migrations;
+        if (j)
+            *moves += (int)j->migrations;
     }
     assert_int_equal(gp_core_busy_milli(w.core), 0);
     gp_core_free(w.core);
@@ -379,16 +382,10 @@ static bool scenario_lend(long fail_at, int *lends)
         tick(&w, t);
     }
     for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
-        const struct gp_job *j;
+        const struct gp_job *j = ended_job(&w, i, fail_at);
 
-        if (!w.accepted[i])
-            continue;
-        j = gp_core_job(w.core, w.jobs[i]);
-        assert_non_null(j);
-        if (!gp_job_is_done(j))
-            fail_msg("fail_at %ld: job %zu is %s at the end", fail_at, i,
-                     gp_job_state_name(j->state));
-        *lends += i == 0 ? (int)j->preemptions : 0;
+        if (j && i == 0)
+            *lends += (int)j->preemptions;
     }
     assert_int_equal(gp_core_busy_milli(w.core), 0);
     gp_core_free(w.core);

@@ -263,6 +263,11 @@ static json_t *job_json(struct daemon *d, const struct gp_db_job *row,
                                 json_string(gp_job_state_name(j->state)));
             if (j->parked)
                 json_object_set_new(o, "parked", json_true());
+            /* the predictor's figure, taken at submission: the store has
+             * it once the job has run */
+            if (j->predicted_us > 0)
+                json_object_set_new(o, "predicted_runtime_s",
+                                    json_real(secs(j->predicted_us)));
             if (j->state == GP_JOB_PENDING && e)
                 estimate(d, e, j, row->id, now, o);
         }
@@ -485,6 +490,31 @@ static int list_one(void *priv, const struct gp_db_job *row)
     return json_array_size(l->arr) >= l->limit ? 1 : 0;
 }
 
+/* A yes/no argument: absent, 0, false or no is no; present alone, 1, true
+ * or yes is yes; anything else is a 400 naming it. */
+static json_t *flag_arg(struct gp_http_request *r, const char *key, bool *on,
+                        unsigned *status)
+{
+    static const char *const yes[] = {"", "1", "true", "yes"}, *const no[] = {
+                                                                   "0", "false",
+                                                                   "no"};
+    const char *v = gp_http_arg(r, key);
+
+    *on = false;
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+        if (strcmp(v, yes[i]) == 0) {
+            *on = true;
+            return NULL;
+        }
+    for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+        if (strcmp(v, no[i]) == 0)
+            return NULL;
+    return error(status, 400, "PARSE", key, "%s: expected 1 or 0, got '%s'",
+                 key, v);
+}
+
 static json_t *list(struct daemon *d, struct gp_http_request *r, int64_t now,
                     unsigned *status)
 {
@@ -499,6 +529,7 @@ static json_t *list(struct daemon *d, struct gp_http_request *r, int64_t now,
                        {0}};
     const char *lim = gp_http_arg(r, "limit"), *after = gp_http_arg(r, "after");
     enum gp_db_which which = GP_DB_LIVE;
+    bool ended = false, all = false;
     int64_t after_id = 0;
     json_t *out;
     char *end;
@@ -522,13 +553,18 @@ static json_t *list(struct daemon *d, struct gp_http_request *r, int64_t now,
                          "after: expected a job id");
         }
     }
-    if (gp_http_arg(r, "ended"))
+    if ((out = flag_arg(r, "ended", &ended, status)) ||
+        (out = flag_arg(r, "all", &all, status))) {
+        json_decref(l.arr);
+        return out;
+    }
+    if (ended)
         which = GP_DB_ENDED;
     if (l.state && strcmp(l.state, "pending") != 0 &&
         strcmp(l.state, "running") != 0 && strcmp(l.state, "starting") != 0 &&
         strcmp(l.state, "stopping") != 0)
         which = GP_DB_ALL;
-    if (gp_http_arg(r, "all"))
+    if (all)
         which = GP_DB_ALL;
     gp_db_jobs_each(d->db, which, after_id, 0, list_one, &l, NULL);
     est_fini(&l.est);

@@ -209,6 +209,17 @@ while kill -0 "$lpid" 2>/dev/null; do
     sleep 0.1
 done
 
+# yes/no arguments of the job list: ended=1 lists the jobs that ended,
+# ended=0 the others (here none), another value is refused naming it
+[ "$(req GET '/v1/jobs?ended=1')" = 200 ] || fail "GET /v1/jobs?ended=1"
+python3 -c "import json,sys; sys.exit(0 if len(json.load(open(sys.argv[1]))['jobs']) >= 3 else 1)" "$tmp/out" ||
+    fail "ended=1 does not list the ended jobs: $(cat "$tmp/out")"
+[ "$(req GET '/v1/jobs?ended=0')" = 200 ] || fail "GET /v1/jobs?ended=0"
+python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['jobs'] == [] else 1)" "$tmp/out" ||
+    fail "ended=0 lists ended jobs: $(cat "$tmp/out")"
+[ "$(req GET '/v1/jobs?ended=maybe')" = 400 ] || fail "ended=maybe was not refused"
+grep -q '"field":"ended"' "$tmp/out" || fail "ended=maybe: the refusal names no field: $(cat "$tmp/out")"
+
 stop
 if [ $fails -ne 0 ]; then
     echo "--- daemon log"

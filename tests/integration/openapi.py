@@ -463,6 +463,8 @@ def check_source(doc, src):
                                  list_op.get("parameters", []))
           if p.get("in") == "query"}
     args = set(re.findall(r'gp_http_arg\(\s*r\s*,\s*"(\w+)"\s*\)', api))
+    # yes/no arguments are read through flag_arg(r, "name", ...)
+    args |= set(re.findall(r'flag_arg\(\s*r\s*,\s*"(\w+)"', api))
     if set(qs) != args:
         fail("query arguments: api.c reads %s, the file has %s" %
              (sorted(args), sorted(qs)))

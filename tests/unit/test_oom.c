@@ -57,6 +57,27 @@ struct world {
     bool accepted[NJOBS];
 };
 
+/* The world's core on `nodes` nodes of 4 GPUs under cfg (its allocator
+ * failing as set); false when making it ran out of memory (the cluster is
+ * freed then, as the core leaves it to its caller on failure). */
+static bool make_core(struct world *w, const struct gp_core_config *cfg,
+                      uint32_t nodes)
+{
+    struct gp_cluster *cluster;
+    int rc;
+
+    memset(w, 0, sizeof(*w));
+    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(cluster, nodes, 4, NULL, 0, NULL),
+                     GP_OK);
+    if ((rc = gp_core_new(&w->core, cluster, cfg, NULL)) != GP_OK) {
+        assert_int_equal(rc, GP_ENOMEM);
+        gp_cluster_free(cluster);
+        return false;
+    }
+    return true;
+}
+
 /* Every job the core took has ended by now: job i of the world, NULL when
  * it was not taken. */
 static const struct gp_job *ended_job(struct world *w, size_t i, long fail_at)
@@ -164,7 +185,6 @@ static bool scenario(const char *policy, bool consolidate, long fail_at)
     struct oom o = {0, fail_at, false};
     struct gp_env env = {
         .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
-    struct gp_cluster *cluster;
     struct gp_core_config cfg = {.policy = gp_policy_find(policy),
                                  .policy_opts = consolidate ? &defrag : NULL,
                                  .npolicy_opts = consolidate ? 1 : 0,
@@ -180,20 +200,12 @@ static bool scenario(const char *policy, bool consolidate, long fail_at)
     struct world w;
     int rc;
 
-    memset(&w, 0, sizeof(w));
     for (int k = 0; k < GP_NPRIO; k++) {
         cfg.min_run_us[k] = -1;
         cfg.max_preemptions[k] = UINT32_MAX;
     }
-    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
-    assert_int_equal(gp_cluster_add_uniform(cluster, 2, 4, NULL, 0, NULL),
-                     GP_OK);
-    rc = gp_core_new(&w.core, cluster, &cfg, NULL);
-    if (rc != GP_OK) {
-        assert_int_equal(rc, GP_ENOMEM);
-        gp_cluster_free(cluster); /* the caller's on failure */
+    if (!make_core(&w, &cfg, 2))
         return o.failed;
-    }
     rc = gp_core_add_tenant(w.core, &parent, NULL);
     assert_true(rc == GP_OK || rc == GP_ENOMEM);
     if (rc == GP_OK) {
@@ -265,7 +277,6 @@ static bool scenario_move(long fail_at, int *moves)
     struct oom o = {0, fail_at, false};
     struct gp_env env = {
         .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
-    struct gp_cluster *cluster;
     struct gp_core_config cfg = {.policy = gp_policy_find("pool"),
                                  .policy_opts = &defrag,
                                  .npolicy_opts = 1,
@@ -277,15 +288,8 @@ static bool scenario_move(long fail_at, int *moves)
     struct world w;
     int rc;
 
-    memset(&w, 0, sizeof(w));
-    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
-    assert_int_equal(gp_cluster_add_uniform(cluster, 2, 4, NULL, 0, NULL),
-                     GP_OK);
-    if ((rc = gp_core_new(&w.core, cluster, &cfg, NULL)) != GP_OK) {
-        assert_int_equal(rc, GP_ENOMEM);
-        gp_cluster_free(cluster);
+    if (!make_core(&w, &cfg, 2))
         return o.failed;
-    }
     rc = gp_core_add_tenant(w.core, &one, NULL);
     assert_true(rc == GP_OK || rc == GP_ENOMEM);
     /* the first three start in one round (the 1-GPU job beside the first
@@ -334,7 +338,6 @@ static bool scenario_lend(long fail_at, int *lends)
     struct oom o = {0, fail_at, false};
     struct gp_env env = {
         .log_level = GP_LOG_ERROR, .realloc = oom_realloc, .alloc_priv = &o};
-    struct gp_cluster *cluster;
     struct gp_core_config cfg = {.policy = gp_policy_find("pool"),
                                  .policy_opts = &lend,
                                  .npolicy_opts = 1,
@@ -345,15 +348,8 @@ static bool scenario_lend(long fail_at, int *lends)
     struct world w;
     int rc;
 
-    memset(&w, 0, sizeof(w));
-    assert_int_equal(gp_cluster_new(&cluster), GP_OK);
-    assert_int_equal(gp_cluster_add_uniform(cluster, 1, 4, NULL, 0, NULL),
-                     GP_OK);
-    if ((rc = gp_core_new(&w.core, cluster, &cfg, NULL)) != GP_OK) {
-        assert_int_equal(rc, GP_ENOMEM);
-        gp_cluster_free(cluster);
+    if (!make_core(&w, &cfg, 1))
         return o.failed;
-    }
     for (size_t i = 0; i < 2; i++) {
         rc = gp_core_add_tenant(w.core, &tenants[i], NULL);
         assert_true(rc == GP_OK || rc == GP_ENOMEM);

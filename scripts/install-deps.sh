@@ -11,8 +11,11 @@ PKGS="build-essential pkg-config meson ninja-build python3 xz-utils
 # scripts/test.sh runs): curl and Debian's Prometheus server for the
 # metrics test; openssl for the TLS test's certificate; python3-torch (CPU build) for the PyTorch example job and
 # its test (a skip without it) - the big one: about 143 MB to download and
-# 610 MB installed with its dependencies.
-TEST_PKGS="curl openssl prometheus python3-torch"
+# 610 MB installed with its dependencies; Slurm and munge for the Slurm
+# backend's tests, which start a cluster of their own
+# (scripts/slurm-cluster.sh; iproute2 for its network namespace).
+TEST_PKGS="curl openssl prometheus python3-torch slurmctld slurmd
+           slurm-client munge iproute2"
 if [ "${1:-}" = "--tests" ]; then PKGS="$PKGS $TEST_PKGS"; fi
 missing=""
 for p in $PKGS; do

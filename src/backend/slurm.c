@@ -823,6 +823,156 @@ int gp_slurm_parse_topology(const char *text, const char *where,
     return rc;
 }
 
+/* ---- the job completion log --------------------------------------------- */
+
+/* jobcomp/filetxt writes these keys in this order, "Key=value " each. A
+ * value may hold spaces (a job name, a directory): it runs up to the next
+ * key, not the next space. */
+static const char *const comp_keys[] = {
+    "JobId",        "UserId",          "GroupId",   "Name",
+    "JobState",     "Partition",       "TimeLimit", "StartTime",
+    "EndTime",      "NodeList",        "NodeCnt",   "ProcCnt",
+    "WorkDir",      "ReservationName", "Tres",      "Account",
+    "QOS",          "WcKey",           "Cluster",   "SubmitTime",
+    "EligibleTime", "DerivedExitCode", "ExitCode",
+};
+enum { COMP_NKEYS = sizeof(comp_keys) / sizeof(comp_keys[0]) };
+
+/* "2026-11-24T23:18:26" in local time; "unknown" and "None" are 0 */
+static int comp_time(const char *v, int64_t *out)
+{
+    struct tm tm = {0};
+    char *end;
+    if (!strcmp(v, "unknown") || !strcmp(v, "None") || !*v) {
+        *out = 0;
+        return GP_OK;
+    }
+    end = strptime(v, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!end || *end)
+        return GP_EPARSE;
+    tm.tm_isdst = -1;
+    time_t t = mktime(&tm);
+    if (t == (time_t)-1)
+        return GP_EPARSE;
+    *out = (int64_t)t;
+    return GP_OK;
+}
+
+static int comp_line(const char *line, struct gp_slurm_comp *c,
+                     const char **bad)
+{
+    const char *pos[COMP_NKEYS];
+    const char *p = line;
+    char key[40];
+    for (size_t k = 0; k < COMP_NKEYS; k++) {
+        snprintf(key, sizeof(key), "%s%s=", k ? " " : "", comp_keys[k]);
+        const char *at =
+            k ? strstr(p, key) : (strncmp(p, key, strlen(key)) ? NULL : p);
+        if (!at) {
+            *bad = comp_keys[k];
+            return GP_EPARSE;
+        }
+        pos[k] = at + strlen(key);
+        p = pos[k];
+    }
+    char v[1024];
+    memset(c, 0, sizeof(*c));
+    for (size_t k = 0; k < COMP_NKEYS; k++) {
+        const char *end = k + 1 < COMP_NKEYS
+                              ? pos[k + 1] - strlen(comp_keys[k + 1]) - 2
+                              : pos[k] + strlen(pos[k]);
+        while (end > pos[k] && (end[-1] == ' ' || end[-1] == '\n'))
+            end--;
+        size_t n = (size_t)(end - pos[k]);
+        if (n >= sizeof(v))
+            n = sizeof(v) - 1;
+        memcpy(v, pos[k], n);
+        v[n] = '\0';
+        const char *name = comp_keys[k];
+        char *e;
+        int rc = GP_OK;
+        *bad = name;
+        if (!strcmp(name, "JobId")) {
+            unsigned long id = strtoul(v, &e, 10);
+            if (*e || !id || id > UINT32_MAX)
+                return GP_EPARSE;
+            c->id = (uint32_t)id;
+        } else if (!strcmp(name, "JobState")) {
+            snprintf(c->state, sizeof(c->state), "%.23s", v);
+        } else if (!strcmp(name, "StartTime")) {
+            rc = comp_time(v, &c->start_s);
+        } else if (!strcmp(name, "EndTime")) {
+            rc = comp_time(v, &c->end_s);
+        } else if (!strcmp(name, "NodeList")) {
+            snprintf(c->nodes, sizeof(c->nodes), "%s",
+                     strcmp(v, "(null)") ? v : "");
+        } else if (!strcmp(name, "NodeCnt")) {
+            unsigned long nc = strtoul(v, &e, 10);
+            if (*e || nc > UINT32_MAX)
+                return GP_EPARSE;
+            c->node_count = (uint32_t)nc;
+        } else if (!strcmp(name, "ExitCode")) {
+            if (sscanf(v, "%d:%d", &c->exit_code, &c->exit_signal) != 2)
+                return GP_EPARSE;
+        }
+        if (rc != GP_OK)
+            return rc;
+    }
+    if (c->node_count == 0)
+        c->start_s = 0; /* cancelled before it ran: no run */
+    return GP_OK;
+}
+
+int gp_slurm_parse_jobcomp(const char *text, const char *where,
+                           struct gp_slurm_comp **out, size_t *n,
+                           struct gp_diag *diag)
+{
+    size_t cap = 16, cnt = 0;
+    unsigned lineno = 0;
+    struct gp_slurm_comp *v = malloc(cap * sizeof(*v));
+    char *line = NULL;
+    if (!v)
+        return gp_diag_set(diag, GP_ENOMEM, where, "out of memory");
+    for (const char *p = text; *p;) {
+        size_t l = strcspn(p, "\n");
+        lineno++;
+        char *nl = realloc(line, l + 1);
+        if (!nl)
+            goto nomem;
+        line = nl;
+        memcpy(line, p, l);
+        line[l] = '\0';
+        p += l + (p[l] == '\n');
+        if (!l)
+            continue;
+        if (cnt == cap) {
+            struct gp_slurm_comp *nv = realloc(v, 2 * cap * sizeof(*v));
+            if (!nv)
+                goto nomem;
+            v = nv;
+            cap *= 2;
+        }
+        const char *bad = "";
+        if (comp_line(line, &v[cnt], &bad) != GP_OK) {
+            char w[200];
+            snprintf(w, sizeof(w), "%s:%u", where, lineno);
+            free(v);
+            free(line);
+            return gp_diag_set(diag, GP_EPARSE, w, "field %s missing or bad",
+                               bad);
+        }
+        cnt++;
+    }
+    free(line);
+    *out = v;
+    *n = cnt;
+    return GP_OK;
+nomem:
+    free(v);
+    free(line);
+    return gp_diag_set(diag, GP_ENOMEM, where, "out of memory");
+}
+
 /* ---- the calls ---------------------------------------------------------- */
 
 int gp_slurm_nodes(struct gp_slurm *s, struct gp_slurm_node **out, size_t *n,

@@ -182,6 +182,28 @@ int gp_slurm_parse_topology(const char *text, const char *where,
  * the first type ("" if untyped). */
 int gp_slurm_parse_gres(const char *s, uint32_t *gpus, char *type,
                         size_t type_len);
+/* One line of Slurm's job completion log (JobCompType=jobcomp/filetxt):
+ * the end of a run. A requeued run ends with JobState=PENDING (its start,
+ * end and nodes are the interrupted run's); the job's last run ends with
+ * its final state. */
+struct gp_slurm_comp {
+    uint32_t id;
+    char state[24];  /* "COMPLETED", "PENDING" (requeued), "CANCELLED" */
+    int64_t start_s; /* 0 when it never ran ("unknown", or NodeCnt=0) */
+    int64_t end_s;
+    uint32_t node_count;
+    char nodes[1024]; /* a hostlist; "" when it never ran */
+    int exit_code;    /* ExitCode=3:0 -> 3, 0 */
+    int exit_signal;
+};
+/* The whole log. Its times are slurmctld's local time, read here with the
+ * caller's time zone (the same host, or the same TZ). Lines are checked
+ * field by field; a bad one is GP_EPARSE naming where:line. *out is
+ * malloc'd; free() it. */
+int gp_slurm_parse_jobcomp(const char *text, const char *where,
+                           struct gp_slurm_comp **out, size_t *n,
+                           struct gp_diag *diag);
+
 /* Expand a hostlist ("n[1-3,7],gpu[01-02]x,login") name by name, in
  * order. fn returning non-zero stops the walk and is returned. GP_EPARSE
  * for a malformed list (unbalanced brackets, a bad range, a range over

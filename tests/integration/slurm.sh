@@ -29,7 +29,8 @@ if ! "$cluster" start "$lab/cluster" --nodes 4 --gpus 4 --per-switch 2 \
     exit 1
 fi
 mkdir -p "$lab/work"
-"$cluster" exec "$lab/cluster" -- "$client" "$lab/work"
+"$cluster" exec "$lab/cluster" -- "$client" "$lab/work" \
+    "$lab/cluster/log/jobcomp.log"
 rc=$?
 if [ $rc -ne 0 ]; then
     echo "--- slurmctld log (tail)"

@@ -8,7 +8,12 @@
  * drained node is seen, a held job is cancelled, and each call's cost is
  * printed (docs/slurm.md quotes them).
  *
- * Usage: slurm_client WORKDIR   (SLURM_CONF set; WORKDIR shared with jobs)
+ * Slurm's own record of the runs (jobcomp/filetxt) is read back last: two
+ * lines for the gang (the requeued run, the last run) with the same
+ * start and end times squeue gave.
+ *
+ * Usage: slurm_client WORKDIR JOBCOMP_LOG   (SLURM_CONF set; WORKDIR shared
+ * with the jobs)
  * Prints one line per check and "N passed, N failed"; exit 1 on a failure.
  */
 #define _GNU_SOURCE
@@ -130,11 +135,11 @@ static const char script_fmt[] =
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: slurm_client WORKDIR\n");
+    if (argc != 3) {
+        fprintf(stderr, "usage: slurm_client WORKDIR JOBCOMP_LOG\n");
         return 2;
     }
-    const char *dir = argv[1];
+    const char *dir = argv[1], *comp_log = argv[2];
     struct gp_slurm *s = NULL;
     struct gp_diag d = {0};
     int rc;
@@ -186,7 +191,8 @@ int main(int argc, char **argv)
         .uid = -1,
         .gid = -1,
     };
-    uint32_t id = 0;
+    uint32_t id = 0, gang;
+    int64_t run1_start, run1_end;
     t0 = now_ms();
     if ((rc = gp_slurm_submit_held(s, &sub, &id, &d)) != GP_OK)
         die("submit", rc, &d);
@@ -208,12 +214,15 @@ int main(int argc, char **argv)
     check(is_running(&j) && !strcmp(j.nodes, "n[1-2]"),
           "runs on n[1-2] (%s, %s), %.0f ms after the release", j.state_name,
           j.nodes, took);
+    gang = id;
+    run1_start = j.start_s;
     printf("note: release -> RUNNING %.0f ms (slurmctld's pass)\n", took);
 
     /* preempted with a checkpoint */
     usleep(800000);
     char ck[1024];
     snprintf(ck, sizeof(ck), "%s/ckpt-%u", dir, id);
+    int64_t signalled = (int64_t)time(NULL);
     t0 = now_ms();
     if ((rc = gp_slurm_signal(s, id, SIGUSR1, &d)) != GP_OK)
         die("signal", rc, &d);
@@ -228,6 +237,7 @@ int main(int argc, char **argv)
     printf("cost: requeue held (scontrol requeuehold) %.1f ms\n",
            now_ms() - t0);
     j = wait_job(s, id, is_held, 20, &took);
+    run1_end = (int64_t)time(NULL); /* squeue has no end for a past run */
     check(is_held(&j) && j.restarts == 1,
           "requeued held (%s %s, restart_cnt %u) in %.0f ms", j.state_name,
           j.reason, j.restarts, took);
@@ -243,6 +253,7 @@ int main(int argc, char **argv)
     j = wait_job(s, id, is_final, 30, &took);
     check(j.state == GP_SJ_COMPLETED && j.exit_status == 0,
           "completed (%s, exit %d)", j.state_name, j.exit_status);
+    struct gp_slurm_job last = j;
     char outp[1024];
     snprintf(outp, sizeof(outp), "%s/gang-%u.out", dir, id);
     check(file_has(outp, "start restart=1 nodes=n[3-4] step="),
@@ -275,6 +286,7 @@ int main(int argc, char **argv)
         die("cancel", rc, &d);
     j = wait_job(s, id, is_final, 10, NULL);
     check(j.state == GP_SJ_CANCELLED, "held job cancelled (%s)", j.state_name);
+    uint32_t cancelled = id;
 
     /* what Slurm refuses comes back with its words */
     sub.partition = "nosuch";
@@ -283,6 +295,60 @@ int main(int argc, char **argv)
           "a request Slurm refuses: %s: %s", d.where, d.msg);
     rc = gp_slurm_place(s, 999999, leaf0, 2, &d);
     check(rc == GP_EIO, "placing a job Slurm does not know: %s", d.msg);
+
+    /* Slurm's own record: the gang's two runs, the cancelled job's none */
+    FILE *f = fopen(comp_log, "r");
+    char text[65536] = "";
+    size_t got = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    text[got] = '\0';
+    if (f)
+        fclose(f);
+    struct gp_slurm_comp *comp = NULL;
+    size_t nc = 0;
+    if ((rc = gp_slurm_parse_jobcomp(text, comp_log, &comp, &nc, &d)) != GP_OK)
+        die("jobcomp", rc, &d);
+    const struct gp_slurm_comp *r1 = NULL, *r2 = NULL, *rc3 = NULL;
+    for (size_t i = 0; i < nc; i++) {
+        if (comp[i].id == gang && !r1)
+            r1 = &comp[i];
+        else if (comp[i].id == gang)
+            r2 = &comp[i];
+        else if (comp[i].id == cancelled)
+            rc3 = &comp[i]; /* the held job cancelled above */
+    }
+    /* the first run ended by itself at the signal: Slurm records it
+     * COMPLETED, then requeues it (killed by the requeue, it would be
+     * PENDING) */
+    check(r1 && r2 &&
+              (!strcmp(r1->state, "COMPLETED") ||
+               !strcmp(r1->state, "PENDING")) &&
+              !strcmp(r1->nodes, "n[1-2]") && !strcmp(r2->state, "COMPLETED") &&
+              !strcmp(r2->nodes, "n[3-4]") && r2->exit_code == 0,
+          "jobcomp: the requeued run (%s on %s), then the last (%s on %s)",
+          r1 ? r1->state : "-", r1 ? r1->nodes : "-", r2 ? r2->state : "-",
+          r2 ? r2->nodes : "-");
+    check(r1 && r2 && r1->start_s == run1_start && r1->end_s >= signalled &&
+              r1->end_s <= run1_end && r2->start_s == last.start_s &&
+              r2->end_s == last.end_s,
+          "jobcomp times agree with squeue's: run 1 %lld-%lld (squeue's "
+          "start %lld, stopped between %lld and %lld), run 2 %lld-%lld "
+          "(squeue %lld-%lld)",
+          r1 ? (long long)r1->start_s : 0, r1 ? (long long)r1->end_s : 0,
+          (long long)run1_start, (long long)signalled, (long long)run1_end,
+          r2 ? (long long)r2->start_s : 0, r2 ? (long long)r2->end_s : 0,
+          (long long)last.start_s, (long long)last.end_s);
+    if (r1 && r2)
+        printf("note: the gang's GPU-seconds by Slurm's record: %lld "
+               "(2 nodes x 2 GPUs x (%lld + %lld s))\n",
+               (long long)(4 *
+                           (r1->end_s - r1->start_s + r2->end_s - r2->start_s)),
+               (long long)(r1->end_s - r1->start_s),
+               (long long)(r2->end_s - r2->start_s));
+    check(rc3 && !strcmp(rc3->state, "CANCELLED") && rc3->node_count == 0 &&
+              rc3->start_s == 0,
+          "jobcomp: the held job cancelled never ran (%s, %u nodes)",
+          rc3 ? rc3->state : "-", rc3 ? rc3->node_count : 0);
+    free(comp);
 
     t0 = now_ms();
     struct gp_slurm_job *all = NULL;

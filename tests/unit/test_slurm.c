@@ -7,6 +7,7 @@
  * The calls that need slurmctld are tested against a real cluster by
  * tests/integration/slurm_client.c.
  */
+#define _GNU_SOURCE /* strptime, symlink */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -273,6 +275,79 @@ static void bad_json(void **state)
     free(v);
 }
 
+static int64_t local_time(const char *s)
+{
+    struct tm tm = {0};
+    assert_non_null(strptime(s, "%Y-%m-%dT%H:%M:%S", &tm));
+    tm.tm_isdst = -1;
+    return (int64_t)mktime(&tm);
+}
+
+static void jobcomp(void **state)
+{
+    (void)state;
+    size_t len, n = 0;
+    char *text = slurp("jobcomp.log", &len);
+    struct gp_slurm_comp *v = NULL;
+    struct gp_diag diag = {0};
+    assert_int_equal(gp_slurm_parse_jobcomp(text, "jobcomp.log", &v, &n, &diag),
+                     GP_OK);
+    free(text);
+    assert_int_equal(n, 6); /* the blank line is skipped */
+    assert_int_equal(v[0].id, 1);
+    assert_string_equal(v[0].state, "COMPLETED");
+    assert_int_equal(v[0].start_s, local_time("2026-11-24T23:18:26"));
+    assert_int_equal(v[0].end_s - v[0].start_s, 1);
+    /* a run ended by requeue, then the last run */
+    assert_int_equal(v[1].id, 2);
+    assert_string_equal(v[1].state, "PENDING");
+    assert_string_equal(v[1].nodes, "n[1-2]");
+    assert_int_equal(v[1].node_count, 2);
+    assert_int_equal(v[2].id, 2);
+    assert_string_equal(v[2].nodes, "n[3-4]");
+    assert_int_equal(v[2].end_s - v[2].start_s, 4);
+    assert_int_equal(v[3].exit_code, 3);
+    /* cancelled before it ran: no run */
+    assert_string_equal(v[4].state, "CANCELLED");
+    assert_int_equal(v[4].node_count, 0);
+    assert_int_equal(v[4].start_s, 0);
+    assert_string_equal(v[4].nodes, "");
+    /* spaces in a name and a directory, killed by a signal */
+    assert_int_equal(v[5].id, 5);
+    assert_string_equal(v[5].state, "CANCELLED");
+    assert_string_equal(v[5].nodes, "n[3-4]");
+    assert_int_equal(v[5].exit_signal, 15);
+    assert_int_equal(v[5].end_s - v[5].start_s, 7);
+    free(v);
+
+    const char *bad[] = {
+        "JobId=x UserId=",
+        "UserId=root(0) JobId=1",
+        "JobId=1 UserId=root(0) GroupId=root(0) Name=a JobState=COMPLETED "
+        "Partition=gpu TimeLimit=1 StartTime=yesterday EndTime=unknown "
+        "NodeList=n1 NodeCnt=1 ProcCnt=1 WorkDir=/ ReservationName= Tres= "
+        "Account= QOS= WcKey= Cluster=c SubmitTime=unknown "
+        "EligibleTime=unknown DerivedExitCode=0:0 ExitCode=0:0",
+    };
+    const char *field[] = {"GroupId", "JobId", "StartTime"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char two[2048];
+        snprintf(two, sizeof(two), "%s\n%s\n",
+                 "JobId=9 UserId=root(0) GroupId=root(0) Name=a "
+                 "JobState=COMPLETED Partition=gpu TimeLimit=1 "
+                 "StartTime=unknown EndTime=unknown NodeList=n1 NodeCnt=1 "
+                 "ProcCnt=1 WorkDir=/ ReservationName= Tres= Account= QOS= "
+                 "WcKey= Cluster=c SubmitTime=unknown EligibleTime=unknown "
+                 "DerivedExitCode=0:0 ExitCode=0:0",
+                 bad[i]);
+        assert_int_equal(gp_slurm_parse_jobcomp(two, "log", &v, &n, &diag),
+                         GP_EPARSE);
+        assert_string_equal(diag.where, "log:2");
+        if (!strstr(diag.msg, field[i]))
+            fail_msg("case %zu: '%s' does not name %s", i, diag.msg, field[i]);
+    }
+}
+
 /* ---- the runner, against /bin/sh ---- */
 
 static char dir[] = "/tmp/gp-slurm-bin-XXXXXX";
@@ -365,7 +440,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hostlists),          cmocka_unit_test(gres_strings),
         cmocka_unit_test(nodes_and_topology), cmocka_unit_test(jobs),
-        cmocka_unit_test(bad_json),           cmocka_unit_test(run_commands),
+        cmocka_unit_test(bad_json),           cmocka_unit_test(jobcomp),
+        cmocka_unit_test(run_commands),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (made) {

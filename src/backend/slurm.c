@@ -543,71 +543,90 @@ static enum gp_slurm_avail avail_of(const char *state, json_t *flags)
     return down ? GP_SLURM_DOWN : drain ? GP_SLURM_DRAIN : GP_SLURM_UP;
 }
 
-int gp_slurm_parse_nodes(const char *json, size_t len, const char *where,
-                         struct gp_slurm_node **out, size_t *n,
-                         struct gp_diag *diag)
+/* One element of a command's list into *elem; an error names it. */
+typedef int (*elem_fn)(json_t *o, void *elem, const char *where, size_t i,
+                       struct gp_diag *diag);
+
+/* The list under key, element by element, into a calloc'd array. */
+static int parse_list(const char *json, size_t len, const char *where,
+                      const char *key, size_t size, elem_fn fn, void **out,
+                      size_t *n, struct gp_diag *diag)
 {
-    json_t *root, *list;
-    int rc = load_list(json, len, where, "nodes", &root, &list, diag);
+    json_t *root, *list, *o;
+    int rc = load_list(json, len, where, key, &root, &list, diag);
     if (rc != GP_OK)
         return rc;
     size_t cnt = json_array_size(list), i;
-    struct gp_slurm_node *v = calloc(cnt ? cnt : 1, sizeof(*v));
-    json_t *o;
+    char *v = calloc(cnt ? cnt : 1, size);
     if (!v) {
         json_decref(root);
         return gp_diag_set(diag, GP_ENOMEM, where, "out of memory");
     }
     json_array_foreach(list, i, o)
     {
-        struct gp_slurm_node *nd = &v[i];
-        const char *name = json_string_value(json_object_get(o, "name"));
-        if (!name || !*name || strlen(name) >= sizeof(nd->name)) {
-            free(v);
-            json_decref(root);
-            return gp_diag_set(diag, GP_EPARSE, where,
-                               "nodes[%zu]: no usable name", i);
-        }
-        snprintf(nd->name, sizeof(nd->name), "%s", name);
-        char st[64];
-        copy_str(st, sizeof(st), json_object_get(o, "state"));
-        json_t *flags = json_object_get(o, "state_flags");
-        snprintf(nd->state, sizeof(nd->state), "%s", st);
-        size_t k;
-        json_t *f;
-        json_array_foreach(flags, k, f)
-        {
-            size_t l = strlen(nd->state);
-            const char *fs = json_string_value(f);
-            if (fs && l + strlen(fs) + 2 < sizeof(nd->state))
-                snprintf(nd->state + l, sizeof(nd->state) - l, "+%s", fs);
-        }
-        nd->avail = avail_of(st, flags);
-        int64_t c = get_int(o, "cpus");
-        int64_t m = get_int(o, "real_memory");
-        nd->cpus = c > 0 && c < UINT32_MAX ? (uint32_t)c : 0;
-        nd->mem_mib = m > 0 ? (uint64_t)m : 0;
-        const char *gres = json_string_value(json_object_get(o, "gres"));
-        const char *used = json_string_value(json_object_get(o, "gres_used"));
-        char dummy[GP_SLURM_TYPE_MAX];
-        if (gp_slurm_parse_gres(gres, &nd->gpus, nd->gpu_type,
-                                sizeof(nd->gpu_type)) != GP_OK ||
-            gp_slurm_parse_gres(used, &nd->gpus_used, dummy, sizeof(dummy)) !=
-                GP_OK) {
-            char name2[GP_SLURM_NAME_MAX];
-            snprintf(name2, sizeof(name2), "%s", nd->name);
-            free(v);
-            json_decref(root);
-            return gp_diag_set(diag, GP_EPARSE, where,
-                               "node %s: GRES '%s' / '%s' do not parse", name2,
-                               gres ? gres : "", used ? used : "");
-        }
-        copy_str(nd->reason, sizeof(nd->reason), json_object_get(o, "reason"));
+        if ((rc = fn(o, v + i * size, where, i, diag)) != GP_OK)
+            break;
     }
     json_decref(root);
+    if (rc != GP_OK) {
+        free(v);
+        return rc;
+    }
     *out = v;
     *n = cnt;
     return GP_OK;
+}
+
+static int parse_node(json_t *o, void *elem, const char *where, size_t i,
+                      struct gp_diag *diag)
+{
+    struct gp_slurm_node *nd = elem;
+    const char *name = json_string_value(json_object_get(o, "name"));
+    if (!name || !*name || strlen(name) >= sizeof(nd->name))
+        return gp_diag_set(diag, GP_EPARSE, where, "nodes[%zu]: no usable name",
+                           i);
+    snprintf(nd->name, sizeof(nd->name), "%s", name);
+    char st[64];
+    copy_str(st, sizeof(st), json_object_get(o, "state"));
+    json_t *flags = json_object_get(o, "state_flags"), *f;
+    snprintf(nd->state, sizeof(nd->state), "%s", st);
+    size_t k;
+    json_array_foreach(flags, k, f)
+    {
+        size_t l = strlen(nd->state);
+        const char *fs = json_string_value(f);
+        if (fs && l + strlen(fs) + 2 < sizeof(nd->state))
+            snprintf(nd->state + l, sizeof(nd->state) - l, "+%s", fs);
+    }
+    nd->avail = avail_of(st, flags);
+    int64_t c = get_int(o, "cpus");
+    int64_t m = get_int(o, "real_memory");
+    nd->cpus = c > 0 && c < UINT32_MAX ? (uint32_t)c : 0;
+    nd->mem_mib = m > 0 ? (uint64_t)m : 0;
+    const char *gres = json_string_value(json_object_get(o, "gres"));
+    const char *used = json_string_value(json_object_get(o, "gres_used"));
+    char dummy[GP_SLURM_TYPE_MAX];
+    if (gp_slurm_parse_gres(gres, &nd->gpus, nd->gpu_type,
+                            sizeof(nd->gpu_type)) != GP_OK ||
+        gp_slurm_parse_gres(used, &nd->gpus_used, dummy, sizeof(dummy)) !=
+            GP_OK)
+        return gp_diag_set(diag, GP_EPARSE, where,
+                           "node %s: GRES '%s' / '%s' do not parse", nd->name,
+                           gres ? gres : "", used ? used : "");
+    copy_str(nd->reason, sizeof(nd->reason), json_object_get(o, "reason"));
+    return GP_OK;
+}
+
+int gp_slurm_parse_nodes(const char *json, size_t len, const char *where,
+                         struct gp_slurm_node **out, size_t *n,
+                         struct gp_diag *diag)
+{
+    void *v = NULL;
+    int rc = parse_list(json, len, where, "nodes", sizeof(**out), parse_node,
+                        &v, n, diag);
+    if (rc == GP_OK)
+        *out = v;
+    return rc;
 }
 
 static const struct {
@@ -652,9 +671,10 @@ const char *gp_slurm_avail_name(enum gp_slurm_avail a)
     return a == GP_SLURM_UP ? "up" : a == GP_SLURM_DRAIN ? "drain" : "down";
 }
 
-static int parse_job(json_t *o, struct gp_slurm_job *j, const char *where,
-                     size_t i, struct gp_diag *diag)
+static int parse_job(json_t *o, void *elem, const char *where, size_t i,
+                     struct gp_diag *diag)
 {
+    struct gp_slurm_job *j = elem;
     int64_t id = get_int(o, "job_id");
     if (id <= 0 || id > UINT32_MAX)
         return gp_diag_set(diag, GP_EPARSE, where, "jobs[%zu]: no job_id", i);
@@ -707,30 +727,12 @@ int gp_slurm_parse_jobs(const char *json, size_t len, const char *where,
                         struct gp_slurm_job **out, size_t *n,
                         struct gp_diag *diag)
 {
-    json_t *root, *list;
-    int rc = load_list(json, len, where, "jobs", &root, &list, diag);
-    if (rc != GP_OK)
-        return rc;
-    size_t cnt = json_array_size(list), i;
-    struct gp_slurm_job *v = calloc(cnt ? cnt : 1, sizeof(*v));
-    json_t *o;
-    if (!v) {
-        json_decref(root);
-        return gp_diag_set(diag, GP_ENOMEM, where, "out of memory");
-    }
-    json_array_foreach(list, i, o)
-    {
-        if ((rc = parse_job(o, &v[i], where, i, diag)) != GP_OK)
-            break;
-    }
-    json_decref(root);
-    if (rc != GP_OK) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *n = cnt;
-    return GP_OK;
+    void *v = NULL;
+    int rc = parse_list(json, len, where, "jobs", sizeof(**out), parse_job, &v,
+                        n, diag);
+    if (rc == GP_OK)
+        *out = v;
+    return rc;
 }
 
 /* ---- topology ----------------------------------------------------------- */

@@ -264,6 +264,12 @@ static void bad_json(void **state)
         gp_slurm_parse_nodes(nn, strlen(nn), "sinfo", &nv, &n, &diag),
         GP_EPARSE);
     assert_non_null(strstr(diag.msg, "nodes[0]"));
+    const char *ng = "{\"nodes\": [{\"name\": \"n7\", \"gres\": "
+                     "\"gpu:v100:x\"}]}";
+    assert_int_equal(
+        gp_slurm_parse_nodes(ng, strlen(ng), "sinfo", &nv, &n, &diag),
+        GP_EPARSE);
+    assert_non_null(strstr(diag.msg, "node n7: GRES 'gpu:v100:x'"));
     /* an unknown state is kept, not guessed */
     const char *odd = "{\"jobs\": [{\"job_id\": 9, \"job_state\": "
                       "\"FUTURE_STATE\"}]}";

@@ -211,4 +211,40 @@ int gp_slurm_parse_jobcomp(const char *text, const char *where,
 int gp_hostlist_expand(const char *list, int (*fn)(void *priv, const char *n),
                        void *priv, struct gp_diag *diag);
 
+/* ---- Slurm's nodes in gpupool's core (slurm_nodes.c) ---- */
+
+struct gp_cluster;
+struct gp_core;
+
+/* The core's state for a Slurm node: up, drain (running jobs stay, no
+ * new ones) or down (its jobs are lost and requeued). */
+int gp_slurm_core_state(enum gp_slurm_avail a);
+
+/* A cluster for a new core from Slurm's nodes: each node with GPUs, its
+ * GPU type ("gpu" when the GRES is untyped), CPUs, memory, leaf switch
+ * (NULL: the default switch) and state. Nodes without GPUs are left out
+ * and counted in *skipped. Errors as gp_cluster_add_node (a node with more
+ * GPUs than a node may have), naming the node. */
+int gp_slurm_cluster(const struct gp_slurm_node *nodes, size_t n,
+                     struct gp_cluster **out, size_t *skipped,
+                     struct gp_diag *diag);
+
+/* What one poll of Slurm's nodes changed in a running core. */
+struct gp_slurm_sync {
+    unsigned added;   /* nodes new to the core */
+    unsigned changed; /* state changes (up / drain / down) */
+    unsigned gone;    /* nodes Slurm no longer lists: set down */
+    unsigned resized; /* GPUs or type changed: not applied (a restart
+                         applies them), reported */
+};
+
+/* Bring a running core's nodes in line with a fresh list: a node whose
+ * state moved gets gp_core_set_node_state (down: its jobs are requeued
+ * with their checkpoints), a new node is added, a node Slurm no longer
+ * lists goes down. GP_OK with *out filled, or the first core error with
+ * diag naming the node (the changes before it are applied). */
+int gp_slurm_sync_nodes(struct gp_core *core, const struct gp_slurm_node *nodes,
+                        size_t n, int64_t now_us, struct gp_slurm_sync *out,
+                        struct gp_diag *diag);
+
 #endif

@@ -21,6 +21,8 @@
 #include <cmocka.h>
 
 #include "backend/slurm.h"
+#include "core_harness.h"
+#include "gpupool/cluster.h"
 
 static char *slurp(const char *rel, size_t *len)
 {
@@ -354,6 +356,112 @@ static void jobcomp(void **state)
     }
 }
 
+/* ---- Slurm's nodes in the core ---- */
+
+static struct gp_slurm_node *recorded_nodes(size_t *n)
+{
+    size_t len;
+    char *json = slurp("sinfo.json", &len);
+    struct gp_slurm_node *v = NULL;
+    assert_int_equal(gp_slurm_parse_nodes(json, len, "sinfo", &v, n, NULL),
+                     GP_OK);
+    free(json);
+    char *topo = slurp("topology.txt", &len);
+    assert_int_equal(gp_slurm_parse_topology(topo, "topo", v, *n, NULL), GP_OK);
+    free(topo);
+    return v;
+}
+
+static void nodes_into_core(void **state)
+{
+    (void)state;
+    size_t n, skipped = 9;
+    struct gp_slurm_node *v = recorded_nodes(&n);
+    struct gp_cluster *c = NULL;
+    struct gp_diag diag = {0};
+    assert_int_equal(gp_slurm_cluster(v, n, &c, &skipped, &diag), GP_OK);
+    assert_int_equal(skipped, 0);
+    assert_int_equal(gp_cluster_nnodes(c), 4);
+    assert_int_equal(gp_cluster_gpus(c), 16);
+    assert_int_equal(gp_cluster_nswitches(c), 2);
+    assert_string_equal(gp_cluster_switch_name(c, gp_cluster_node_switch(c, 2)),
+                        "leaf1");
+    assert_int_equal(gp_cluster_node_state(c, 3), GP_NODE_DRAIN);
+    assert_string_equal(gp_cluster_type_name(c, gp_cluster_node_type(c, 0)),
+                        "gpu");
+
+    struct rec r;
+    memset(&r, 0, sizeof(r));
+    harness_rec = &r;
+    struct gp_core *core = NULL;
+    struct gp_core_config cfg = {.policy = gp_policy_find("fifo"),
+                                 .model = GP_PLACE_PACK};
+    assert_int_equal(gp_core_new(&core, c, &cfg, &diag), GP_OK);
+    uint64_t job = submit(core, "a", 4, 3600, 0);
+    round_at(core, S(1));
+    assert_int_equal(state_of(core, job), GP_JOB_RUNNING);
+    uint32_t at = gp_core_job(core, job)->where.slots[0].node;
+    assert_true(at < 3); /* not on the drained n4 */
+
+    /* a poll later: the job's node down, n4 back, one node gone from
+     * Slurm's list, a new one, another grown */
+    struct gp_slurm_node *w = calloc(n + 1, sizeof(*w));
+    size_t m = 0, gone = (at + 1) % 3, grown = (at + 2) % 3;
+    for (size_t i = 0; i < n; i++) {
+        if (i == gone)
+            continue;
+        w[m] = v[i];
+        if (i == at)
+            w[m].avail = GP_SLURM_DOWN;
+        if (i == 3)
+            w[m].avail = GP_SLURM_UP;
+        if (i == grown)
+            w[m].gpus = 8;
+        m++;
+    }
+    w[m] = v[3];
+    snprintf(w[m].name, sizeof(w[m].name), "n5");
+    w[m].avail = GP_SLURM_UP;
+    m++;
+    struct gp_slurm_sync sy;
+    assert_int_equal(gp_slurm_sync_nodes(core, w, m, S(2), &sy, &diag), GP_OK);
+    assert_int_equal(sy.added, 1);
+    assert_int_equal(sy.changed, 2);
+    assert_int_equal(sy.gone, 1);
+    assert_int_equal(sy.resized, 1);
+    const struct gp_cluster *cc = gp_core_cluster(core);
+    assert_int_equal(gp_cluster_node_state(cc, at), GP_NODE_DOWN);
+    assert_int_equal(gp_cluster_node_state(cc, (uint32_t)gone), GP_NODE_DOWN);
+    assert_int_equal(gp_cluster_node_state(cc, 3), GP_NODE_UP);
+    uint32_t n5;
+    assert_int_equal(gp_cluster_find_node(cc, "n5", &n5), GP_OK);
+    assert_string_equal(
+        gp_cluster_switch_name(cc, gp_cluster_node_switch(cc, n5)), "leaf1");
+    /* the job lost with its node is queued again, then placed elsewhere */
+    play(core, S(2));
+    assert_int_equal(state_of(core, job), GP_JOB_PENDING);
+    round_at(core, S(3));
+    assert_int_equal(state_of(core, job), GP_JOB_RUNNING);
+    uint32_t again = gp_core_job(core, job)->where.slots[0].node;
+    assert_true(again != at && again != gone);
+
+    /* the same list again changes nothing */
+    assert_int_equal(gp_slurm_sync_nodes(core, w, m, S(4), &sy, &diag), GP_OK);
+    assert_int_equal(sy.added + sy.changed + sy.gone, 0);
+    gp_core_free(core);
+    free(w);
+
+    /* errors name the node */
+    v[1].gpus = 100000;
+    assert_int_not_equal(gp_slurm_cluster(v, n, &c, &skipped, &diag), GP_OK);
+    assert_string_equal(diag.where, "slurm node n2");
+    for (size_t i = 0; i < n; i++)
+        v[i].gpus = 0;
+    assert_int_equal(gp_slurm_cluster(v, n, &c, &skipped, &diag), GP_EINVAL);
+    assert_non_null(strstr(diag.msg, "none of Slurm's 4 nodes"));
+    free(v);
+}
+
 /* ---- the runner, against /bin/sh ---- */
 
 static char dir[] = "/tmp/gp-slurm-bin-XXXXXX";
@@ -447,7 +555,7 @@ int main(void)
         cmocka_unit_test(hostlists),          cmocka_unit_test(gres_strings),
         cmocka_unit_test(nodes_and_topology), cmocka_unit_test(jobs),
         cmocka_unit_test(bad_json),           cmocka_unit_test(jobcomp),
-        cmocka_unit_test(run_commands),
+        cmocka_unit_test(nodes_into_core),    cmocka_unit_test(run_commands),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (made) {

@@ -65,25 +65,6 @@ static int failures;
 /* ---- helpers --------------------------------------------------------------
  */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* q-quantile of v[0..n) (sorted in place), nearest rank. */
-static double quantile(double *v, size_t n, double q)
-{
-    size_t i;
-
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(*v), cmp_double);
-    i = (size_t)ceil(q * (double)n);
-    return v[i > 0 ? i - 1 : 0];
-}
-
 static double rss_mib(pid_t pid, const char *key)
 {
     char path[64], line[256];
@@ -298,11 +279,11 @@ static int run_load(const struct harness *h, enum load_kind kind, uint64_t n,
     }
     r->wall_s = t1 - l.t0;
     r->rate = (double)n / r->wall_s;
-    qsort(l.done_s, n, sizeof(double), cmp_double);
+    qsort(l.done_s, n, sizeof(double), bench_cmp_double);
     r->rate_first = (double)tenth / (l.done_s[tenth - 1] - l.t0);
     r->rate_last = (double)tenth / (t1 - l.done_s[n - tenth]);
-    r->p50_ms = quantile(l.lat_s, n, 0.5) * 1e3;
-    r->p99_ms = quantile(l.lat_s, n, 0.99) * 1e3;
+    r->p50_ms = bench_quantile(l.lat_s, n, 0.5) * 1e3;
+    r->p99_ms = bench_quantile(l.lat_s, n, 0.99) * 1e3;
     r->max_ms = l.lat_s[n - 1] * 1e3;
 out:
     free(l.lat_s);
@@ -426,7 +407,7 @@ static double command_alone_ms(const char *dir, unsigned runs)
         v[i] = t > 0 ? (double)(t - t0) / 1e6 : NAN;
         unlink(file);
     }
-    q = quantile(v, runs, 0.5);
+    q = bench_quantile(v, runs, 0.5);
     free(v);
     return q;
 }
@@ -492,14 +473,14 @@ static void case_start(void)
             cmd[i] = (double)(t_cmd - t0) / 1e6;
             go[i] = t_go > 0 ? (double)(t_go - t0) / 1e6 : NAN;
         }
-        fig->ack[0] = quantile(ack, O.starts, 0.5);
-        fig->ack[1] = quantile(ack, O.starts, 0.99);
+        fig->ack[0] = bench_quantile(ack, O.starts, 0.5);
+        fig->ack[1] = bench_quantile(ack, O.starts, 0.99);
         fig->ack[2] = ack[O.starts - 1];
-        fig->go[0] = quantile(go, O.starts, 0.5);
-        fig->go[1] = quantile(go, O.starts, 0.99);
+        fig->go[0] = bench_quantile(go, O.starts, 0.5);
+        fig->go[1] = bench_quantile(go, O.starts, 0.99);
         fig->go[2] = go[O.starts - 1];
-        fig->cmd[0] = quantile(cmd, O.starts, 0.5);
-        fig->cmd[1] = quantile(cmd, O.starts, 0.99);
+        fig->cmd[0] = bench_quantile(cmd, O.starts, 0.5);
+        fig->cmd[1] = bench_quantile(cmd, O.starts, 0.99);
         fig->cmd[2] = cmd[O.starts - 1];
         fig->ok = true;
         printf("start-%s: jobs=%" PRIu64
@@ -567,8 +548,8 @@ static int serial(CURL *c, const char *method, const char *path,
             return -1;
         }
     }
-    out[0] = quantile(v, n, 0.5);
-    out[1] = quantile(v, n, 0.99);
+    out[0] = bench_quantile(v, n, 0.5);
+    out[1] = bench_quantile(v, n, 0.99);
     free(v);
     return 0;
 }
@@ -626,7 +607,7 @@ static void case_round(void)
         free(reply);
         bt[b] = (h_now_s() - t) * 1e3;
     }
-    round_fig.batch_ms[0] = quantile(bt, nbatch, 0.5);
+    round_fig.batch_ms[0] = bench_quantile(bt, nbatch, 0.5);
     round_fig.batch_ms[1] = bt[nbatch - 1];
     if (turns(c, &seq, &round_fig.full))
         goto fail;

@@ -16,30 +16,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend/slurm.h"
+#include "bench_util.h"
+
+#define PROG "bench_slurm"
 
 static double now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return bench_now_s() * 1e3;
 }
 
 static void report(const char *what, double *v, size_t n)
 {
-    qsort(v, n, sizeof(*v), cmp_d);
-    size_t p99 = n ? (n * 99 + 99) / 100 - 1 : 0;
     printf("%-44s n=%-5zu p50_ms=%7.2f p99_ms=%7.2f\n", what, n,
-           n ? v[n / 2] : 0.0, n ? v[p99 < n ? p99 : n - 1] : 0.0);
+           bench_quantile(v, n, 0.5), bench_quantile(v, n, 0.99));
 }
 
 static void die(const char *what, int rc, const struct gp_diag *d)
@@ -52,7 +44,7 @@ static void die(const char *what, int rc, const struct gp_diag *d)
 
 int main(int argc, char **argv)
 {
-    unsigned njobs = 200, nnodes = 4;
+    uint64_t njobs = 200, nnodes = 4;
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
         {"nodes", required_argument, NULL, 'n'},
@@ -60,17 +52,18 @@ int main(int argc, char **argv)
     };
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            njobs = (unsigned)strtoul(optarg, NULL, 10);
-        else if (c == 'n')
-            nnodes = (unsigned)strtoul(optarg, NULL, 10);
-        else {
-            fprintf(stderr, "usage: bench_slurm [--jobs N] [--nodes K]\n");
-            return 2;
-        }
+        if (c == 'j' &&
+            bench_parse_u64(PROG, "--jobs", optarg, 1, 100000, &njobs) == 0)
+            continue;
+        if (c == 'n' &&
+            bench_parse_u64(PROG, "--nodes", optarg, 1, 10000, &nnodes) == 0)
+            continue;
+        if (c != 'j' && c != 'n')
+            fprintf(stderr, "usage: " PROG " [--jobs N] [--nodes K]\n");
+        return 2;
     }
-    if (njobs == 0 || nnodes == 0) {
-        fprintf(stderr, "bench_slurm: --jobs and --nodes must be > 0\n");
+    if (optind < argc) {
+        fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
     struct gp_slurm *s = NULL;
@@ -130,7 +123,7 @@ int main(int argc, char **argv)
     double first = now_ms();
     for (unsigned i = 0; i < njobs; i++) {
         char name[16];
-        snprintf(name, sizeof(name), "n%u", 1 + i % nnodes);
+        snprintf(name, sizeof(name), "n%u", 1 + i % (unsigned)nnodes);
         const char *list[] = {name};
         double t0 = now_ms();
         if ((rc = gp_slurm_place(s, ids[i], list, 1, &d)) != GP_OK)
@@ -154,7 +147,7 @@ int main(int argc, char **argv)
     double span = (now_ms() - first) / 1e3;
     printf("end to end: %u of %u jobs done %.1f s after the first release: "
            "%.1f jobs/s\n",
-           done, njobs, span, done / span);
+           done, (unsigned)njobs, span, done / span);
     free(ids);
     free(t);
     gp_slurm_close(s);

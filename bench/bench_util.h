@@ -8,6 +8,7 @@
 #define GPUPOOL_BENCH_UTIL_H
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +52,26 @@ static inline double bench_now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* For qsort: doubles in increasing order. */
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* q-quantile of v[0..n) (sorted in place), nearest rank; NAN when n = 0. */
+static inline double bench_quantile(double *v, size_t n, double q)
+{
+    size_t i;
+
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof(*v), bench_cmp_double);
+    i = (size_t)ceil(q * (double)n);
+    return v[i > 0 ? i - 1 : 0];
 }
 
 /* Resident memory now (bytes): /proc/self/statm's second field, so a

@@ -9,19 +9,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 exe=$1
 src=$2
-tmp=$(mktemp -d /tmp/gpupool-it.XXXXXX)
-sock=$tmp/gp.sock
-export GPUPOOL_SOCKET=$sock
-fails=0
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    # jobs outlive the daemon by design: stop what this test started
-    pkill -9 -f "$tmp/" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+it_begin it
+trap it_kill_all EXIT
 
 cat >"$tmp/tenants.json" <<JSON
 {"tenants": [{"name": "lender", "guarantee": 2},

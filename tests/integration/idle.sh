@@ -13,11 +13,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 exe=$1
 src=$2
-tmp=$(mktemp -d /tmp/gpupool-idle.XXXXXX)
-sock=$tmp/gp.sock
-export GPUPOOL_SOCKET=$sock
-fails=0
-pid=
+it_begin idle
 jobs=
 cleanup() {
     # jobs outlive the daemon by design: cancel what this test started
@@ -35,7 +31,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 cat >"$tmp/tenants.json" <<JSON
 {"tenants": [{"name": "a", "guarantee": 2},

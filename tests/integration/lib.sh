@@ -2,6 +2,28 @@
 # lib.sh - sourced by the daemon's shell tests (daemon.sh, idle.sh,
 # live.sh, torch.sh), which set $exe to the gpupool program.
 
+# it_begin NAME: a fresh folder $tmp (/tmp/gpupool-NAME.*) for the daemon's
+# state, its socket $sock (exported as GPUPOOL_SOCKET for the CLI), no
+# failure yet and no daemon yet ($pid).
+it_begin() {
+    tmp=$(mktemp -d "/tmp/gpupool-$1.XXXXXX")
+    sock=$tmp/gp.sock
+    export GPUPOOL_SOCKET="$sock"
+    fails=0
+    pid=
+}
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# it_kill_all: a cleanup for tests that need no orderly stop: the daemon,
+# then every process started under $tmp (jobs outlive the daemon by
+# design), then $tmp.
+it_kill_all() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    pkill -9 -f "$tmp/" 2>/dev/null
+    rm -rf "$tmp"
+}
+
 # it_wait_up LOG: wait (10 s at most) until the daemon answers `gpupool
 # queue`; if it does not, print LOG and end the test with status 1.
 it_wait_up() {

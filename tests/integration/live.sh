@@ -9,18 +9,8 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 exe=$1
-tmp=$(mktemp -d /tmp/gpupool-live.XXXXXX)
-sock=$tmp/gp.sock
-export GPUPOOL_SOCKET=$sock
-fails=0
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    pkill -9 -f "$tmp/" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+it_begin live
+trap it_kill_all EXIT
 
 # config POLICY_LINES...: the config file, [policy] as given
 config() {

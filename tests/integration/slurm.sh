@@ -28,14 +28,14 @@ if ! "$cluster" start "$lab/cluster" --nodes 4 --gpus 4 --per-switch 2 \
     echo "FAIL: the test cluster did not start"
     exit 1
 fi
-mkdir -p "$lab/work"
-"$cluster" exec "$lab/cluster" -- "$client" "$lab/work" \
+mkdir -p "$lab/jobs"
+"$cluster" exec "$lab/cluster" -- "$client" "$lab/jobs" \
     "$lab/cluster/log/jobcomp.log"
 rc=$?
 if [ $rc -ne 0 ]; then
     echo "--- slurmctld log (tail)"
     tail -n 30 "$lab/cluster/log/slurmctld.log" 2>/dev/null
-    for f in "$lab"/work/*.out; do
+    for f in "$lab"/jobs/*.out; do
         [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
     done
 fi

@@ -55,11 +55,7 @@ pure)
     ;;
 esac
 
-tmp=$(mktemp -d /tmp/gpupool-torch.XXXXXX)
-sock=$tmp/gp.sock
-export GPUPOOL_SOCKET="$sock"
-fails=0
-pid=
+it_begin torch
 # unended: the runs started here that have no status file yet
 unended() {
     find "$tmp" -name 'run-*.pid' 2>/dev/null | sed 's/\.pid$//' |
@@ -82,7 +78,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 report() {
     echo "--- daemon log"
     tail -n 40 "$tmp/daemon.log"

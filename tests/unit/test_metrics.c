@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_files.h"
 #include <jansson.h>
 
 #include "gpupool/report.h"
@@ -952,7 +954,6 @@ static void rejected_and_unfinished_jobs_are_counted_apart(void **st)
 
 static char *capture_json(struct gp_metrics *const *runs, size_t n,
                           bool with_wall);
-static char *slurp(const char *path);
 
 /* What a writer (a CSV) writes for the metrics, as a string. */
 static char *capture_with(const struct gp_metrics *m,
@@ -1210,7 +1211,7 @@ static void results_say_what_was_simulated(void **st)
         assert_non_null(mkdtemp(dir));
         assert_int_equal(gp_report_write(dir, &w.m, 1, NULL, NULL), GP_OK);
         snprintf(path, sizeof(path), "%s/index.html", dir);
-        html = slurp(path);
+        html = test_read_file(path, NULL);
         assert_non_null(strstr(html, "<th>trace</th><td>t.csv (philly-csv)"));
         assert_non_null(strstr(html, "<th>preemption</th><td>instant, work"));
         assert_non_null(strstr(html, "<th>seed</th><td>7</td>"));
@@ -1563,24 +1564,6 @@ static void table_shows_runs_side_by_side(void **st)
     world_close(&w2);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void report_is_one_html_file_with_charts(void **st)
 {
     struct world w = {0};
@@ -1599,7 +1582,7 @@ static void report_is_one_html_file_with_charts(void **st)
     snprintf(sub, sizeof(sub), "%s/a/b", dir);
     assert_int_equal(gp_report_write(sub, &w.m, 1, &info, &diag), GP_OK);
     snprintf(path, sizeof(path), "%s/index.html", sub);
-    html = slurp(path);
+    html = test_read_file(path, NULL);
     assert_non_null(strstr(html, "<!DOCTYPE html>"));
     assert_non_null(strstr(html, "<svg"));
     assert_non_null(strstr(html, "runs &lt;&amp;&gt; &quot;quotes&quot;"));
@@ -1613,7 +1596,7 @@ static void report_is_one_html_file_with_charts(void **st)
     /* once more: the same bytes */
     assert_int_equal(gp_report_write(sub, &w.m, 1, &info, &diag), GP_OK);
     {
-        char *again = slurp(path);
+        char *again = test_read_file(path, NULL);
 
         assert_string_equal(html, again);
         free(again);
@@ -1647,7 +1630,7 @@ static void report_of_a_sweep_has_load_charts(void **st)
     assert_non_null(mkdtemp(dir));
     assert_int_equal(gp_report_write(dir, runs, 3, NULL, &diag), GP_OK);
     snprintf(path, sizeof(path), "%s/index.html", dir);
-    html = slurp(path);
+    html = test_read_file(path, NULL);
     assert_non_null(strstr(html, "<h2>Load sweep</h2>"));
     assert_non_null(strstr(html, "average wait vs offered load"));
     assert_non_null(
@@ -1663,7 +1646,7 @@ static void report_of_a_sweep_has_load_charts(void **st)
     assert_non_null(strstr(html, "prediction error p50 (%)"));
     assert_null(strstr(html, "http"));
     assert_int_equal(gp_report_write(dir, runs, 3, NULL, &diag), GP_OK);
-    again = slurp(path);
+    again = test_read_file(path, NULL);
     assert_string_equal(html, again);
     free(again);
     free(html);

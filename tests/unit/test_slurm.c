@@ -23,23 +23,14 @@
 #include "backend/slurm.h"
 #include "core_harness.h"
 #include "gpupool/cluster.h"
+#include "test_files.h"
 
+/* A recorded file of tests/data/slurm/. */
 static char *slurp(const char *rel, size_t *len)
 {
     char path[1024];
     snprintf(path, sizeof(path), "%s/tests/data/slurm/%s", GP_SOURCE_ROOT, rel);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+    return test_read_file(path, len);
 }
 
 /* ---- hostlists ---- */

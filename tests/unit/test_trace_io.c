@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "test_files.h"
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,24 +79,6 @@ static void slurp(struct gp_input *in, char *out, size_t size)
             fail_msg("getline: %s: %s", d.where, d.msg);
         o += (size_t)snprintf(out + o, size - o, "#");
     }
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
 }
 
 static const char good_lines[] =
@@ -238,7 +222,7 @@ static void where_names_the_file_and_line(void **state)
 static void concatenated_gzip_members_read_as_one_stream(void **state)
 {
     size_t len;
-    char *gz = read_file(DATA "gpupool/good.csv.gz", &len);
+    char *gz = test_read_file(DATA "gpupool/good.csv.gz", &len);
     char *two = malloc(2 * len + 16), got[4096], want[4096];
     struct gp_input *in;
 
@@ -321,7 +305,7 @@ static void damaged_zip_and_bzip2_are_io_errors_naming_them(void **state)
 {
     static const char bz[] = "BZh91AY&SY more";
     size_t len;
-    char *zip = read_file(DATA "gpupool/good.zip", &len);
+    char *zip = test_read_file(DATA "gpupool/good.zip", &len);
     struct gp_input *in = NULL;
     struct gp_diag d = {{0}, {0}};
     const char *m;

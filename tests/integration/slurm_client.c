@@ -282,6 +282,11 @@ int main(int argc, char **argv)
     sub.comment = "gpupool:2";
     if ((rc = gp_slurm_submit_held(s, &sub, &id, &d)) != GP_OK)
         die("submit", rc, &d);
+    if ((rc = gp_slurm_set_comment(s, id, "gpupool:3", &d)) != GP_OK)
+        die("comment", rc, &d);
+    j = find_job(s, id);
+    check(!strcmp(j.comment, "gpupool:3"), "comment set on a held job (%s)",
+          j.comment);
     if ((rc = gp_slurm_cancel(s, id, &d)) != GP_OK)
         die("cancel", rc, &d);
     j = wait_job(s, id, is_final, 10, NULL);

@@ -1063,16 +1063,25 @@ int gp_slurm_submit_held(struct gp_slurm *s, const struct gp_slurm_submit *r,
     struct args a = {0};
     char *text = NULL;
     int rc;
-    if (!r->script || strncmp(r->script, "#!", 2) || r->nodes == 0)
+    if (!r->script || strncmp(r->script, "#!", 2) || r->nodes == 0 ||
+        (r->gpus_per_job && r->gpus_per_node))
         return gp_diag_set(diag, GP_EINVAL, "sbatch",
-                           "a script starting with #! and nodes >= 1");
+                           "a script starting with #!, nodes >= 1 and GPUs "
+                           "per node or per job, not both");
     arg(&a, "sbatch");
     arg(&a, "--parsable");
     arg(&a, "--hold");
     arg(&a, "--requeue");
     arg(&a, "--open-mode=append");
     argf(&a, "--nodes=%u", r->nodes);
-    if (r->gpus_per_node) {
+    if (r->export_none)
+        arg(&a, "--export=NONE");
+    if (r->gpus_per_job) {
+        if (r->gpu_type && *r->gpu_type)
+            argf(&a, "--gpus=%s:%u", r->gpu_type, r->gpus_per_job);
+        else
+            argf(&a, "--gpus=%u", r->gpus_per_job);
+    } else if (r->gpus_per_node) {
         if (r->gpu_type && *r->gpu_type)
             argf(&a, "--gres=gpu:%s:%u", r->gpu_type, r->gpus_per_node);
         else
@@ -1146,6 +1155,7 @@ int gp_slurm_place(struct gp_slurm *s, uint32_t id, const char *const *nodes,
     arg(&a, "scontrol");
     arg(&a, "update");
     argf(&a, "JobId=%u", id);
+    argf(&a, "NumNodes=%zu-%zu", n, n);
     argf(&a, "ReqNodeList=%s", list);
     arg(&a, "StartTime=now");
     free(list);
@@ -1183,6 +1193,15 @@ int gp_slurm_cancel(struct gp_slurm *s, uint32_t id, struct gp_diag *diag)
 {
     struct args a = {0};
     arg(&a, "scancel");
+    argf(&a, "%u", id);
+    return simple(s, &a, diag);
+}
+
+int gp_slurm_hold(struct gp_slurm *s, uint32_t id, struct gp_diag *diag)
+{
+    struct args a = {0};
+    arg(&a, "scontrol");
+    arg(&a, "hold");
     argf(&a, "%u", id);
     return simple(s, &a, diag);
 }

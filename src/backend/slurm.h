@@ -128,8 +128,16 @@ struct gp_slurm_submit {
     const char *workdir;    /* absolute */
     const char *output;     /* stdout file (appended: --open-mode) */
     const char *error;      /* stderr file; NULL = with stdout */
-    uint32_t nodes;         /* exactly this many; >= 1 */
+    uint32_t nodes;         /* exactly this many; >= 1 (a placement
+                               sets the count again: gp_slurm_place) */
     uint32_t gpus_per_node; /* 0 = none */
+    /* GPUs for the whole job however they fall on its nodes (--gpus):
+     * what gpupool's placer may spread unevenly; 0 = none. Not with
+     * gpus_per_node. */
+    uint32_t gpus_per_job;
+    /* the job starts from a clean environment (--export=NONE), not the
+     * submitting process's */
+    bool export_none;
     const char *gpu_type;   /* NULL = any */
     uint32_t cpus_per_node; /* 0 = Slurm's default */
     uint64_t mem_per_node_mib;
@@ -139,9 +147,9 @@ struct gp_slurm_submit {
 int gp_slurm_submit_held(struct gp_slurm *s, const struct gp_slurm_submit *r,
                          uint32_t *id, struct gp_diag *diag);
 
-/* Start a held job on exactly these nodes: pin its node list, make it
- * eligible now (a requeued job would otherwise wait 121 s) and release
- * it. Slurm starts it on its next pass. */
+/* Start a held job on exactly these nodes: pin its node count and list,
+ * make it eligible now (a requeued job would otherwise wait 121 s) and
+ * release it. Slurm starts it on its next pass. */
 int gp_slurm_place(struct gp_slurm *s, uint32_t id, const char *const *nodes,
                    size_t n, struct gp_diag *diag);
 /* sig to every step of the job: the batch script and its srun steps. */
@@ -152,6 +160,9 @@ int gp_slurm_signal(struct gp_slurm *s, uint32_t id, int sig,
 int gp_slurm_requeue_hold(struct gp_slurm *s, uint32_t id,
                           struct gp_diag *diag);
 int gp_slurm_cancel(struct gp_slurm *s, uint32_t id, struct gp_diag *diag);
+/* Hold a pending job (one Slurm requeued by itself, or released by hand)
+ * so that only gp_slurm_place starts it. */
+int gp_slurm_hold(struct gp_slurm *s, uint32_t id, struct gp_diag *diag);
 int gp_slurm_set_comment(struct gp_slurm *s, uint32_t id, const char *comment,
                          struct gp_diag *diag);
 /* scontrol update NodeName=... State=DRAIN|RESUME|DOWN Reason=... */

@@ -854,11 +854,58 @@ static json_t *policy_options(struct daemon *d, struct gp_http_request *r,
     return out ? out : error(status, 503, "NOMEM", NULL, "out of memory");
 }
 
+/* Under Slurm: every node of the cluster as the core sees it, with the
+ * jobs on it (those `who` may see). */
+static json_t *cluster_nodes(struct daemon *d, const struct gp_identity *who,
+                             unsigned *status)
+{
+    const struct gp_cluster *cl = gp_core_cluster(d->core);
+    json_t *out = json_array();
+
+    for (uint32_t n = 0; n < gp_cluster_nnodes(cl); n++) {
+        enum gp_node_state st = gp_cluster_node_state(cl, n);
+        json_t *jobs = json_array();
+
+        if (st == GP_NODE_REMOVED)
+            continue;
+        for (size_t k = 0; k < d->njobs; k++) {
+            const struct gp_job *j = gp_core_job(d->core, d->jobs[k]->handle);
+
+            if (!j || !d->jobs[k]->has_proc ||
+                !gp_tenancy_may(d, who, d->jobs[k]->tenant))
+                continue;
+            for (uint32_t s = 0; s < j->where.nslots; s++)
+                if (j->where.slots[s].node == n) {
+                    json_array_append_new(
+                        jobs,
+                        json_pack("{sIsi}", "job", (json_int_t)d->jobs[k]->id,
+                                  "gpus", (int)j->where.slots[s].gpus));
+                    break;
+                }
+        }
+        json_array_append_new(
+            out,
+            json_pack("{sssssssssisIso}", "name", gp_cluster_node_name(cl, n),
+                      "state", gp_node_state_name(st), "switch",
+                      gp_cluster_switch_name(cl, gp_cluster_node_switch(cl, n)),
+                      "gpu_type",
+                      gp_cluster_type_name(cl, gp_cluster_node_type(cl, n)),
+                      "ngpus", (int)gp_cluster_node_gpus(cl, n), "free_gpus",
+                      (json_int_t)gp_cluster_node_free(cl, n), "jobs", jobs));
+    }
+    *status = 200;
+    return json_pack("{so}", "nodes", out);
+}
+
 static json_t *nodes(struct daemon *d, const struct gp_identity *who,
                      unsigned *status)
 {
-    json_t *gpus = json_array();
+    json_t *gpus;
     const struct gp_cluster *cl = gp_core_cluster(d->core);
+
+    if (d->slurm)
+        return cluster_nodes(d, who, status);
+    gpus = json_array();
 
     for (unsigned i = 0; i < d->ngpus; i++) {
         const struct gp_gpu_sample *s = &d->samples[i];
@@ -974,7 +1021,7 @@ static char *metrics(struct daemon *d, const struct gp_identity *who,
             }
         }
     }
-    if (d->samples[0].t_us > 0)
+    if (d->samples && d->samples[0].t_us > 0)
         gp_monitor_prom_write(&b, d->gpus, d->samples, d->ngpus);
     (void)now;
     text = gp_prom_text(&b, &len);

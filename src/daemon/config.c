@@ -104,6 +104,8 @@ static const struct section sections[] = {
                   "rules of preemption."},
     {"policy", NULL}, /* any key: see policy_doc */
     {"backend", "Where and how jobs run."},
+    {"slurm", "The Slurm backend (backend.kind = slurm): how gpupool "
+              "reaches the cluster (docs/slurm.md)."},
     {"monitor", "GPU monitoring."},
     {"metrics", "The Prometheus endpoint."},
 };
@@ -279,6 +281,28 @@ static const struct entry table[] = {
      .doc = "when the daemon runs as root, each job runs as the user who "
             "submitted it (never as root for a non-root submitter); no = "
             "as the daemon's user"},
+
+    /* [slurm] */
+    {KEY("slurm", "bin_dir"), .type = T_STRING, .off = F(slurm.bin_dir),
+     .def = "", .flags = EMPTY_OK,
+     .doc = "the directory of sbatch, squeue, scontrol, ...; empty = "
+            "looked up in PATH"},
+    {KEY("slurm", "partition"), .type = T_STRING, .off = F(slurm.partition),
+     .def = "", .flags = EMPTY_OK,
+     .doc = "the partition gpupool's jobs go to and whose held jobs it "
+            "adopts; empty = the cluster's default, adopting from every "
+            "partition"},
+    {KEY("slurm", "poll"), .type = T_DURATION, .off = F(slurm.poll_us),
+     .def = "1s", .min = 100 * US_MS, .max = 10 * 60 * US_S,
+     .doc = "how often Slurm's nodes and jobs are read (sinfo, squeue): a "
+            "node event or a job's end is seen within this"},
+    {KEY("slurm", "timeout"), .type = T_DURATION, .off = F(slurm.timeout_us),
+     .def = "10s", .min = 100 * US_MS, .max = 10 * 60 * US_S,
+     .doc = "how long one Slurm command may take before it counts as "
+            "failed"},
+    {KEY("slurm", "adopt"), .type = T_BOOL, .off = F(slurm.adopt), .def = "yes",
+     .doc = "jobs users submit with sbatch, held by gpupool's job_submit "
+            "plugin, become gpupool jobs (tenant = their Slurm account)"},
 
     /* [monitor] */
     {KEY("monitor", "period"), .type = T_DURATION, .off = F(monitor.period_us),

@@ -115,6 +115,13 @@ struct gp_config {
         bool run_as_submitter;
     } backend;
     struct {
+        char *bin_dir;   /* "" = PATH */
+        char *partition; /* "" = the default; adopt from all */
+        int64_t poll_us;
+        int64_t timeout_us;
+        bool adopt;
+    } slurm;
+    struct {
         int64_t period_us;
         enum gp_config_nvml nvml;
         int64_t idle_after_us; /* 0 = never report idle jobs */

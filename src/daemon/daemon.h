@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "backend/local.h"
+#include "backend/slurm.h"
 #include "daemon/config.h"
 #include "daemon/db.h"
 #include "daemon/http.h"
@@ -56,6 +57,12 @@ struct djob {
     int32_t exit_code; /* GP_DB_NO_EXIT */
     char reason[256];
     struct gp_job_restore restore; /* from the store, for recovery */
+    /* backend = slurm: its Slurm job (0 = not submitted yet), and when a
+     * preempted run's grace ends and it is requeued (0 = not due) */
+    uint32_t slurm_id;
+    int64_t requeue_at_us;
+    bool slurm_requeued;    /* this stop's requeue was asked */
+    int64_t slurm_retry_us; /* a refused submit is tried again then */
 };
 
 struct daemon {
@@ -64,7 +71,14 @@ struct daemon {
     struct gp_env env;
     struct gp_db *db;
     struct gp_core *core;
-    struct gp_monitor *mon;
+    struct gp_monitor *mon; /* NULL under the Slurm backend */
+    /* backend = slurm: the client, when Slurm was last read, and what
+     * squeue said then (sorted by id) */
+    struct gp_slurm *slurm;
+    int64_t slurm_polled_us;
+    struct gp_slurm_job *sjobs;
+    size_t nsjobs;
+    uint64_t adopted;
     struct gp_http *http;
     struct gp_tenant_list tenants;
     /* Unix users per tenant ("*" = everyone), from the tenants file */
@@ -142,6 +156,32 @@ int gp_daemon_submit_core(struct daemon *d, struct djob *dj, int64_t now,
                           struct gp_diag *diag);
 /* Rebuild the core from the store after a start (recovery). */
 int gp_daemon_recover(struct daemon *d, int64_t now, struct gp_diag *diag);
+
+/* slurm_backend.c: backend.kind = slurm (docs/slurm.md). The core's
+ * actions become Slurm commands; each poll reads Slurm's nodes and jobs
+ * and reports what changed. */
+int gp_bslurm_open(struct daemon *d, struct gp_cluster **out,
+                   struct gp_diag *diag);
+void gp_bslurm_close(struct daemon *d);
+/* A start: submitted held first if it never was, then placed. */
+int gp_bslurm_start(struct daemon *d, struct djob *dj, const struct gp_job *j,
+                    int64_t now);
+/* A signal (preemption: the signal, the grace, a held requeue) or a kill
+ * (cancel: scancel; otherwise a held requeue at once). */
+void gp_bslurm_stop(struct daemon *d, struct djob *dj,
+                    const struct gp_action *a, int64_t now);
+/* Jobs not yet in Slurm go in, held (a few per turn). */
+void gp_bslurm_submit_new(struct daemon *d, int64_t now);
+/* Due requeues every turn; Slurm's nodes and jobs every slurm.poll. */
+int gp_bslurm_poll(struct daemon *d, int64_t now);
+int64_t gp_bslurm_wakeup(const struct daemon *d);
+/* Recovery: read Slurm's jobs once, before the store's jobs come back;
+ * each job's last run is then matched with its Slurm job; then what Slurm
+ * holds that gpupool does not know is adopted or cancelled. */
+int gp_bslurm_list(struct daemon *d, struct gp_diag *diag);
+void gp_bslurm_restore_run(struct daemon *d, struct djob *dj,
+                           const struct gp_db_run *last, int64_t now);
+void gp_bslurm_reconcile(struct daemon *d, int64_t now);
 
 /* api.c: one request, answered after the batch's commit */
 void gp_api_handle(struct daemon *d, struct gp_http_request *r, int64_t now,

@@ -153,7 +153,7 @@ static void devices_of(const struct daemon *d, const struct gp_placement *p,
                                        io ? "," : "", g);
             if (co < clen) {
                 /* real GPUs by UUID: stable whatever CUDA's own order */
-                if (!gp_monitor_is_fake(d->mon) && g < d->ngpus)
+                if (d->mon && !gp_monitor_is_fake(d->mon) && g < d->ngpus)
                     co += (size_t)snprintf(cuda + co, clen - co, "%s%s",
                                            co ? "," : "", d->gpus[g].uuid);
                 else
@@ -266,10 +266,16 @@ static void on_started(void *priv, const struct gp_core *core,
     (void)now_us;
     if (!dj)
         return;
-    gp_daemon_save_job(d, dj, j, "started",
-                       json_pack("{sssisI}", "devices", dj->devices, "run",
-                                 (int)dj->runs, "pid",
-                                 (json_int_t)dj->proc.job_pid));
+    if (d->slurm)
+        gp_daemon_save_job(d, dj, j, "started",
+                           json_pack("{sssisi}", "nodes", dj->devices, "run",
+                                     (int)dj->runs, "slurm_job",
+                                     (int)dj->slurm_id));
+    else
+        gp_daemon_save_job(d, dj, j, "started",
+                           json_pack("{sssisI}", "devices", dj->devices, "run",
+                                     (int)dj->runs, "pid",
+                                     (json_int_t)dj->proc.job_pid));
     gp_dlog(d, GP_LOG_INFO, "job %" PRId64 " started run=%u gpus=%s", dj->id,
             dj->runs, dj->devices);
 }
@@ -289,6 +295,7 @@ static void end_run(struct daemon *d, struct djob *dj, const char *why)
     dj->limit_at_us = GP_TIME_NONE;
     dj->idle_since_us = GP_TIME_NONE;
     dj->idle_reported = false;
+    dj->requeue_at_us = 0;
 }
 
 static void on_preempted(void *priv, const struct gp_core *core,
@@ -422,6 +429,25 @@ static void note_lent(struct daemon *d, struct djob *dj, const struct gp_job *j,
             dj->id, dj->devices, to[0] ? to : "?");
 }
 
+/* Under Slurm a run's record names its nodes ("n1,n3") and the GPUs it
+ * holds on each ("4+2"): Slurm picks the devices within them. */
+static void slurm_run_of(const struct daemon *d, const struct gp_placement *p,
+                         char *nodes, size_t nlen, char *gpus, size_t glen)
+{
+    const struct gp_cluster *cl = gp_core_cluster(d->core);
+    size_t no = 0, go = 0;
+
+    nodes[0] = gpus[0] = '\0';
+    for (uint32_t s = 0; s < p->nslots; s++) {
+        if (no < nlen)
+            no += (size_t)snprintf(nodes + no, nlen - no, "%s%s", s ? "," : "",
+                                   gp_cluster_node_name(cl, p->slots[s].node));
+        if (go < glen)
+            go += (size_t)snprintf(gpus + go, glen - go, "%s%u", s ? "+" : "",
+                                   p->slots[s].gpus);
+    }
+}
+
 /* Actions persisted this round, to carry out after the commit. */
 struct pending_act {
     struct gp_action a;
@@ -467,12 +493,19 @@ int gp_daemon_persist_actions(struct daemon *d, int64_t now)
                                     .started_us = now};
             uint32_t no;
 
-            devices_of(d, &j->where, idx, sizeof(idx), cuda, sizeof(cuda));
+            if (d->slurm)
+                slurm_run_of(d, &j->where, cuda, sizeof(cuda), idx,
+                             sizeof(idx));
+            else
+                devices_of(d, &j->where, idx, sizeof(idx), cuda, sizeof(cuda));
             run.devices = idx;
+            if (d->slurm)
+                run.node = cuda;
             if ((rc = gp_db_run_begin(d->db, &run, &no, &diag)) != GP_OK)
                 goto fail;
             dj->runs = no;
-            snprintf(dj->devices, sizeof(dj->devices), "%s", idx);
+            snprintf(dj->devices, sizeof(dj->devices), "%s",
+                     d->slurm ? cuda : idx);
         }
         if (a[i].kind == GP_ACT_RESIZE)
             continue; /* an elastic job's count: nothing the local backend
@@ -503,7 +536,7 @@ fail_quiet:
 
 static void set_busy(struct daemon *d, const struct gp_job *j, bool busy)
 {
-    if (!gp_monitor_is_fake(d->mon) || !d->cfg.monitor.fake_busy)
+    if (!d->mon || !gp_monitor_is_fake(d->mon) || !d->cfg.monitor.fake_busy)
         return;
     for (uint32_t s = 0; s < j->where.nslots; s++)
         for (uint64_t m = j->where.slots[s].mask; m; m &= m - 1)
@@ -608,11 +641,15 @@ int gp_daemon_execute(struct daemon *d, int64_t now)
         const struct gp_job *j = gp_core_job(d->core, a->job);
         struct djob *dj = j ? gp_djob_of(d, j) : NULL;
 
-        if (dj) {
+        if (dj && d->slurm &&
+            (a->kind == GP_ACT_SIGNAL || a->kind == GP_ACT_KILL)) {
+            gp_bslurm_stop(d, dj, a, now);
+        } else if (dj) {
             switch (a->kind) {
             case GP_ACT_START:
                 if (j->state == GP_JOB_STARTING)
-                    rc = start_job(d, dj, j, now);
+                    rc = d->slurm ? gp_bslurm_start(d, dj, j, now)
+                                  : start_job(d, dj, j, now);
                 else if (j->state == GP_JOB_STOPPING) /* cancelled first */
                     rc = gp_core_job_start_failed(d->core, dj->handle,
                                                   "cancelled", now);
@@ -640,6 +677,8 @@ int gp_daemon_execute(struct daemon *d, int64_t now)
         rc = GP_OK;
     }
     nacts = 0;
+    if (d->slurm)
+        gp_bslurm_submit_new(d, now);
     return GP_OK;
 }
 
@@ -685,6 +724,8 @@ static int report_exit(struct daemon *d, struct djob *dj,
 
 int gp_daemon_poll_jobs(struct daemon *d, int64_t now)
 {
+    if (d->slurm)
+        return gp_bslurm_poll(d, now);
     /* a report may end and drop the job: walk a copy of the ids of the
      * jobs with a process */
     size_t n = d->nprocs;
@@ -862,6 +903,8 @@ int64_t gp_daemon_backend_wakeup(const struct daemon *d)
 {
     int64_t t = GP_TIME_NONE;
 
+    if (d->slurm)
+        return gp_bslurm_wakeup(d);
     for (size_t i = 0; i < d->nprocs; i++) {
         const struct djob *dj = d->procs[i];
         int64_t x = GP_TIME_NONE;
@@ -1115,6 +1158,10 @@ static int restore_job(struct recover *rv, struct djob *dj)
         gp_db_runs_each(d->db, dj->id, false, open_run, &any, NULL);
         dj->runs = any.run;
     }
+    if (d->slurm) {
+        gp_bslurm_restore_run(d, dj, &last, rv->now);
+        return 0;
+    }
     if (last.run == 0)
         return 0;
     dl.run = last.run;
@@ -1247,5 +1294,7 @@ int gp_daemon_recover(struct daemon *d, int64_t now, struct gp_diag *diag)
         }
         free(ids);
     }
+    if (rc == GP_OK && d->slurm)
+        gp_bslurm_reconcile(d, now);
     return rc;
 }

@@ -142,8 +142,9 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
 {
     struct gp_cluster *cl = NULL;
     struct gp_node_spec node = {0};
-    const char *type =
-        d->cfg.backend.gpu_type[0] ? d->cfg.backend.gpu_type : d->gpus[0].type;
+    const char *type = d->cfg.backend.gpu_type[0] ? d->cfg.backend.gpu_type
+                       : d->gpus                  ? d->gpus[0].type
+                                                  : "";
     struct gp_core_config cc = {
         .policy = gp_policy_find(d->cfg.scheduler.policy),
         .policy_opts = d->cfg.policy.opts,
@@ -174,6 +175,11 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
         !d->node_name[0])
         snprintf(d->node_name, sizeof(d->node_name), "localhost");
     d->node_name[sizeof(d->node_name) - 1] = '\0';
+    if (d->cfg.backend.kind == GP_CONFIG_BACKEND_SLURM) {
+        if ((rc = gp_bslurm_open(d, &cl, diag)) != GP_OK)
+            return rc;
+        goto core;
+    }
     if ((rc = gp_cluster_new(&cl)) != GP_OK)
         return gp_diag_set(diag, rc, "cluster", "out of memory");
     node.name = d->node_name;
@@ -185,6 +191,7 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
         gp_cluster_free(cl);
         return rc;
     }
+core:
     if ((rc = gp_core_new(&d->core, cl, &cc, diag)) != GP_OK)
         return rc; /* the core freed the cluster */
     return add_tenants(d, diag);
@@ -247,6 +254,14 @@ static void save_usage(struct daemon *d, int64_t now)
 
 static void sample_gpus(struct daemon *d, int64_t now)
 {
+    if (!d->mon) {
+        /* under Slurm: no GPUs of this host to sample */
+        if (now - d->last_sample_us >= 10 * 1000000) {
+            d->last_sample_us = now;
+            save_usage(d, now);
+        }
+        return;
+    }
     if (d->cfg.monitor.period_us <= 0 ||
         now - d->last_sample_us < d->cfg.monitor.period_us)
         return;
@@ -385,7 +400,7 @@ static int timeout_ms(struct daemon *d)
     t = gp_daemon_backend_wakeup(d);
     if (t != GP_TIME_NONE && (next == GP_TIME_NONE || t < next))
         next = t;
-    if (d->cfg.monitor.period_us > 0) {
+    if (d->mon && d->cfg.monitor.period_us > 0) {
         t = d->last_sample_us + d->cfg.monitor.period_us;
         if (next == GP_TIME_NONE || t < next)
             next = t;
@@ -611,9 +626,15 @@ int gp_cmd_serve(int argc, char **argv)
         if ((rc = gp_db_open(&d->db, d->cfg.store.db, &o, &diag)) != GP_OK)
             goto fail;
     }
-    if ((rc = find_supervisor(d, &diag)) != GP_OK ||
-        (rc = open_monitor(d, &diag)) != GP_OK ||
-        (rc = make_core(d, &diag)) != GP_OK)
+    if (d->cfg.backend.kind == GP_CONFIG_BACKEND_LOCAL &&
+        ((rc = find_supervisor(d, &diag)) != GP_OK ||
+         (rc = open_monitor(d, &diag)) != GP_OK))
+        goto fail;
+    if ((rc = make_core(d, &diag)) != GP_OK)
+        goto fail;
+    /* under Slurm, what Slurm holds now: recovery matches the store's
+     * jobs with it */
+    if (d->slurm && (rc = gp_bslurm_list(d, &diag)) != GP_OK)
         goto fail;
     if ((rc = gp_db_begin(d->db, &diag)) != GP_OK)
         goto fail;
@@ -655,9 +676,9 @@ int gp_cmd_serve(int argc, char **argv)
     gp_dlog(d, GP_LOG_INFO,
             "serving on %s: %u %s GPUs (%s), policy %s, %zu jobs restored, "
             "store %s",
-            d->cfg.server.socket, d->ngpus, d->gpus[0].type,
-            gp_monitor_backend(d->mon), d->cfg.scheduler.policy, d->njobs,
-            d->cfg.store.db);
+            d->cfg.server.socket, d->ngpus, d->gpus ? d->gpus[0].type : "Slurm",
+            d->mon ? gp_monitor_backend(d->mon) : "slurm",
+            d->cfg.scheduler.policy, d->njobs, d->cfg.store.db);
     while (!d->stop) {
         struct pollfd pf[2] = {{d->sigfd, POLLIN, 0}, {d->wakefd, POLLIN, 0}};
         struct signalfd_siginfo si;
@@ -679,10 +700,9 @@ int gp_cmd_serve(int argc, char **argv)
         }
         turn(d);
     }
-    gp_dlog(d, GP_LOG_INFO,
-            "stopping: %zu jobs left running under their supervisors; a "
-            "restart adopts them",
-            d->njobs);
+    gp_dlog(d, GP_LOG_INFO, "stopping: %zu jobs left %s; a restart adopts them",
+            d->njobs,
+            d->slurm ? "to Slurm" : "running under their supervisors");
     status = 0;
     goto out;
 fail:
@@ -707,6 +727,7 @@ out:
     gp_live_fini(d);
     gp_tenant_list_fini(&d->tenants);
     gp_monitor_close(&d->mon);
+    gp_bslurm_close(d);
     free(d->gpus);
     free(d->samples);
     free(d->busy_since_us);

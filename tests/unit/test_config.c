@@ -660,13 +660,13 @@ static void an_unknown_section_is_named_at_its_header(void **state)
     /* even with no key under it */
     refused("[server]\n\n[sever]\n", GP_EPARSE,
             "t.ini:3: unknown section [sever] (sections: server, store, "
-            "scheduler, policy, backend, monitor, metrics)");
+            "scheduler, policy, backend, slurm, monitor, metrics)");
     refused("[ server ]\nsocket = a\n", GP_EPARSE,
             "t.ini:1: unknown section [ server ] (sections: server, store, "
-            "scheduler, policy, backend, monitor, metrics)");
+            "scheduler, policy, backend, slurm, monitor, metrics)");
     refused("[]\n", GP_EPARSE,
             "t.ini:1: unknown section [] (sections: server, store, "
-            "scheduler, policy, backend, monitor, metrics)");
+            "scheduler, policy, backend, slurm, monitor, metrics)");
 }
 
 static void a_key_given_twice_is_an_error_naming_both_lines(void **state)
@@ -689,7 +689,7 @@ static void a_key_outside_any_section_is_an_error(void **state)
     (void)state;
     refused("socket = a\n[server]\n", GP_EPARSE,
             "t.ini:1: key 'socket' is outside any section (sections: server, "
-            "store, scheduler, policy, backend, monitor, metrics)");
+            "store, scheduler, policy, backend, slurm, monitor, metrics)");
 }
 
 static void a_line_that_is_no_pair_names_its_line(void **state)
@@ -882,7 +882,7 @@ static void set_overrides_a_key_with_the_same_parser(void **state)
     assert_string_equal(said(&d, GP_EPARSE),
                         "--set sched.policy: unknown section [sched] "
                         "(sections: server, store, scheduler, policy, "
-                        "backend, monitor, metrics)");
+                        "backend, slurm, monitor, metrics)");
     assert_int_equal(gp_config_set(&c, "policy", "las", &d), GP_EPARSE);
     assert_string_equal(said(&d, GP_EPARSE),
                         "--set policy: expected section.key, got 'policy'");

@@ -9,6 +9,9 @@
 #   slurm-cluster.sh exec DIR -- CMD [ARGS...]   CMD with SLURM_CONF set, in
 #                                                the cluster's namespace
 #   slurm-cluster.sh status DIR
+#   slurm-cluster.sh restart-ctld DIR            stop slurmctld (SIGTERM, as
+#                                                an admin's restart does) and
+#                                                start it again on its state
 #   slurm-cluster.sh stop DIR                    safe twice, or half-started
 #
 # stop ends the daemons it recorded, the job processes they left behind and,
@@ -39,6 +42,7 @@ usage: $prog start DIR [--nodes N] [--gpus G] [--cpus C] [--mem MiB]
        $prog stop DIR
        $prog exec DIR -- CMD [ARGS...]
        $prog status DIR
+       $prog restart-ctld DIR
 EOF
     exit 2
 }
@@ -520,6 +524,30 @@ cmd_exec() {
     exec "$@"
 }
 
+cmd_restart_ctld() {
+    [ $# -eq 0 ] || usage
+    load
+    local p= i
+    [ -f "$dir/run/slurmctld.fgpid" ] && p=$(cat "$dir/run/slurmctld.fgpid")
+    if [ -n "$p" ] && alive "$p" && ours "$p"; then
+        kill -TERM "$p"
+        for i in $(seq 300); do
+            alive "$p" || break
+            [ "$i" -lt 300 ] || die "slurmctld $p did not stop in 30 s"
+            sleep 0.1
+        done
+    fi
+    # -i: go on past a state file cut short, as a restart after a crash
+    spawn slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$SLURM_CONF"
+    for i in $(seq 300); do
+        in_ns scontrol ping 2>/dev/null | grep -q UP && break
+        alive "$(cat "$dir/run/slurmctld.fgpid")" || { logs_tail; die "slurmctld died"; }
+        [ "$i" -lt 300 ] || { logs_tail; die "slurmctld did not answer in 30 s"; }
+        sleep 0.1
+    done
+    echo "slurmctld restarted (pid $(cat "$dir/run/slurmctld.fgpid"))"
+}
+
 cmd_status() {
     [ $# -eq 0 ] || usage
     load
@@ -547,5 +575,6 @@ stop)
     ;;
 exec) cmd_exec "$@" ;;
 status) cmd_status "$@" ;;
+restart-ctld) cmd_restart_ctld "$@" ;;
 *) usage ;;
 esac

@@ -537,6 +537,11 @@ struct gp_core_config {
     uint32_t max_preemptions[GP_NPRIO];
     /* half-life of the decay of past usage (0 = 24 hours) */
     int64_t usage_half_life_us;
+    /* a job's GPU-time (gp_job.gpu_us) counts from its confirmed start
+     * (gp_core_job_started), not from the decision to start it: for a
+     * world whose starts take a while (Slurm's scheduling pass) and whose
+     * own accounting counts from the start */
+    bool charge_from_start;
     /* measured throughputs per job class, GPU type and count (NULL = each
      * type's relative speed, see speed.h); borrowed: it must outlive the
      * core */

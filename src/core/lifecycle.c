@@ -376,6 +376,8 @@ int gp_core_job_started(struct gp_core *c, uint64_t id, int64_t now_us)
     if ((rc = gp__timer_reserve(c, 1)) != GP_OK)
         return rc; /* nothing changed: the world may report again */
     j->run_start_us = now_us;
+    if (c->cfg.charge_from_start && now_us > j->held_since_us)
+        j->held_since_us = now_us;
     if (j->first_start_us == GP_TIME_NONE)
         j->first_start_us = now_us;
     if (j->state == GP_JOB_STOPPING)

@@ -63,6 +63,7 @@ struct djob {
     int64_t requeue_at_us;
     bool slurm_requeued;    /* this stop's requeue was asked */
     int64_t slurm_retry_us; /* a refused submit is tried again then */
+    int64_t placed_at_us;   /* its last release to Slurm */
 };
 
 struct daemon {

@@ -158,6 +158,8 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
         .grace_us = d->cfg.scheduler.grace_us,
         .ckpt_cost_us = 0,
         .usage_half_life_us = d->cfg.scheduler.usage_half_life_us,
+        /* Slurm counts a run from its start, seconds after the release */
+        .charge_from_start = d->cfg.backend.kind == GP_CONFIG_BACKEND_SLURM,
     };
     long cpus = d->cfg.backend.cpus ? (long)d->cfg.backend.cpus
                                     : sysconf(_SC_NPROCESSORS_ONLN);

@@ -38,6 +38,8 @@
 
 #define SUBMITS_PER_TURN 64
 #define MAX_NODES 256 /* nodes of one job */
+/* a placed job Slurm has not started by then: its start failed */
+#define START_TIMEOUT_US (60 * INT64_C(1000000))
 #define COMMENT_PREFIX "gpupool:"
 
 /* ---- opening ----------------------------------------------------------- */
@@ -346,11 +348,14 @@ int gp_bslurm_start(struct daemon *d, struct djob *dj, const struct gp_job *j,
         snprintf(why, sizeof(why), "slurm: %.380s", diag.msg);
         return gp_core_job_start_failed(d->core, dj->handle, why, now);
     }
+    /* started once squeue says RUNNING (check_job): Slurm's pass may come
+     * a few seconds after the release, and the ledger counts from then */
     gp_djob_set_proc(d, dj, true);
     dj->requeue_at_us = 0;
     dj->slurm_requeued = false;
+    dj->placed_at_us = now;
     d->starts++;
-    return gp_core_job_started(d->core, dj->handle, now);
+    return GP_OK;
 }
 
 static void requeue(struct daemon *d, struct djob *dj)
@@ -462,6 +467,25 @@ static void check_job(struct daemon *d, struct djob *dj, int64_t now)
     if (!j || !dj->slurm_id)
         return;
     if (dj->has_proc) {
+        /* placed: started once Slurm runs it (or ran it: it ended
+         * between two polls); not started in time, it is held again and
+         * the start failed */
+        if (j->state == GP_JOB_STARTING && sj &&
+            (sj->state == GP_SJ_RUNNING || gp_slurm_jstate_final(sj->state)))
+            gp_core_job_started(d->core, dj->handle, now);
+        else if (j->state == GP_JOB_STARTING && sj &&
+                 sj->state == GP_SJ_PENDING &&
+                 now - dj->placed_at_us >= START_TIMEOUT_US) {
+            char why[160];
+
+            snprintf(why, sizeof(why),
+                     "Slurm did not start it within %d s (reason %.60s)",
+                     (int)(START_TIMEOUT_US / 1000000), sj->reason);
+            gp_slurm_hold(d->slurm, dj->slurm_id, NULL);
+            gp_djob_set_proc(d, dj, false);
+            gp_core_job_start_failed(d->core, dj->handle, why, now);
+            return;
+        }
         /* a run that ended, or that is back in the queue as asked; a
          * placed job Slurm has not started yet is pending, not held */
         if (!sj || gp_slurm_jstate_final(sj->state) ||
@@ -588,6 +612,7 @@ static int adopt_run(struct daemon *d, struct djob *dj,
             GP_OK)
         return rc;
     gp_djob_set_proc(d, dj, true);
+    snprintf(dj->devices, sizeof(dj->devices), "%.255s", sj->nodes);
     return GP_OK;
 }
 
@@ -620,7 +645,13 @@ void gp_bslurm_restore_run(struct daemon *d, struct djob *dj,
         lost = "requeued while the daemon was away";
     else if (!sj->nodes[0])
         lost = "lost: Slurm names no node for it";
-    if (!lost && adopt_run(d, dj, sj, last->started_us, now, &diag) != GP_OK)
+    /* its run began when Slurm started it, if that is known and later
+     * than the release */
+    if (!lost && adopt_run(d, dj, sj,
+                           sj->start_s * 1000000 > last->started_us
+                               ? sj->start_s * 1000000
+                               : last->started_us,
+                           now, &diag) != GP_OK)
         lost = diag.msg;
     if (lost) {
         gp_db_run_end(d->db, dj->id, last->run, now, lost, NULL);

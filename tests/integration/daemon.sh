@@ -27,25 +27,6 @@ start() {
     it_wait_up "$tmp/daemon.log"
 }
 
-# state JOB: its state now
-state() { "$exe" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])'; }
-field() { "$exe" show --json "$1" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$2'))"; }
-
-# wait_state JOB STATE [SECONDS]
-wait_state() {
-    n=$((${3:-30} * 10))
-    while [ $n -gt 0 ]; do
-        s=$(state "$1")
-        [ "$s" = "$2" ] && return 0
-        n=$((n - 1))
-        sleep 0.1
-    done
-    fail "job $1 is $s, expected $2"
-    return 1
-}
-
-submit() { "$exe" submit "$@" | sed -n 's/^Submitted job //p'; }
-
 start
 
 # submit -> run -> complete, its output in its stdout file

@@ -38,3 +38,23 @@ it_wait_up() {
         sleep 0.1
     done
 }
+
+# The CLI on $exe: a job's state and one field of `show --json`, a wait
+# for a state (30 s unless told), and a submit that prints the new id.
+state() { "$exe" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])'; }
+field() { "$exe" show --json "$1" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$2'))"; }
+
+# wait_state JOB STATE [SECONDS]
+wait_state() {
+    n=$((${3:-30} * 10))
+    while [ $n -gt 0 ]; do
+        s=$(state "$1")
+        [ "$s" = "$2" ] && return 0
+        n=$((n - 1))
+        sleep 0.1
+    done
+    fail "job $1 is $s, expected $2"
+    return 1
+}
+
+submit() { "$exe" submit "$@" | sed -n 's/^Submitted job //p'; }

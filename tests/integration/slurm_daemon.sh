@@ -1,0 +1,219 @@
+#!/bin/sh
+# slurm_daemon.sh GPUPOOL SRCDIR - `gpupool serve` with backend = slurm on a
+# real Slurm cluster (scripts/slurm-cluster.sh: four nodes of 4 v100 fake
+# GPUs, leaf0 = n[1-2], leaf1 = n[3-4]), driven through the CLI:
+#  - a borrower fills the cluster; a lender's 8-GPU gang reclaims two
+#    nodes: the borrower's jobs get the signal, checkpoint, are requeued
+#    held in Slurm, and the gang runs on two nodes under one switch;
+#  - one of the gang's nodes is drained mid-run: gpupool sees it within a
+#    poll, the gang goes on and completes, nothing new lands there, and
+#    the preempted jobs resume from their checkpoints on other nodes;
+#  - slurmctld restarts and the daemon is killed (-9) and restarted while
+#    jobs run: they are adopted, none is started twice;
+#  - a job a user submits with plain sbatch is held by the job_submit
+#    plugin and adopted (tenant = its account);
+#  - every job completes, and gpupool's GPU-seconds match Slurm's job
+#    completion log within one poll period per run (slurm_ledger.py).
+#
+# Needs root (Slurm's daemons run as root here): exit 77 otherwise.
+set -u
+. "$(dirname "$0")/lib.sh"
+exe=$1
+src=$2
+if [ "$(id -u)" -ne 0 ]; then
+    echo "skip: the test cluster needs root"
+    exit 77
+fi
+it_begin slurmd
+chmod 755 "$tmp" # munged wants the folders above its socket searchable
+cluster="$src/scripts/slurm-cluster.sh"
+lab=$tmp/cluster
+poll=1
+cleanup() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    "$cluster" stop "$lab" >/dev/null 2>&1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+if ! "$cluster" start "$lab" --nodes 4 --gpus 4 --per-switch 2 \
+    --gpu-type v100 >"$tmp/cluster.log" 2>&1; then
+    echo "FAIL: the test cluster did not start"
+    cat "$tmp/cluster.log"
+    exit 1
+fi
+slurm() { "$cluster" exec "$lab" -- "$@"; }
+
+cat >"$tmp/tenants.json" <<JSON
+{"tenants": [{"name": "lender", "guarantee": 8},
+             {"name": "borrower", "guarantee": 8}]}
+JSON
+# ck.sh STEPS: 0.2 s a step; at the preempt signal it saves its step and
+# leaves; a run resumes from the step saved
+cat >"$tmp/ck.sh" <<'EOF'
+#!/bin/sh
+trap 'echo "$step" >"$GPUPOOL_CHECKPOINT_DIR/step"; echo "preempted at $step on $SLURMD_NODENAME"; exit 0' "$GPUPOOL_PREEMPT_SIGNAL"
+step=$(cat "$GPUPOOL_CHECKPOINT_DIR/step" 2>/dev/null || echo 0)
+echo "start restart=$GPUPOOL_RESTART_COUNT step=$step node=$SLURMD_NODENAME nodes=$SLURM_JOB_NODELIST gpus=$CUDA_VISIBLE_DEVICES"
+while [ "$step" -lt "$1" ]; do sleep 0.2; step=$((step + 1)); done
+echo "done $step"
+EOF
+chmod 755 "$tmp/ck.sh"
+
+start() {
+    "$cluster" exec "$lab" -- "$exe" serve --set server.state_dir="$tmp" \
+        --set server.socket="$sock" --set backend.kind=slurm \
+        --set scheduler.tenants="$tmp/tenants.json" \
+        --set scheduler.placement=topo --set scheduler.grace=5s \
+        --set slurm.poll=${poll}s --set server.log_level=debug \
+        >>"$tmp/daemon.log" 2>&1 &
+    pid=$!
+    it_wait_up "$tmp/daemon.log"
+}
+# py JOB EXPR: EXPR of j, the job's `show --json`
+py() { "$exe" show --json "$1" | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"; }
+sjob() { py "$1" '[e["detail"]["slurm_job"] for e in j["events"] if "slurm_job" in (e.get("detail") or {})][-1]'; }
+nodes_of() { py "$1" "j['runs'][$2]['node']"; }
+preemptions() { py "$1" 'j["preemptions"]'; }
+# sq FIELD SLURMID: a field of the job in squeue's JSON
+sq() {
+    slurm squeue --json | python3 -c "import json,sys
+for j in json.load(sys.stdin)['jobs']:
+    if j['job_id'] == $2: print(j['$1'])"
+}
+
+start
+grep -q "slurm 22\|slurm [0-9]" "$tmp/daemon.log" ||
+    fail "the daemon does not say which Slurm it drives"
+[ "$("$exe" nodes | grep -c 'state=up  gpus=4')" = 4 ] ||
+    fail "gpupool nodes does not list Slurm's 4 nodes of 4 GPUs"
+
+# ---- a borrower fills the cluster
+b=
+for k in 1 2 3 4; do
+    b="$b $(submit -t borrower -J "b$k" -g 4 --checkpointable -- "$tmp/ck.sh" 100)"
+done
+for j in $b; do wait_state "$j" running 30; done
+# running in gpupool once Slurm runs it
+for j in $b; do
+    [ "$(sq job_state "$(sjob "$j")")" = RUNNING ] ||
+        fail "job $j runs in gpupool, not in Slurm"
+done
+
+# ---- the lender reclaims two nodes for an 8-GPU gang
+l=$(submit -t lender -J gang -g 8 -- "$tmp/ck.sh" 60)
+wait_state "$l" running 30
+victims=
+for j in $b; do
+    [ "$(preemptions "$j")" -ge 1 ] && victims="$victims $j"
+done
+[ "$(echo $victims | wc -w)" = 2 ] ||
+    fail "the gang should preempt exactly 2 borrower jobs, preempted:$victims"
+gang=$(nodes_of "$l" -1)
+case $gang in
+n1,n2 | n2,n1 | n3,n4 | n4,n3) ;;
+*) fail "the gang runs on $gang, not two nodes under one switch" ;;
+esac
+for v in $victims; do
+    grep -q "preempted at [1-9]" "$tmp/jobs/$v/stdout" ||
+        fail "job $v did not checkpoint at the signal"
+    [ "$(sq priority "$(sjob "$v")")" = 0 ] ||
+        fail "job $v is not held in Slurm after its preemption"
+done
+sl=$(sjob "$l")
+[ "$(sq node_count "$sl")" = 2 ] || fail "the gang has $(sq node_count "$sl") nodes in Slurm"
+
+# ---- a node of the gang drained mid-run
+drained=${gang%%,*}
+slurm scontrol update NodeName="$drained" State=DRAIN Reason=maintenance
+n=30
+until "$exe" nodes | grep -q "^$drained .*state=drain"; do
+    n=$((n - 1))
+    [ $n -gt 0 ] || { fail "gpupool did not see $drained drained"; break; }
+    sleep 0.1
+done
+[ "$(state "$l")" = running ] || fail "the gang stopped when its node drained"
+
+# ---- slurmctld restarts under the daemon
+"$cluster" restart-ctld "$lab" >>"$tmp/cluster.log" 2>&1 ||
+    fail "slurmctld did not restart"
+sleep 2
+kill -0 "$pid" 2>/dev/null || fail "the daemon died with slurmctld's restart"
+wait_state "$l" completed 60
+
+# ---- the preempted jobs resume from their checkpoints, elsewhere
+for v in $victims; do wait_state "$v" running 90; done
+# (Slurm says RUNNING a moment before slurmd has the script going)
+resumed() { grep -q "start restart=1 step=[1-9]" "$tmp/jobs/$1/stdout"; }
+for v in $victims; do
+    n=100
+    while ! resumed "$v" && [ $n -gt 0 ]; do
+        n=$((n - 1))
+        sleep 0.1
+    done
+    resumed "$v" ||
+        fail "job $v did not resume from its checkpoint: $(cat "$tmp/jobs/$v/stdout")"
+    [ "$(nodes_of "$v" -1)" != "$drained" ] ||
+        fail "job $v resumed on the drained node $drained"
+done
+slurm scontrol update NodeName="$drained" State=RESUME
+moved=0
+for v in $victims; do
+    [ "$(nodes_of "$v" 0)" != "$(nodes_of "$v" -1)" ] && moved=$((moved + 1))
+done
+[ $moved -ge 1 ] || fail "no preempted job resumed on another node"
+
+# ---- kill -9 of the daemon while jobs run; restarted, it adopts them
+before=""
+for j in $b; do before="$before $(sq restart_cnt "$(sjob "$j")")"; done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+start
+grep -q "adopted: Slurm job" "$tmp/daemon.log" ||
+    fail "the restarted daemon adopted no running Slurm job"
+after=""
+for j in $b; do after="$after $(sq restart_cnt "$(sjob "$j")")"; done
+[ "$before" = "$after" ] ||
+    fail "a job was started again by the restart (Slurm restarts $before -> $after)"
+
+# ---- plain sbatch: held by the plugin, adopted by gpupool
+sid=$(slurm sh -c "printf '#!/bin/sh\necho adopted on \$SLURMD_NODENAME\nsleep 1\n' |
+    sbatch --parsable --account=lender --gres=gpu:v100:2 --time=5 -o $tmp/adopted.out")
+a=
+n=100
+while [ -z "$a" ] && [ $n -gt 0 ]; do
+    a=$("$exe" queue -a | awk '$2 == "lender" && $4 == "sbatch" { print $1 }')
+    n=$((n - 1))
+    sleep 0.1
+done
+[ -n "$a" ] || fail "Slurm job $sid was not adopted"
+if [ -n "$a" ]; then
+    wait_state "$a" completed 30
+    [ "$(sq comment "$sid")" = "gpupool:$a" ] ||
+        fail "Slurm job $sid's comment is not gpupool:$a"
+    grep -q "adopted on n" "$tmp/adopted.out" || fail "the adopted job did not run"
+fi
+
+# ---- everything completes; the ledger against Slurm's record
+for j in $b; do wait_state "$j" completed 90; done
+ids="$b $l $a"
+{
+    echo "["
+    sep=
+    for j in $ids; do
+        printf '%s' "$sep"
+        "$exe" show --json "$j"
+        sep=,
+    done
+    echo "]"
+} >"$tmp/jobs.json"
+python3 "$(dirname "$0")/slurm_ledger.py" "$tmp/jobs.json" \
+    "$lab/log/jobcomp.log" "$poll" || fail "GPU-seconds do not match Slurm's"
+
+if [ $fails -ne 0 ]; then
+    echo "--- daemon log (tail)"
+    grep -v "stop step" "$tmp/daemon.log" | tail -n 60
+    echo "--- slurmctld log (tail)"
+    tail -n 20 "$lab/log/slurmctld.log"
+    exit 1
+fi
+echo "ok: reclaim, gang under one switch, drain, restarts, adoption, ledger"

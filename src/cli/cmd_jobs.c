@@ -927,9 +927,20 @@ int gp_cmd_nodes(int argc, char **argv)
     for (size_t i = 0; i < json_array_size(ns); i++) {
         json_t *n = json_array_get(ns, i), *gs = json_object_get(n, "gpus");
 
-        printf("%s  state=%s  gpus=%.0f free=%.0f type=%s\n", str(n, "name"),
+        json_t *jobs = json_object_get(n, "jobs");
+
+        printf("%s  state=%s  gpus=%.0f free=%.0f type=%s", str(n, "name"),
                str(n, "state"), num(n, "ngpus"), num(n, "free_gpus"),
                str(n, "gpu_type"));
+        if (json_is_string(json_object_get(n, "switch")))
+            printf(" switch=%s", str(n, "switch"));
+        printf("\n");
+        /* a cluster's node (Slurm): its jobs, not per-GPU samples */
+        for (size_t k = 0; k < json_array_size(jobs); k++) {
+            json_t *jb = json_array_get(jobs, k);
+
+            printf("  job %-8.0f %.0f GPUs\n", num(jb, "job"), num(jb, "gpus"));
+        }
         for (size_t k = 0; k < json_array_size(gs); k++) {
             json_t *g = json_array_get(gs, k);
             json_t *job = json_object_get(g, "job");

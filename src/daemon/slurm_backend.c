@@ -236,7 +236,7 @@ static char *script_of(const struct daemon *d, const struct djob *dj)
 static int submit_held(struct daemon *d, struct djob *dj, struct gp_diag *diag)
 {
     json_t *sp = dj->spec;
-    char comment[64], dir[1024], out[1100], *script;
+    char comment[64], dir[1024], out[1100], err[1100], *script;
     const char *cwd = json_string_value(json_object_get(sp, "cwd"));
     double limit = json_number_value(json_object_get(sp, "time_limit_s"));
     struct gp_slurm_submit r = {
@@ -245,6 +245,7 @@ static int submit_held(struct daemon *d, struct djob *dj, struct gp_diag *diag)
         .partition = d->cfg.slurm.partition[0] ? d->cfg.slurm.partition : NULL,
         .comment = comment,
         .output = out,
+        .error = err,
         .nodes = 1,
         .gpus_per_job =
             (uint32_t)json_integer_value(json_object_get(sp, "gpus")),
@@ -267,6 +268,7 @@ static int submit_held(struct daemon *d, struct djob *dj, struct gp_diag *diag)
     gp_daemon_job_dir(d, dj->id, dir, sizeof(dir));
     snprintf(comment, sizeof(comment), COMMENT_PREFIX "%" PRId64, dj->id);
     snprintf(out, sizeof(out), "%s/stdout", dir);
+    snprintf(err, sizeof(err), "%s/stderr", dir);
     r.workdir = cwd && *cwd ? cwd : dir;
     if (!(r.script = script = script_of(d, dj)))
         return gp_diag_set(diag, GP_ERANGE, "slurm",

@@ -119,6 +119,8 @@ for v in $victims; do
     [ "$(sq priority "$(sjob "$v")")" = 0 ] ||
         fail "job $v is not held in Slurm after its preemption"
 done
+[ "$("$exe" nodes | grep -c "^  job $l .* 4 GPUs")" = 2 ] ||
+    fail "gpupool nodes does not show the gang's 4 GPUs on each of its nodes"
 sl=$(sjob "$l")
 [ "$(sq node_count "$sl")" = 2 ] || fail "the gang has $(sq node_count "$sl") nodes in Slurm"
 

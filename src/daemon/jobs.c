@@ -504,7 +504,7 @@ int gp_daemon_persist_actions(struct daemon *d, int64_t now)
             if ((rc = gp_db_run_begin(d->db, &run, &no, &diag)) != GP_OK)
                 goto fail;
             dj->runs = no;
-            snprintf(dj->devices, sizeof(dj->devices), "%s",
+            snprintf(dj->devices, sizeof(dj->devices), "%.255s",
                      d->slurm ? cuda : idx);
         }
         if (a[i].kind == GP_ACT_RESIZE)

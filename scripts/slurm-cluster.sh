@@ -206,6 +206,19 @@ spawn() {
     echo $! >"$dir/run/$name.fgpid"
 }
 
+# slurmctld on $SLURM_CONF, until it answers (30 s at most); -i: it goes
+# on past a state file cut short, as after a crash
+start_ctld() {
+    local i
+    spawn slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$SLURM_CONF"
+    for i in $(seq 300); do
+        in_ns scontrol ping 2>/dev/null | grep -q UP && break
+        alive "$(cat "$dir/run/slurmctld.fgpid")" || { logs_tail; die "slurmctld died"; }
+        [ "$i" -lt 300 ] || { logs_tail; die "slurmctld did not answer in 30 s"; }
+        sleep 0.1
+    done
+}
+
 logs_tail() {
     local f
     for f in "$dir"/log/*.log "$dir"/log/*.out "$dir"/munge/munged.log; do
@@ -465,13 +478,7 @@ EOF
     export SLURM_CONF=$conf
 
     # --- daemons
-    spawn slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$conf"
-    for i in $(seq 300); do
-        in_ns scontrol ping 2>/dev/null | grep -q UP && break
-        alive "$(cat "$dir/run/slurmctld.fgpid")" || { logs_tail; die "slurmctld died"; }
-        [ "$i" -lt 300 ] || { logs_tail; die "slurmctld did not answer in 30 s"; }
-        sleep 0.1
-    done
+    start_ctld
     for k in $(seq "$nodes"); do
         spawn "slurmd-n$k" "$dir/log/slurmd-n$k.out" slurmd -D -N "n$k" -f "$conf"
     done
@@ -537,14 +544,7 @@ cmd_restart_ctld() {
             sleep 0.1
         done
     fi
-    # -i: go on past a state file cut short, as a restart after a crash
-    spawn slurmctld "$dir/log/slurmctld.out" slurmctld -D -i -f "$SLURM_CONF"
-    for i in $(seq 300); do
-        in_ns scontrol ping 2>/dev/null | grep -q UP && break
-        alive "$(cat "$dir/run/slurmctld.fgpid")" || { logs_tail; die "slurmctld died"; }
-        [ "$i" -lt 300 ] || { logs_tail; die "slurmctld did not answer in 30 s"; }
-        sleep 0.1
-    done
+    start_ctld
     echo "slurmctld restarted (pid $(cat "$dir/run/slurmctld.fgpid"))"
 }
 

@@ -345,23 +345,8 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
         return error(status, gp_http_status_of(rc), gp_err_name(rc), NULL, "%s",
                      diag.msg);
     row.id = id;
-    if (!(dj = calloc(1, sizeof(*dj))))
+    if (!(dj = gp_djob_new(d, &row, id, clean)))
         return error(status, 503, "NOMEM", NULL, "out of memory");
-    dj->id = id;
-    dj->tenant = strdup(row.tenant);
-    dj->user = strdup(row.user);
-    dj->name = strdup(row.name);
-    dj->uid = row.uid;
-    dj->gid = row.gid;
-    dj->spec = json_incref(clean);
-    dj->submit_us = now;
-    dj->exit_code = GP_DB_NO_EXIT;
-    dj->limit_at_us = GP_TIME_NONE;
-    dj->idle_since_us = GP_TIME_NONE;
-    if (!dj->tenant || !dj->user || !dj->name || gp_djob_add(d, dj) != GP_OK) {
-        gp_djob_free(dj);
-        return error(status, 503, "NOMEM", NULL, "out of memory");
-    }
     {
         struct gp_db_event ev = {
             .job_id = id, .ts_us = now, .kind = "submitted"};

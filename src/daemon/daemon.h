@@ -126,6 +126,10 @@ int64_t gp_now_us(void);
 struct djob *gp_djob_find(struct daemon *d, int64_t id);
 struct djob *gp_djob_of(struct daemon *d, const struct gp_job *j);
 int gp_djob_add(struct daemon *d, struct djob *j);
+/* A new live job from its store record (id: the store's), into the
+ * table; spec is referenced. NULL when out of memory. */
+struct djob *gp_djob_new(struct daemon *d, const struct gp_db_job *row,
+                         int64_t id, json_t *spec);
 void gp_djob_drop(struct daemon *d, struct djob *j);
 void gp_djob_free(struct djob *j);
 /* The job has a process now (on) or no longer: d->procs follows. */

@@ -85,6 +85,31 @@ int gp_djob_add(struct daemon *d, struct djob *j)
     return GP_OK;
 }
 
+struct djob *gp_djob_new(struct daemon *d, const struct gp_db_job *row,
+                         int64_t id, json_t *spec)
+{
+    struct djob *dj = calloc(1, sizeof(*dj));
+
+    if (!dj)
+        return NULL;
+    dj->id = id;
+    dj->tenant = strdup(row->tenant);
+    dj->user = strdup(row->user);
+    dj->name = strdup(row->name ? row->name : "");
+    dj->uid = row->uid;
+    dj->gid = row->gid;
+    dj->spec = json_incref(spec);
+    dj->submit_us = row->submit_us;
+    dj->exit_code = GP_DB_NO_EXIT;
+    dj->limit_at_us = GP_TIME_NONE;
+    dj->idle_since_us = GP_TIME_NONE;
+    if (!dj->tenant || !dj->user || !dj->name || gp_djob_add(d, dj) != GP_OK) {
+        gp_djob_free(dj);
+        return NULL;
+    }
+    return dj;
+}
+
 void gp_djob_free(struct djob *j)
 {
     if (!j)

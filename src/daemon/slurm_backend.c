@@ -687,7 +687,7 @@ static int adopt_new(struct daemon *d, const struct gp_slurm_job *sj,
     char *text;
     struct gp_db_job row = {0};
     struct gp_diag diag = {{0}, {0}};
-    struct djob *dj;
+    struct djob *dj = NULL;
     int64_t id;
     int rc;
 
@@ -722,26 +722,12 @@ static int adopt_new(struct daemon *d, const struct gp_slurm_job *sj,
     row.updated_us = now;
     rc = text ? gp_db_job_insert(d->db, &row, &id, &diag) : GP_ENOMEM;
     free(text);
-    if (rc != GP_OK || !(dj = calloc(1, sizeof(*dj)))) {
-        json_decref(spec);
-        return rc != GP_OK ? rc : GP_ENOMEM;
-    }
-    dj->id = id;
-    dj->tenant = strdup(row.tenant);
-    dj->user = strdup(row.user);
-    dj->name = strdup(row.name);
-    dj->uid = row.uid;
-    dj->gid = row.gid;
-    dj->spec = spec;
-    dj->submit_us = row.submit_us;
-    dj->exit_code = GP_DB_NO_EXIT;
-    dj->limit_at_us = GP_TIME_NONE;
-    dj->idle_since_us = GP_TIME_NONE;
+    if (rc == GP_OK && !(dj = gp_djob_new(d, &row, id, spec)))
+        rc = GP_ENOMEM;
+    json_decref(spec);
+    if (rc != GP_OK)
+        return rc;
     dj->slurm_id = sj->id;
-    if (!dj->tenant || !dj->user || !dj->name || gp_djob_add(d, dj) != GP_OK) {
-        gp_djob_free(dj);
-        return GP_ENOMEM;
-    }
     {
         struct gp_db_event ev = {.job_id = id, .ts_us = now, .kind = "adopted"};
         char detail[96];

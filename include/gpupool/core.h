@@ -669,6 +669,12 @@ int gp_core_set_node_state(struct gp_core *core, uint32_t node,
  * (GP_ESTATE otherwise). */
 int gp_core_remove_node(struct gp_core *core, uint32_t node, int64_t now_us,
                         struct gp_diag *diag);
+/* The world lost one job's run without a node event (a resource manager
+ * requeued it by itself after a node failure it has since recovered
+ * from): the job is requeued from its checkpoint as if its node had gone
+ * down (a node failure, not a preemption). GP_ESTATE unless it holds
+ * resources. */
+int gp_core_job_lost(struct gp_core *core, uint64_t job, int64_t now_us);
 /* A running job saved a checkpoint holding `saved_work_us` of work (at
  * most its work by now): a lost node costs it only what came after. */
 int gp_core_job_checkpointed(struct gp_core *core, uint64_t job,

@@ -245,6 +245,21 @@ int gp_core_remove_node(struct gp_core *c, uint32_t node, int64_t now_us,
     return capacity_changed(c);
 }
 
+int gp_core_job_lost(struct gp_core *c, uint64_t job, int64_t now_us)
+{
+    struct gp_job *j;
+    int rc;
+
+    if ((rc = gp__job_at(c, job, &j)) != GP_OK)
+        return rc;
+    if (!gp_job_holds(j))
+        return GP_ESTATE;
+    c->now_us = now_us;
+    if ((rc = lose_job(c, j, now_us)) != GP_OK)
+        return rc;
+    return capacity_changed(c);
+}
+
 int gp_core_job_checkpointed(struct gp_core *c, uint64_t job,
                              int64_t saved_work_us, int64_t now_us)
 {

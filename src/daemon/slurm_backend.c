@@ -493,6 +493,18 @@ static void check_job(struct daemon *d, struct djob *dj, int64_t now)
         if (!sj || gp_slurm_jstate_final(sj->state) ||
             (sj->state == GP_SJ_PENDING && dj->slurm_requeued))
             report(d, dj, j, sj, now);
+        else if (sj->state == GP_SJ_PENDING && j->state != GP_JOB_STARTING) {
+            /* Slurm requeued a run gpupool did not stop (its node
+             * failed and came back between two polls): the run is lost,
+             * the job held again, queued from its checkpoint */
+            gp_dlog(d, GP_LOG_WARN,
+                    "job %" PRId64 ": Slurm requeued its run (Slurm job %u, "
+                    "restart %u): lost, queued again",
+                    dj->id, dj->slurm_id, sj->restarts);
+            if (!sj->held)
+                gp_slurm_hold(d->slurm, dj->slurm_id, NULL);
+            gp_core_job_lost(d->core, dj->handle, now);
+        }
         return;
     }
     /* pending in gpupool */

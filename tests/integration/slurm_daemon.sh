@@ -12,7 +12,10 @@
 #    jobs run: they are adopted, none is started twice;
 #  - a job a user submits with plain sbatch is held by the job_submit
 #    plugin and adopted (tenant = its account);
-#  - every job completes, and gpupool's GPU-seconds match Slurm's job
+#  - a node goes DOWN under a job: the run ends, the job is held again in
+#    Slurm and completes later; a failing run and a cancel come back with
+#    Slurm's exit code and state;
+#  - every job ends, and gpupool's GPU-seconds match Slurm's job
 #    completion log within one poll period per run (slurm_ledger.py).
 #
 # Needs root (Slurm's daemons run as root here): exit 77 otherwise.
@@ -195,9 +198,47 @@ if [ -n "$a" ]; then
     grep -q "adopted on n" "$tmp/adopted.out" || fail "the adopted job did not run"
 fi
 
+# ---- a node goes DOWN under a job: its run ends "node down", the job is
+# held again in Slurm (not started by Slurm 121 s later), and runs to its
+# end from gpupool's next placement
+wait_slurm() { # JOB STATE: the job's Slurm state, 30 s at most
+    n=300
+    until [ "$(sq job_state "$(sjob "$1")")" = "$2" ]; do
+        n=$((n - 1))
+        [ $n -gt 0 ] || { fail "job $1 is not $2 in Slurm"; return 1; }
+        sleep 0.1
+    done
+}
+dj=$(submit -t lender -J down -g 4 --checkpointable -- "$tmp/ck.sh" 30)
+wait_state "$dj" running 60
+wait_slurm "$dj" RUNNING
+dn=$(nodes_of "$dj" -1)
+# (here slurmd answers again at once and the node is back within a second:
+# gpupool may see the node down, or only that Slurm requeued the job)
+slurm scontrol update NodeName="$dn" State=DOWN Reason=failed
+n=50
+until [ "$(py "$dj" 'j["runs"][0].get("end_reason")')" = "node down" ]; do
+    n=$((n - 1))
+    [ $n -gt 0 ] || { fail "job $dj's run did not end 'node down'"; break; }
+    sleep 0.1
+done
+slurm scontrol update NodeName="$dn" State=RESUME 2>/dev/null
+wait_state "$dj" completed 40
+
+# ---- a run that fails, and one cancelled while it runs
+fj=$(submit -t lender -J fails -g 1 -- sh -c 'exit 3')
+wait_state "$fj" failed 30
+[ "$(field "$fj" exit_code)" = 3 ] || fail "job $fj: exit code $(field "$fj" exit_code), not 3"
+cj=$(submit -t lender -J cancelled -g 1 -- sleep 600)
+wait_state "$cj" running 30
+wait_slurm "$cj" RUNNING
+"$exe" cancel "$cj" >/dev/null
+wait_state "$cj" cancelled 30
+wait_slurm "$cj" CANCELLED
+
 # ---- everything completes; the ledger against Slurm's record
 for j in $b; do wait_state "$j" completed 90; done
-ids="$b $l $a"
+ids="$b $l $a $dj $fj $cj"
 {
     echo "["
     sep=
@@ -218,4 +259,4 @@ if [ $fails -ne 0 ]; then
     tail -n 20 "$lab/log/slurmctld.log"
     exit 1
 fi
-echo "ok: reclaim, gang under one switch, drain, restarts, adoption, ledger"
+echo "ok: reclaim, gang under one switch, drain, restarts, adoption, node down, failure, cancel, ledger"

@@ -8,6 +8,8 @@
 #  - reclaim latency: a lender's submit to Slurm allocating its job, while
 #    a borrower's checkpointable jobs fill the cluster (signal, the job
 #    leaves at once, held requeue, release);
+#  - submit -> allocate latency of those jobs (bench/slurm_native.sh
+#    measures the same on Slurm's own scheduler);
 #  - throughput: JOBS one-GPU jobs that exit at once, from the first submit
 #    to the last end gpupool records.
 # Prints the figures; docs/slurm.md quotes a run.
@@ -142,6 +144,9 @@ for j in jobs:
 print("actuation latency (decision -> Slurm allocates), %d jobs: "
       "p50 %.2f s, p90 %.2f s, max %.2f s"
       % (len(lat), q(lat, 0.5), q(lat, 0.9), max(lat)))
+sub = [al[sid(j)][0] - j["submit_time"] for j in jobs if al.get(sid(j))]
+print("submit -> allocate, %d jobs: p50 %.2f s, p90 %.2f s, max %.2f s"
+      % (len(sub), q(sub, 0.5), q(sub, 0.9), max(sub)))
 t0 = float(sys.argv[4])
 end = max(j["end_time"] for j in jobs)
 print("throughput: %d one-GPU jobs in %.1f s from the first submit to the "

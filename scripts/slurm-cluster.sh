@@ -6,6 +6,7 @@
 #   slurm-cluster.sh start DIR [--nodes N] [--gpus G] [--cpus C] [--mem MiB]
 #                              [--per-switch K] [--gpu-type NAME] [--port P]
 #                              [--net auto|netns|loopback]
+#                              [--scheduler gpupool|slurm]
 #   slurm-cluster.sh exec DIR -- CMD [ARGS...]   CMD with SLURM_CONF set, in
 #                                                the cluster's namespace
 #   slurm-cluster.sh status DIR
@@ -39,6 +40,7 @@ usage() {
 usage: $prog start DIR [--nodes N] [--gpus G] [--cpus C] [--mem MiB]
                        [--per-switch K] [--gpu-type NAME] [--port P]
                        [--net auto|netns|loopback]
+                       [--scheduler gpupool|slurm]
        $prog stop DIR
        $prog exec DIR -- CMD [ARGS...]
        $prog status DIR
@@ -258,6 +260,7 @@ start_failed() {
 
 cmd_start() {
     local nodes=4 gpus=4 cpus=8 mem=4000 per=2 gtype=v100 port=16817 net=auto
+    local sched=gpupool
     while [ $# -gt 0 ]; do
         [ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; usage; }
         case $1 in
@@ -269,6 +272,7 @@ cmd_start() {
         --gpu-type) gtype=$2 ;;
         --port) port=$2 ;;
         --net) net=$2 ;;
+        --scheduler) sched=$2 ;;
         *) echo "$prog: unknown option $1" >&2; usage ;;
         esac
         shift 2
@@ -278,6 +282,7 @@ cmd_start() {
     [ $((port + 10 + nodes)) -le 65535 ] || { echo "$prog: --port $port leaves no room for $nodes slurmd ports" >&2; usage; }
     case $gtype in '' | *[!A-Za-z0-9_.-]*) echo "$prog: bad --gpu-type '$gtype'" >&2; usage ;; esac
     case $net in auto | netns | loopback) ;; *) echo "$prog: --net is auto, netns or loopback" >&2; usage ;; esac
+    case $sched in gpupool | slurm) ;; *) echo "$prog: --scheduler is gpupool or slurm" >&2; usage ;; esac
 
     [ "$(id -u)" = 0 ] || die "must run as root (mknod, munged, network namespaces)"
     local c
@@ -396,8 +401,6 @@ AccountingStorageType=accounting_storage/none
 # Slurm's own line per finished job, to check gpupool's accounting against
 JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/log/jobcomp.log
-# every job enters held; gpupool releases it (etc/job_submit.lua)
-JobSubmitPlugins=lua
 MpiDefault=none
 MailProg=/bin/true
 # bind to what the host name resolves to rather than 0.0.0.0 (dropped below
@@ -412,12 +415,10 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=$((mem / cpus))
 GresTypes=gpu
 TopologyPlugin=topology/tree
-SchedulerType=sched/builtin
 # start a released job on the next pass, not 3 s later
 SchedulerParameters=batch_sched_delay=0
 PriorityType=priority/basic
 JobRequeue=1
-PreemptType=preempt/none
 KillWait=5
 # short timers: a test should not wait minutes for a dead node
 SlurmdTimeout=30
@@ -428,12 +429,26 @@ MinJobAge=300
 TCPTimeout=5
 
 EOF
+        if [ "$sched" = gpupool ]; then
+            echo "# every job enters held; gpupool releases it (etc/job_submit.lua)"
+            echo "JobSubmitPlugins=lua"
+            echo "SchedulerType=sched/builtin"
+            echo "PreemptType=preempt/none"
+        else
+            echo "# Slurm schedules by itself: backfill, and a higher partition's"
+            echo "# jobs requeue a lower one's (for comparisons with gpupool)"
+            echo "SchedulerType=sched/backfill"
+            echo "PreemptType=preempt/partition_prio"
+            echo "PreemptMode=REQUEUE"
+        fi
         local gres=
         [ "$gpus" = 0 ] || gres=" Gres=gpu:$gtype:$gpus"
         for k in $(seq "$nodes"); do
             echo "NodeName=n$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 10 + k)) CPUs=$cpus RealMemory=$mem$gres State=UNKNOWN"
         done
-        echo "PartitionName=gpu Nodes=$last Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
+        echo "PartitionName=gpu Nodes=$last Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO PriorityTier=1"
+        [ "$sched" = gpupool ] ||
+            echo "PartitionName=high Nodes=$last MaxTime=INFINITE State=UP OverSubscribe=NO PriorityTier=2"
     } >"$conf"
     # NoInAddrAny binds slurmd to the host name's address: only right when
     # that is loopback (in the namespace, only loopback is there to bind)

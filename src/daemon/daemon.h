@@ -80,6 +80,10 @@ struct daemon {
     struct gp_slurm_job *sjobs;
     size_t nsjobs;
     uint64_t adopted;
+    /* jobs not yet in Slurm are looked for after new submits, else at
+     * this instant (gp_bslurm_submit_new) */
+    uint64_t slurm_scanned_submits;
+    int64_t slurm_rescan_us;
     struct gp_http *http;
     struct gp_tenant_list tenants;
     /* Unix users per tenant ("*" = everyone), from the tenants file */

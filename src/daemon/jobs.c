@@ -518,19 +518,20 @@ int gp_daemon_persist_actions(struct daemon *d, int64_t now)
                                     .started_us = now};
             uint32_t no;
 
-            if (d->slurm)
+            if (d->slurm) { /* cuda holds the node list */
                 slurm_run_of(d, &j->where, cuda, sizeof(cuda), idx,
                              sizeof(idx));
-            else
-                devices_of(d, &j->where, idx, sizeof(idx), cuda, sizeof(cuda));
-            run.devices = idx;
-            if (d->slurm)
                 run.node = cuda;
+            } else {
+                devices_of(d, &j->where, idx, sizeof(idx), cuda, sizeof(cuda));
+            }
+            run.devices = idx;
             if ((rc = gp_db_run_begin(d->db, &run, &no, &diag)) != GP_OK)
                 goto fail;
             dj->runs = no;
+            /* what the log and events name: the nodes under Slurm */
             snprintf(dj->devices, sizeof(dj->devices), "%.255s",
-                     d->slurm ? cuda : idx);
+                     d->slurm ? run.node : idx);
         }
         if (a[i].kind == GP_ACT_RESIZE)
             continue; /* an elastic job's count: nothing the local backend

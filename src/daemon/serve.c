@@ -180,20 +180,19 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
     if (d->cfg.backend.kind == GP_CONFIG_BACKEND_SLURM) {
         if ((rc = gp_bslurm_open(d, &cl, diag)) != GP_OK)
             return rc;
-        goto core;
+    } else {
+        if ((rc = gp_cluster_new(&cl)) != GP_OK)
+            return gp_diag_set(diag, rc, "cluster", "out of memory");
+        node.name = d->node_name;
+        node.gpus = d->ngpus;
+        node.type = type;
+        node.cpus = (uint32_t)(cpus > 0 ? cpus : 0);
+        node.mem_mib = (uint64_t)d->cfg.backend.mem_mib;
+        if ((rc = gp_cluster_add_node(cl, &node, diag)) != GP_OK) {
+            gp_cluster_free(cl);
+            return rc;
+        }
     }
-    if ((rc = gp_cluster_new(&cl)) != GP_OK)
-        return gp_diag_set(diag, rc, "cluster", "out of memory");
-    node.name = d->node_name;
-    node.gpus = d->ngpus;
-    node.type = type;
-    node.cpus = (uint32_t)(cpus > 0 ? cpus : 0);
-    node.mem_mib = (uint64_t)d->cfg.backend.mem_mib;
-    if ((rc = gp_cluster_add_node(cl, &node, diag)) != GP_OK) {
-        gp_cluster_free(cl);
-        return rc;
-    }
-core:
     if ((rc = gp_core_new(&d->core, cl, &cc, diag)) != GP_OK)
         return rc; /* the core freed the cluster */
     return add_tenants(d, diag);

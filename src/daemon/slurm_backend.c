@@ -293,6 +293,13 @@ void gp_bslurm_submit_new(struct daemon *d, int64_t now)
 {
     unsigned done = 0;
 
+    /* not a walk of every job each turn: only after new submits, and
+     * once a poll period for those a poll or a refusal left out */
+    if (d->submits == d->slurm_scanned_submits && now < d->slurm_rescan_us)
+        return;
+    d->slurm_scanned_submits = d->submits;
+    d->slurm_rescan_us = now + d->cfg.slurm.poll_us;
+
     for (size_t i = 0; i < d->njobs && done < SUBMITS_PER_TURN; i++) {
         struct djob *dj = d->jobs[i];
         const struct gp_job *j = gp_core_job(d->core, dj->handle);
@@ -313,6 +320,8 @@ void gp_bslurm_submit_new(struct daemon *d, int64_t now)
                                json_pack("{ss}", "why", diag.msg));
         }
     }
+    if (done == SUBMITS_PER_TURN)
+        d->slurm_rescan_us = now; /* more to go: the next turn */
 }
 
 /* ---- starting and stopping --------------------------------------------------

@@ -1,5 +1,5 @@
 #!/bin/sh
-# slurm_daemon.sh GPUPOOL [JOBS] - figures of `gpupool serve` with
+# slurm_daemon.sh GPUPOOL [JOBS [SERVE-OPTION...]] - figures of `gpupool serve` with
 # backend = slurm on the test cluster (4 nodes x 4 fake GPUs, two
 # switches), as root:
 #  - actuation latency: gpupool's decision to start a job (its run's start
@@ -12,10 +12,14 @@
 #    measures the same on Slurm's own scheduler);
 #  - throughput: JOBS one-GPU jobs that exit at once, from the first submit
 #    to the last end gpupool records.
-# Prints the figures; docs/slurm.md quotes a run.
+# SERVE-OPTIONs go to `gpupool serve` after the bench's own, e.g.
+# --set slurm.busy_poll=1s to compare. Prints the figures; docs/slurm.md
+# quotes a run.
 set -u
 exe=$(realpath "$1")
 njobs=${2:-200}
+shift
+[ $# -eq 0 ] || shift
 src=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "bench/slurm_daemon.sh: needs root" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/gpupool-bench-slurm.XXXXXX)
@@ -45,7 +49,7 @@ chmod 755 "$tmp/ck.sh"
 "$cluster" exec "$lab" -- "$exe" serve --set server.state_dir="$tmp" \
     --set server.socket="$GPUPOOL_SOCKET" --set backend.kind=slurm \
     --set scheduler.tenants="$tmp/tenants.json" --set scheduler.placement=topo \
-    --set scheduler.grace=5s --set slurm.poll=1s >"$tmp/daemon.log" 2>&1 &
+    --set scheduler.grace=5s --set slurm.poll=1s "$@" >"$tmp/daemon.log" 2>&1 &
 pid=$!
 n=100
 until "$exe" queue >/dev/null 2>&1; do

@@ -13,6 +13,11 @@
 #   slurm-cluster.sh restart-ctld DIR            stop slurmctld (SIGTERM, as
 #                                                an admin's restart does) and
 #                                                start it again on its state
+#   slurm-cluster.sh kill-node DIR NODE          a crash of NODE: its slurmd,
+#                                                its slurmstepds and their
+#                                                jobs get SIGKILL
+#   slurm-cluster.sh start-node DIR NODE         NODE's slurmd again; waits
+#                                                until Slurm has it back
 #   slurm-cluster.sh stop DIR                    safe twice, or half-started
 #
 # stop ends the daemons it recorded, the job processes they left behind and,
@@ -45,6 +50,8 @@ usage: $prog start DIR [--nodes N] [--gpus G] [--cpus C] [--mem MiB]
        $prog exec DIR -- CMD [ARGS...]
        $prog status DIR
        $prog restart-ctld DIR
+       $prog kill-node DIR NODE
+       $prog start-node DIR NODE
 EOF
     exit 2
 }
@@ -86,6 +93,21 @@ recorded_pids() {
     return 0
 }
 
+# ROOTS (pids, blank-separated) and everything below them, breadth first
+# over the ppid table
+descendants() {
+    ps -e -o pid= -o ppid= 2>/dev/null | awk -v roots="$1" '
+        { kids[$2] = kids[$2] " " $1 }
+        END {
+            n = split(roots, q, " ")
+            for (i = 1; i <= n; i++) {
+                print q[i]
+                m = split(kids[q[i]], k, " ")
+                for (j = 1; j <= m; j++) q[++n] = k[j]
+            }
+        }'
+}
+
 # What the daemons leave behind when killed: slurmstepds (they carry the
 # marker) with the job processes below them, and under netns anything else
 # still in the cluster's private namespace.
@@ -97,19 +119,7 @@ stray_pids() {
         [ "$p" = $$ ] && continue
         alive "$p" && steps="$steps $p"
     done
-    if [ -n "$steps" ]; then
-        # descendants, breadth first over the ppid table
-        ps -e -o pid= -o ppid= 2>/dev/null | awk -v roots="$steps" '
-            { kids[$2] = kids[$2] " " $1 }
-            END {
-                n = split(roots, q, " ")
-                for (i = 1; i <= n; i++) {
-                    print q[i]
-                    m = split(kids[q[i]], k, " ")
-                    for (j = 1; j <= m; j++) q[++n] = k[j]
-                }
-            }'
-    fi
+    [ -z "$steps" ] || descendants "$steps"
     if [ -n "${ns:-}" ] && [ -e "/run/netns/$ns" ]; then
         ip netns pids "$ns" 2>/dev/null || true
     fi
@@ -206,6 +216,13 @@ spawn() {
         env "$marker=$dir" setsid "$@" >"$log" 2>&1 </dev/null &
     fi
     echo $! >"$dir/run/$name.fgpid"
+}
+
+# the slurmd of node $1; it and the slurmstepds it forks carry
+# GPSLURM_NODE=$1, so kill-node finds them
+spawn_slurmd() {
+    spawn "slurmd-$1" "$dir/log/slurmd-$1.out" \
+        env "GPSLURM_NODE=$1" slurmd -D -N "$1" -f "$SLURM_CONF"
 }
 
 # slurmctld on $SLURM_CONF, until it answers (30 s at most); -i: it goes
@@ -495,7 +512,7 @@ EOF
     # --- daemons
     start_ctld
     for k in $(seq "$nodes"); do
-        spawn "slurmd-n$k" "$dir/log/slurmd-n$k.out" slurmd -D -N "n$k" -f "$conf"
+        spawn_slurmd "n$k"
     done
 
     # --- every node idle within 30 s (counted from the start)
@@ -549,7 +566,7 @@ cmd_exec() {
 cmd_restart_ctld() {
     [ $# -eq 0 ] || usage
     load
-    local p= i
+    local p='' i
     [ -f "$dir/run/slurmctld.fgpid" ] && p=$(cat "$dir/run/slurmctld.fgpid")
     if [ -n "$p" ] && alive "$p" && ours "$p"; then
         kill -TERM "$p"
@@ -561,6 +578,53 @@ cmd_restart_ctld() {
     fi
     start_ctld
     echo "slurmctld restarted (pid $(cat "$dir/run/slurmctld.fgpid"))"
+}
+
+node_arg() {
+    [ $# -eq 1 ] || usage
+    case $1 in '' | *[!A-Za-z0-9_-]*) die "bad node name '$1'" ;; esac
+    grep -q "^NodeName=$1 " "$dir/etc/slurm.conf" 2>/dev/null ||
+        die "no node $1 in $dir/etc/slurm.conf"
+}
+
+# A crash of one node: SIGKILL to its slurmd, its slurmstepds and the job
+# processes below them; slurmctld notices only at SlurmdTimeout, or when an
+# admin sets the node DOWN.
+cmd_kill_node() {
+    node_arg "$@"
+    load
+    local node=$1 p roots=
+    # shellcheck disable=SC2013
+    for p in $(grep -lszxF "GPSLURM_NODE=$node" /proc/[0-9]*/environ 2>/dev/null |
+        cut -d/ -f3); do
+        alive "$p" && ours "$p" && roots="$roots $p"
+    done
+    [ -n "$roots" ] || die "node $node has no slurmd running"
+    # shellcheck disable=SC2046
+    kill -KILL $(descendants "$roots") 2>/dev/null || true
+    rm -f "$dir/run/slurmd-$node.fgpid"
+    echo "node $node killed"
+}
+
+# NODE's slurmd again, until slurmctld has it back (not down) or 30 s
+cmd_start_node() {
+    node_arg "$@"
+    load
+    local node=$1 p i st
+    p=
+    [ -f "$dir/run/slurmd-$node.fgpid" ] && p=$(cat "$dir/run/slurmd-$node.fgpid")
+    if [ -n "$p" ] && alive "$p" && ours "$p"; then
+        die "node $node's slurmd already runs (pid $p)"
+    fi
+    spawn_slurmd "$node"
+    for i in $(seq 300); do
+        st=$(in_ns sinfo -h -n "$node" -N -o '%T' 2>/dev/null | head -n 1)
+        case $st in '' | down* | unknown* | fail*) ;; *) break ;; esac
+        alive "$(cat "$dir/run/slurmd-$node.fgpid")" || { logs_tail; die "slurmd of $node died"; }
+        [ "$i" -lt 300 ] || die "node $node is still '$st' in Slurm after 30 s"
+        sleep 0.1
+    done
+    echo "node $node back ($st)"
 }
 
 cmd_status() {
@@ -591,5 +655,7 @@ stop)
 exec) cmd_exec "$@" ;;
 status) cmd_status "$@" ;;
 restart-ctld) cmd_restart_ctld "$@" ;;
+kill-node) cmd_kill_node "$@" ;;
+start-node) cmd_start_node "$@" ;;
 *) usage ;;
 esac

@@ -101,8 +101,10 @@ static const char *err_line(const struct buf *e, char *line, size_t len)
     return line;
 }
 
-int gp_slurm_run(struct gp_slurm *s, const char *const *argv, const char *in,
-                 char **out, size_t *out_len, struct gp_diag *diag)
+/* argv[0] run with envp as its environment; see gp_slurm_run */
+static int run_env(struct gp_slurm *s, const char *const *argv, const char *in,
+                   char *const *envp, char **out, size_t *out_len,
+                   struct gp_diag *diag)
 {
     char cmd[200], path[1200], line[240];
     int po[2] = {-1, -1}, pe[2] = {-1, -1}, pi[2] = {-1, -1};
@@ -131,8 +133,8 @@ int gp_slurm_run(struct gp_slurm *s, const char *const *argv, const char *in,
     posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
     char *const *av; /* posix_spawn's type; it writes nothing through it */
     memcpy(&av, &argv, sizeof(av));
-    int e = s->bin_dir[0] ? posix_spawn(&pid, path, &fa, NULL, av, environ)
-                          : posix_spawnp(&pid, path, &fa, NULL, av, environ);
+    int e = s->bin_dir[0] ? posix_spawn(&pid, path, &fa, NULL, av, envp)
+                          : posix_spawnp(&pid, path, &fa, NULL, av, envp);
     posix_spawn_file_actions_destroy(&fa);
     if (e != 0) {
         pid = -1;
@@ -243,6 +245,12 @@ out:
         free(bo.p);
     }
     return rc;
+}
+
+int gp_slurm_run(struct gp_slurm *s, const char *const *argv, const char *in,
+                 char **out, size_t *out_len, struct gp_diag *diag)
+{
+    return run_env(s, argv, in, environ, out, out_len, diag);
 }
 
 int gp_slurm_open(struct gp_slurm **out, const struct gp_slurm_options *o,
@@ -1074,8 +1082,6 @@ int gp_slurm_submit_held(struct gp_slurm *s, const struct gp_slurm_submit *r,
     arg(&a, "--requeue");
     arg(&a, "--open-mode=append");
     argf(&a, "--nodes=%u", r->nodes);
-    if (r->export_none)
-        arg(&a, "--export=NONE");
     if (r->gpus_per_job) {
         if (r->gpu_type && *r->gpu_type)
             argf(&a, "--gpus=%s:%u", r->gpu_type, r->gpus_per_job);
@@ -1111,7 +1117,19 @@ int gp_slurm_submit_held(struct gp_slurm *s, const struct gp_slurm_submit *r,
         argf(&a, "--uid=%lld", (long long)r->uid);
     if (r->gid >= 0)
         argf(&a, "--gid=%lld", (long long)r->gid);
-    rc = gp_slurm_run(s, a.v, r->script, &text, NULL, diag);
+    if (r->clean_env) {
+        /* what the job inherits: the batch script sets the rest */
+        const char *conf = getenv("SLURM_CONF");
+        char path_var[] = "PATH=/usr/local/bin:/usr/bin:/bin", conf_var[1200];
+        char *envp[] = {path_var, NULL, NULL};
+
+        if (conf && snprintf(conf_var, sizeof(conf_var), "SLURM_CONF=%s",
+                             conf) < (int)sizeof(conf_var))
+            envp[1] = conf_var;
+        rc = run_env(s, a.v, r->script, envp, &text, NULL, diag);
+    } else {
+        rc = gp_slurm_run(s, a.v, r->script, &text, NULL, diag);
+    }
     args_free(&a);
     if (rc != GP_OK)
         return rc;

@@ -296,6 +296,13 @@ static const struct entry table[] = {
      .def = "1s", .min = 100 * US_MS, .max = 10 * 60 * US_S,
      .doc = "how often Slurm's nodes and jobs are read (sinfo, squeue): a "
             "node event or a job's end is seen within this"},
+    {KEY("slurm", "busy_poll"), .type = T_DURATION,
+     .off = F(slurm.busy_poll_us), .def = "200ms", .min = 50 * US_MS,
+     .max = 10 * 60 * US_S,
+     .doc = "how often Slurm's jobs are read while gpupool waits on Slurm: "
+            "a placed job not yet RUNNING, or a stop asked of a job still "
+            "there; it bounds how soon a start is confirmed and its GPUs "
+            "charged, and so short jobs' throughput (at most slurm.poll)"},
     {KEY("slurm", "timeout"), .type = T_DURATION, .off = F(slurm.timeout_us),
      .def = "10s", .min = 100 * US_MS, .max = 10 * 60 * US_S,
      .doc = "how long one Slurm command may take before it counts as "

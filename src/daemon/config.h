@@ -118,6 +118,7 @@ struct gp_config {
         char *bin_dir;   /* "" = PATH */
         char *partition; /* "" = the default; adopt from all */
         int64_t poll_us;
+        int64_t busy_poll_us; /* jobs only, while a start or stop is due */
         int64_t timeout_us;
         bool adopt;
     } slurm;

@@ -76,7 +76,8 @@ struct daemon {
     /* backend = slurm: the client, when Slurm was last read, and what
      * squeue said then (sorted by id) */
     struct gp_slurm *slurm;
-    int64_t slurm_polled_us;
+    int64_t slurm_polled_us;       /* jobs (squeue) */
+    int64_t slurm_nodes_polled_us; /* nodes (sinfo) */
     struct gp_slurm_job *sjobs;
     size_t nsjobs;
     uint64_t adopted;

@@ -251,7 +251,7 @@ static int submit_held(struct daemon *d, struct djob *dj, struct gp_diag *diag)
             (uint32_t)json_integer_value(json_object_get(sp, "gpus")),
         .gpu_type = json_string_value(json_object_get(sp, "gpu_type")),
         .time_limit_min = limit > 0 ? (uint32_t)((limit + 59) / 60) : 0,
-        .export_none = true,
+        .clean_env = true,
         .uid = -1,
         .gid = -1,
     };
@@ -828,6 +828,7 @@ void gp_bslurm_reconcile(struct daemon *d, int64_t now)
 {
     adopt_unknown(d, true, now);
     d->slurm_polled_us = now;
+    d->slurm_nodes_polled_us = now;
 }
 
 /* ---- the poll ---------------------------------------------------------- */
@@ -858,6 +859,33 @@ static void sync_nodes(struct daemon *d, int64_t now)
     free(nodes);
 }
 
+/* Is gpupool waiting on Slurm: a placed job not yet running there, a job
+ * signalled for its preemption (it may leave before the grace ends), or a
+ * stop asked (requeue or cancel) whose end is not seen yet? */
+static bool waiting_on_slurm(const struct daemon *d)
+{
+    for (size_t i = 0; i < d->nprocs; i++) {
+        const struct djob *dj = d->procs[i];
+        const struct gp_job *j = gp_core_job(d->core, dj->handle);
+
+        if (dj->requeue_at_us || dj->slurm_requeued || dj->cancel_asked ||
+            (j && j->state == GP_JOB_STARTING))
+            return true;
+    }
+    return false;
+}
+
+/* Jobs are read every slurm.poll, every slurm.busy_poll while gpupool
+ * waits on Slurm; nodes every slurm.poll. */
+static int64_t jobs_period(const struct daemon *d)
+{
+    const struct gp_config *c = &d->cfg;
+
+    return waiting_on_slurm(d) && c->slurm.busy_poll_us < c->slurm.poll_us
+               ? c->slurm.busy_poll_us
+               : c->slurm.poll_us;
+}
+
 int gp_bslurm_poll(struct daemon *d, int64_t now)
 {
     struct gp_diag diag;
@@ -868,10 +896,13 @@ int gp_bslurm_poll(struct daemon *d, int64_t now)
     for (size_t i = 0; i < d->nprocs; i++)
         if (d->procs[i]->requeue_at_us && now >= d->procs[i]->requeue_at_us)
             requeue(d, d->procs[i]);
-    if (now - d->slurm_polled_us < d->cfg.slurm.poll_us)
+    if (now - d->slurm_nodes_polled_us >= d->cfg.slurm.poll_us) {
+        d->slurm_nodes_polled_us = now;
+        sync_nodes(d, now);
+    }
+    if (now - d->slurm_polled_us < jobs_period(d))
         return GP_OK;
     d->slurm_polled_us = now;
-    sync_nodes(d, now);
     if (gp_bslurm_list(d, &diag) != GP_OK) {
         gp_dlog(d, GP_LOG_WARN, "slurm: %s: %s (jobs not looked at)",
                 diag.where, diag.msg);
@@ -896,7 +927,10 @@ int gp_bslurm_poll(struct daemon *d, int64_t now)
 
 int64_t gp_bslurm_wakeup(const struct daemon *d)
 {
-    int64_t t = d->slurm_polled_us + d->cfg.slurm.poll_us;
+    int64_t t = d->slurm_polled_us + jobs_period(d);
+
+    if (d->slurm_nodes_polled_us + d->cfg.slurm.poll_us < t)
+        t = d->slurm_nodes_polled_us + d->cfg.slurm.poll_us;
 
     for (size_t i = 0; i < d->nprocs; i++)
         if (d->procs[i]->requeue_at_us && d->procs[i]->requeue_at_us < t)

@@ -13,8 +13,12 @@
 #  - a job a user submits with plain sbatch is held by the job_submit
 #    plugin and adopted (tenant = its account);
 #  - a node goes DOWN under a job: the run ends, the job is held again in
-#    Slurm and completes later; a failing run and a cancel come back with
-#    Slurm's exit code and state;
+#    Slurm and completes later;
+#  - a node crashes (slurmd and jobs killed) and stays DOWN: gpupool sees it
+#    down within a poll, the job resumes from its last checkpoint on
+#    another node, and the node is back in gpupool once its slurmd is;
+#  - a failing run, a cancel and a time limit come back with Slurm's exit
+#    code and state;
 #  - every job ends, and gpupool's GPU-seconds match Slurm's job
 #    completion log within one poll period per run (slurm_ledger.py).
 #
@@ -50,20 +54,27 @@ cat >"$tmp/tenants.json" <<JSON
 {"tenants": [{"name": "lender", "guarantee": 8},
              {"name": "borrower", "guarantee": 8}]}
 JSON
-# ck.sh STEPS: 0.2 s a step; at the preempt signal it saves its step and
-# leaves; a run resumes from the step saved
+# ck.sh STEPS [every]: 0.2 s a step; at the preempt signal it saves its
+# step and leaves (with `every`, it also saves each step); a run resumes
+# from the step saved
 cat >"$tmp/ck.sh" <<'EOF'
 #!/bin/sh
 trap 'echo "$step" >"$GPUPOOL_CHECKPOINT_DIR/step"; echo "preempted at $step on $SLURMD_NODENAME"; exit 0' "$GPUPOOL_PREEMPT_SIGNAL"
 step=$(cat "$GPUPOOL_CHECKPOINT_DIR/step" 2>/dev/null || echo 0)
-echo "start restart=$GPUPOOL_RESTART_COUNT step=$step node=$SLURMD_NODENAME nodes=$SLURM_JOB_NODELIST gpus=$CUDA_VISIBLE_DEVICES"
-while [ "$step" -lt "$1" ]; do sleep 0.2; step=$((step + 1)); done
+echo "start restart=$GPUPOOL_RESTART_COUNT step=$step node=$SLURMD_NODENAME nodes=$SLURM_JOB_NODELIST gpus=$CUDA_VISIBLE_DEVICES leak=${GP_TEST_LEAK:-none}"
+while [ "$step" -lt "$1" ]; do
+    sleep 0.2
+    step=$((step + 1))
+    [ "${2:-}" != every ] || echo "$step" >"$GPUPOOL_CHECKPOINT_DIR/step"
+done
 echo "done $step"
 EOF
 chmod 755 "$tmp/ck.sh"
 
 start() {
-    "$cluster" exec "$lab" -- "$exe" serve --set server.state_dir="$tmp" \
+    # (GP_TEST_LEAK: the jobs must not inherit the daemon's environment)
+    "$cluster" exec "$lab" -- env GP_TEST_LEAK=daemon \
+        "$exe" serve --set server.state_dir="$tmp" \
         --set server.socket="$sock" --set backend.kind=slurm \
         --set scheduler.tenants="$tmp/tenants.json" \
         --set scheduler.placement=topo --set scheduler.grace=5s \
@@ -77,6 +88,16 @@ py() { "$exe" show --json "$1" | python3 -c "import json,sys; j=json.load(sys.st
 sjob() { py "$1" '[e["detail"]["slurm_job"] for e in j["events"] if "slurm_job" in (e.get("detail") or {})][-1]'; }
 nodes_of() { py "$1" "j['runs'][$2]['node']"; }
 preemptions() { py "$1" 'j["preemptions"]'; }
+# wait_node NODE STATE WHAT: `gpupool nodes` shows NODE in STATE within a
+# poll (and a second), or the test fails saying WHAT
+wait_node() {
+    n=$(((poll + 1) * 10))
+    until "$exe" nodes | grep -q "^$1 .*state=$2"; do
+        n=$((n - 1))
+        [ $n -gt 0 ] || { fail "gpupool did not see $1 $3 within a poll"; return 1; }
+        sleep 0.1
+    done
+}
 # sq FIELD SLURMID: a field of the job in squeue's JSON
 sq() {
     slurm squeue --json | python3 -c "import json,sys
@@ -89,6 +110,12 @@ grep -q "slurm 22\|slurm [0-9]" "$tmp/daemon.log" ||
     fail "the daemon does not say which Slurm it drives"
 [ "$("$exe" nodes | grep -c 'state=up  gpus=4')" = 4 ] ||
     fail "gpupool nodes does not list Slurm's 4 nodes of 4 GPUs"
+
+# ---- a time limit (Slurm's are in minutes: it ends at the next check of
+# limits after 60 s, while the rest goes on). A CPU-only job, so that it
+# takes no GPU from what follows.
+tj=$(submit -t lender -J limit -g 0 --time 1m -- sleep 600)
+wait_state "$tj" running 30
 
 # ---- a borrower fills the cluster
 b=
@@ -125,17 +152,14 @@ done
 [ "$("$exe" nodes | grep -c "^  job $l .* 4 GPUs")" = 2 ] ||
     fail "gpupool nodes does not show the gang's 4 GPUs on each of its nodes"
 sl=$(sjob "$l")
+grep -q "leak=none" "$tmp/jobs/$l/stdout" ||
+    fail "the gang's job has the daemon's environment: $(cat "$tmp/jobs/$l/stdout")"
 [ "$(sq node_count "$sl")" = 2 ] || fail "the gang has $(sq node_count "$sl") nodes in Slurm"
 
 # ---- a node of the gang drained mid-run
 drained=${gang%%,*}
 slurm scontrol update NodeName="$drained" State=DRAIN Reason=maintenance
-n=30
-until "$exe" nodes | grep -q "^$drained .*state=drain"; do
-    n=$((n - 1))
-    [ $n -gt 0 ] || { fail "gpupool did not see $drained drained"; break; }
-    sleep 0.1
-done
+wait_node "$drained" drain drained
 [ "$(state "$l")" = running ] || fail "the gang stopped when its node drained"
 
 # ---- slurmctld restarts under the daemon
@@ -225,6 +249,40 @@ done
 slurm scontrol update NodeName="$dn" State=RESUME 2>/dev/null
 wait_state "$dj" completed 40
 
+# ---- a node crashes under a job and stays down (its slurmd and the job's
+# processes killed, the node set DOWN as Slurm would at SlurmdTimeout):
+# gpupool sees it down within a poll, the run ends "node down", the job
+# resumes from its last checkpoint on another node; back up once its
+# slurmd is
+kj=$(submit -t lender -J crash -g 4 --checkpointable -- "$tmp/ck.sh" 40 every)
+wait_state "$kj" running 60
+wait_slurm "$kj" RUNNING
+kn=$(nodes_of "$kj" -1)
+n=100
+until [ "$(cat "$tmp/jobs/$kj/checkpoint/step" 2>/dev/null || echo 0)" -ge 3 ]; do
+    n=$((n - 1))
+    [ $n -gt 0 ] || { fail "job $kj saved no checkpoint"; break; }
+    sleep 0.1
+done
+"$cluster" kill-node "$lab" "$kn" >>"$tmp/cluster.log" 2>&1 ||
+    fail "could not kill node $kn"
+slurm scontrol update NodeName="$kn" State=DOWN Reason=crash
+wait_node "$kn" down down
+[ "$(py "$kj" 'j["runs"][0].get("end_reason")')" = "node down" ] ||
+    fail "job $kj's run on $kn did not end 'node down'"
+wait_state "$kj" running 30
+[ "$(nodes_of "$kj" -1)" != "$kn" ] || fail "job $kj runs again on the dead node $kn"
+n=100
+until grep -q "start restart=1 step=[3-9]" "$tmp/jobs/$kj/stdout"; do
+    n=$((n - 1))
+    [ $n -gt 0 ] || { fail "job $kj did not resume from its checkpoint: $(cat "$tmp/jobs/$kj/stdout")"; break; }
+    sleep 0.1
+done
+"$cluster" start-node "$lab" "$kn" >>"$tmp/cluster.log" 2>&1 ||
+    fail "node $kn did not come back"
+wait_node "$kn" up "up again"
+wait_state "$kj" completed 40
+
 # ---- a run that fails, and one cancelled while it runs
 fj=$(submit -t lender -J fails -g 1 -- sh -c 'exit 3')
 wait_state "$fj" failed 30
@@ -236,9 +294,15 @@ wait_slurm "$cj" RUNNING
 wait_state "$cj" cancelled 30
 wait_slurm "$cj" CANCELLED
 
+# ---- the time limit: Slurm's TIMEOUT, the job failed "time limit"
+wait_state "$tj" failed 120
+[ "$(py "$tj" 'j.get("reason")')" = "time limit" ] ||
+    fail "job $tj: reason '$(py "$tj" 'j.get("reason")')', not 'time limit'"
+[ "$(sq job_state "$(sjob "$tj")")" = TIMEOUT ] || fail "job $tj is not TIMEOUT in Slurm"
+
 # ---- everything completes; the ledger against Slurm's record
 for j in $b; do wait_state "$j" completed 90; done
-ids="$b $l $a $dj $fj $cj"
+ids="$b $l $a $dj $kj $fj $cj $tj"
 {
     echo "["
     sep=
@@ -259,4 +323,4 @@ if [ $fails -ne 0 ]; then
     tail -n 20 "$lab/log/slurmctld.log"
     exit 1
 fi
-echo "ok: reclaim, gang under one switch, drain, restarts, adoption, node down, failure, cancel, ledger"
+echo "ok: reclaim, gang under one switch, drain, restarts, adoption, node down, node crash, failure, cancel, time limit, ledger"

@@ -88,18 +88,10 @@ static int64_t las_rank_expires(void *priv, const struct gp_job *job,
     const struct las *l = priv;
     int64_t attained = gp_job_attained_at(job, now_us);
     int64_t level = level_of(l, attained);
-    int64_t need, overhead_left;
-    /* attained service grows at the GPUs it holds (a share: its part) */
-    int64_t milli = (int64_t)gp_placement_milli(&job->where);
 
-    if ((size_t)level >= l->nlevels || milli == 0)
+    if ((size_t)level >= l->nlevels)
         return GP_TIME_NONE;
-    need = l->thresholds_gpu_us[level] - attained;
-    overhead_left = job->run_start_us + job->overhead_us - now_us;
-    if (overhead_left < 0)
-        overhead_left = 0;
-    return now_us + overhead_left +
-           (need * GP_MILLI_PER_GPU + milli - 1) / milli;
+    return gp__attains_at(job, now_us, attained, l->thresholds_gpu_us[level]);
 }
 
 static bool las_victim(void *ctx, const struct gp_view *v,

@@ -34,6 +34,13 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
 int gp__greedy(const struct gp_view *v, struct gp_plan *p,
                gp__victim_fn eligible);
 
+/* When a running job that has attained `attained` GPU-microseconds by
+ * now_us reaches `target` (> attained), at the GPUs it holds, once the
+ * restart overhead at the head of its run is paid; GP_TIME_NONE if it
+ * holds none. For LAS demotions. */
+int64_t gp__attains_at(const struct gp_job *job, int64_t now_us,
+                       int64_t attained, int64_t target);
+
 /* Parse a comma-separated list of non-negative numbers (seconds or
  * GPU-seconds) into out[0..*n), strictly increasing. */
 int gp__parse_levels(const char *key, const char *s, double *out, size_t max,

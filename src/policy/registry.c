@@ -14,6 +14,7 @@
     X(sjf)                                                                     \
     X(srtf)                                                                    \
     X(las)                                                                     \
+    X(tiresias)                                                                \
     X(qssf)                                                                    \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \
@@ -266,6 +267,21 @@ int gp__greedy(const struct gp_view *v, struct gp_plan *p,
     if (wake != INT64_MAX && wake > gp_view_now(v))
         return gp_plan_wake_at(p, wake);
     return GP_OK;
+}
+
+int64_t gp__attains_at(const struct gp_job *job, int64_t now_us,
+                       int64_t attained, int64_t target)
+{
+    /* attained service grows at the GPUs it holds (a share: its part) */
+    int64_t milli = (int64_t)gp_placement_milli(&job->where);
+    int64_t overhead_left = job->run_start_us + job->overhead_us - now_us;
+
+    if (milli == 0)
+        return GP_TIME_NONE;
+    if (overhead_left < 0)
+        overhead_left = 0;
+    return now_us + overhead_left +
+           ((target - attained) * GP_MILLI_PER_GPU + milli - 1) / milli;
 }
 
 int gp__parse_levels(const char *key, const char *s, double *out, size_t max,

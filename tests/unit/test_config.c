@@ -559,7 +559,7 @@ static void strings_and_paths_follow_their_rules(void **state)
             "t.ini:2: [server] socket: must not be empty");
     refused("[scheduler]\npolicy = lass\n", GP_EPARSE,
             "t.ini:2: [scheduler] policy: unknown policy 'lass' (known: fifo, "
-            "fifo-backfill, sjf, srtf, las, qssf, static-quota, "
+            "fifo-backfill, sjf, srtf, las, tiresias, qssf, static-quota, "
             "pool-noreclaim, pool)");
 }
 

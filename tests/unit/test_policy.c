@@ -195,6 +195,97 @@ static void las_rejects_bad_levels(void **state)
     assert_null(mkcore_opts("las", 1, 2, GP_PLACE_PACK, 0, &r, unknown, 1));
 }
 
+/* x (1 GPU) enters Q1 at 100 s, after y (3 GPUs) at 43 s: a new Q0 job
+ * takes x's GPU, the latest to enter the lowest queue, where las takes y's
+ * (the latest submitted) */
+static void tiresias_preempts_the_latest_to_enter_the_lowest_queue(void **state)
+{
+    struct rec r;
+    struct gp_kv opts[] = {{"limits", "100"}};
+    struct gp_core *core =
+        mkcore_opts("tiresias", 1, 4, GP_PLACE_PACK, 0, &r, opts, 1);
+    uint32_t x, y, z;
+
+    (void)state;
+    x = submit(core, "x", 1, 300, 0);
+    round_at(core, 0);
+    y = submit(core, "y", 3, 200, 10);
+    assert_int_equal(round_at(core, S(10)), 1);
+    assert_int_equal(gp_core_job(core, y)->rank[0], 0);
+    round_at(core, S(50)); /* y passed 100 GPU-s at 43.3 s */
+    assert_int_equal(gp_core_job(core, y)->rank[0], 1);
+    assert_int_equal(gp_core_job(core, x)->rank[0], 0);
+    round_at(core, S(100));
+    assert_int_equal(gp_core_job(core, x)->rank[0], 1);
+    assert_true(gp_core_job(core, x)->rank[1] > gp_core_job(core, y)->rank[1]);
+    z = submit(core, "z", 1, 20, 120);
+    assert_int_equal(round_at(core, S(120)), 2); /* preempt x, start z */
+    assert_int_equal(state_of(core, x), GP_JOB_PENDING);
+    assert_int_equal(state_of(core, y), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, z), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+/* promote_knob=1: a waits in Q1 as long as it ran (25 s), then joins the
+ * tail of Q0, ahead of a Q0 job that arrives later (tests/sim/tiresias/
+ * README.md works the same trace out whole) */
+static void tiresias_promotes_a_starved_job_to_the_first_queue(void **state)
+{
+    struct rec r;
+    struct gp_kv opts[] = {{"limits", "100"}, {"promote_knob", "1"}};
+    struct gp_core *core =
+        mkcore_opts("tiresias", 1, 4, GP_PLACE_PACK, 0, &r, opts, 2);
+    uint32_t a, b, c, d;
+
+    (void)state;
+    a = submit(core, "a", 4, 100, 0);
+    round_at(core, 0);
+    b = submit(core, "b", 4, 20, 10);
+    round_at(core, S(10));
+    c = submit(core, "c", 4, 20, 20);
+    round_at(core, S(20));
+    assert_int_equal(round_at(core, S(25)), 2); /* a demoted, b takes it */
+    assert_int_equal(state_of(core, b), GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job_ended(core, b, GP_JOB_COMPLETED, S(45)),
+                     GP_OK);
+    assert_int_equal(round_at(core, S(45)), 1); /* c (Q0) before a (Q1) */
+    assert_int_equal(state_of(core, c), GP_JOB_RUNNING);
+    /* a ran 25 s and has waited 20: promoted at 50 s */
+    assert_int_equal(gp_core_next_wakeup(core), S(50));
+    round_at(core, S(50));
+    d = submit(core, "d", 4, 10, 60);
+    round_at(core, S(60));
+    assert_int_equal(gp_core_job_ended(core, c, GP_JOB_COMPLETED, S(65)),
+                     GP_OK);
+    assert_int_equal(round_at(core, S(65)), 1);
+    assert_int_equal(state_of(core, a), GP_JOB_RUNNING); /* before d */
+    assert_int_equal(state_of(core, d), GP_JOB_PENDING);
+    /* counted from its promotion, a passes 100 GPU-s again at 90 s, and
+     * d (Q0) takes its GPUs */
+    assert_int_equal(round_at(core, S(89)), 0);
+    assert_int_equal(gp_core_job(core, a)->rank[0], 0);
+    assert_int_equal(round_at(core, S(90)), 2);
+    assert_int_equal(state_of(core, a), GP_JOB_PENDING);
+    assert_int_equal(state_of(core, d), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+static void tiresias_rejects_bad_options(void **state)
+{
+    struct rec r;
+    struct gp_kv down[] = {{"limits", "100,50"}};
+    struct gp_kv knob[] = {{"promote_knob", "-1"}};
+    struct gp_kv junk[] = {{"promote_knob", "2x"}};
+    struct gp_kv unknown[] = {{"queues", "3"}};
+
+    (void)state;
+    assert_null(mkcore_opts("tiresias", 1, 2, GP_PLACE_PACK, 0, &r, down, 1));
+    assert_null(mkcore_opts("tiresias", 1, 2, GP_PLACE_PACK, 0, &r, knob, 1));
+    assert_null(mkcore_opts("tiresias", 1, 2, GP_PLACE_PACK, 0, &r, junk, 1));
+    assert_null(
+        mkcore_opts("tiresias", 1, 2, GP_PLACE_PACK, 0, &r, unknown, 1));
+}
+
 static void every_policy_is_registered_once(void **state)
 {
     (void)state;
@@ -216,6 +307,10 @@ int main(void)
         cmocka_unit_test(srtf_preempts_when_the_victims_minimum_run_time_ends),
         cmocka_unit_test(las_demotes_at_a_threshold_and_preempts_across_levels),
         cmocka_unit_test(las_rejects_bad_levels),
+        cmocka_unit_test(
+            tiresias_preempts_the_latest_to_enter_the_lowest_queue),
+        cmocka_unit_test(tiresias_promotes_a_starved_job_to_the_first_queue),
+        cmocka_unit_test(tiresias_rejects_bad_options),
         cmocka_unit_test(every_policy_is_registered_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1154,6 +1154,17 @@ static int simple(struct gp_slurm *s, struct args *a, struct gp_diag *diag)
     return rc;
 }
 
+/* `scontrol VERB ID` */
+static int scontrol_job(struct gp_slurm *s, const char *verb, uint32_t id,
+                        struct gp_diag *diag)
+{
+    struct args a = {0};
+    arg(&a, "scontrol");
+    arg(&a, verb);
+    argf(&a, "%u", id);
+    return simple(s, &a, diag);
+}
+
 int gp_slurm_place(struct gp_slurm *s, uint32_t id, const char *const *nodes,
                    size_t n, struct gp_diag *diag)
 {
@@ -1180,11 +1191,7 @@ int gp_slurm_place(struct gp_slurm *s, uint32_t id, const char *const *nodes,
     int rc = simple(s, &a, diag);
     if (rc != GP_OK)
         return rc;
-    struct args b = {0};
-    arg(&b, "scontrol");
-    arg(&b, "release");
-    argf(&b, "%u", id);
-    return simple(s, &b, diag);
+    return scontrol_job(s, "release", id, diag);
 }
 
 int gp_slurm_signal(struct gp_slurm *s, uint32_t id, int sig,
@@ -1200,11 +1207,7 @@ int gp_slurm_signal(struct gp_slurm *s, uint32_t id, int sig,
 
 int gp_slurm_requeue_hold(struct gp_slurm *s, uint32_t id, struct gp_diag *diag)
 {
-    struct args a = {0};
-    arg(&a, "scontrol");
-    arg(&a, "requeuehold");
-    argf(&a, "%u", id);
-    return simple(s, &a, diag);
+    return scontrol_job(s, "requeuehold", id, diag);
 }
 
 int gp_slurm_cancel(struct gp_slurm *s, uint32_t id, struct gp_diag *diag)
@@ -1217,11 +1220,7 @@ int gp_slurm_cancel(struct gp_slurm *s, uint32_t id, struct gp_diag *diag)
 
 int gp_slurm_hold(struct gp_slurm *s, uint32_t id, struct gp_diag *diag)
 {
-    struct args a = {0};
-    arg(&a, "scontrol");
-    arg(&a, "hold");
-    argf(&a, "%u", id);
-    return simple(s, &a, diag);
+    return scontrol_job(s, "hold", id, diag);
 }
 
 int gp_slurm_set_comment(struct gp_slurm *s, uint32_t id, const char *comment,

@@ -25,6 +25,16 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
                             const struct gp_job *job, gp__victim_fn eligible,
                             void *ctx, int64_t *blocked_until);
 
+/* One job of a greedy walk: started where it fits, else, when `eligible`
+ * is given, by preempting (gp__start_by_preempting, with ctx). GP_OK,
+ * GP_ENOFIT or an error. *wake is lowered to when a protection that kept
+ * the job out ends; *waits says the job was given victims still in their
+ * grace: nothing behind it may start this round, or the victims would
+ * take their GPUs straight back. */
+int gp__greedy_step(const struct gp_view *v, struct gp_plan *p,
+                    const struct gp_job *job, gp__victim_fn eligible, void *ctx,
+                    int64_t *wake, bool *waits);
+
 /* Walk pending jobs in rank order and start every one that fits; one that
  * does not fit may take running jobs' GPUs when `eligible` is given (see
  * gp__start_by_preempting), else its whole shape is skipped. Without

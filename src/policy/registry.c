@@ -233,31 +233,43 @@ int gp__start_by_preempting(const struct gp_view *v, struct gp_plan *p,
     return GP_OK;
 }
 
+int gp__greedy_step(const struct gp_view *v, struct gp_plan *p,
+                    const struct gp_job *job, gp__victim_fn eligible, void *ctx,
+                    int64_t *wake, bool *waits)
+{
+    int rc = gp__start_if_fits(v, p, job);
+
+    *waits = false;
+    if (rc == GP_ENOFIT && eligible) {
+        int64_t until = INT64_MAX;
+
+        rc = gp__start_by_preempting(v, p, job, eligible, ctx, &until);
+        if (rc == GP_ENOFIT && until < *wake)
+            *wake = until;
+        /* with a grace period it waits for its victims to stop: what
+         * comes free is its, so nothing behind it starts this round (else
+         * its victims would take their GPUs straight back) */
+        *waits = rc == GP_OK && !gp_plan_has(p, job);
+    }
+    return rc;
+}
+
 int gp__greedy(const struct gp_view *v, struct gp_plan *p,
                gp__victim_fn eligible)
 {
     struct gp_pending_iter it;
     const struct gp_job *job;
     int64_t wake = INT64_MAX; /* when a protection that kept a job out ends */
+    bool waits;
     int rc;
 
     if ((rc = gp_pending_iter_init(&it, v)) != GP_OK)
         return rc;
     while ((eligible || gp_view_free_gpus(v) > 0) &&
            (job = gp_pending_iter_next(&it))) {
-        rc = gp__start_if_fits(v, p, job);
-        if (rc == GP_ENOFIT && eligible) {
-            int64_t until = INT64_MAX;
-
-            rc = gp__start_by_preempting(v, p, job, eligible, NULL, &until);
-            if (rc == GP_ENOFIT && until < wake)
-                wake = until;
-            /* with a grace period it waits for its victims to stop: what
-             * comes free is its, so nothing behind it starts this round
-             * (else its victims would take their GPUs straight back) */
-            if (rc == GP_OK && !gp_plan_has(p, job))
-                break;
-        }
+        rc = gp__greedy_step(v, p, job, eligible, NULL, &wake, &waits);
+        if (waits)
+            break;
         if (rc == GP_ENOFIT)
             gp_pending_iter_skip_shape(&it); /* none of its shape fits */
         else if (rc != GP_OK)

@@ -46,7 +46,6 @@ struct tjob {
     int64_t base_gpu_us;  /* attained service at its last promotion */
     int64_t base_run_us;  /* time run (since its first start) at it */
     int64_t base_wait_us; /* time waited since its first start, at it */
-    uint32_t promotions;
 };
 
 struct tiresias {
@@ -292,7 +291,6 @@ static int schedule_promoting(struct tiresias *t, const struct gp_view *v,
             r->base_gpu_us = gp_job_attained_at(job, now);
             r->base_run_us = run_us(job, now);
             r->base_wait_us = waited_us(job, now);
-            r->promotions++;
         } else if (at != GP_TIME_NONE && at < wake) {
             wake = at;
         }
@@ -300,18 +298,12 @@ static int schedule_promoting(struct tiresias *t, const struct gp_view *v,
     }
     qsort(c, n, sizeof(*c), cand_cmp);
     for (size_t i = 0; i < n; i++) {
-        int64_t until = INT64_MAX;
+        bool waits;
 
-        rc = gp__start_if_fits(v, p, c[i].job);
-        if (rc == GP_ENOFIT) {
-            rc = gp__start_by_preempting(v, p, c[i].job, lower_queue,
-                                         &c[i].queue, &until);
-            if (rc == GP_ENOFIT && until < wake)
-                wake = until;
-            /* victims in their grace: what they free is this job's */
-            if (rc == GP_OK && !gp_plan_has(p, c[i].job))
-                break;
-        }
+        rc = gp__greedy_step(v, p, c[i].job, lower_queue, &c[i].queue, &wake,
+                             &waits);
+        if (waits)
+            break;
         if (rc != GP_OK && rc != GP_ENOFIT)
             return rc;
     }

@@ -83,7 +83,8 @@ struct gp_policy_ops {
     bool (*idle_rounds)(void *priv);
     /* optional events of the policy's own, each followed by a round: a
      * timer it set (gp_plan_timer) fired, with the cookie it gave (a lease
-     * ends, a period); a job ended (completed, failed, cancelled); a node
+     * ends, a period); a job ended (completed, failed, cancelled: its
+     * state says which, its books closed); a node
      * changed state. They update the policy's private state only. */
     void (*on_timer)(void *priv, uint64_t cookie, int64_t now_us);
     void (*on_job_end)(void *priv, const struct gp_job *job, int64_t now_us);

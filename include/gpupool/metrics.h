@@ -139,6 +139,7 @@ struct gp_summary {
     /* what was simulated (see gp_metrics_describe; "" where not told) */
     const char *trace, *trace_format, *cluster_spec, *preemption;
     const char *elastic; /* gp_run_desc.elastic; NULL = not said */
+    const char *parity;  /* gp_run_desc.parity; NULL = none */
     uint64_t seed;
     bool described;      /* gp_metrics_describe was called */
     const char *version; /* gpupool's version */
@@ -156,6 +157,8 @@ struct gp_run_desc {
     const char *shares;
     /* which jobs were elastic and what a resize costs; NULL = none was */
     const char *elastic;
+    /* the peer simulator whose world it copied (--parity); NULL = none */
+    const char *parity;
 };
 
 /* A time series of bucket averages: bucket i covers

@@ -99,6 +99,7 @@ struct gp_sim_config {
     /* what the results say was simulated (NULL = not said) */
     const char *trace;        /* the trace's path or name */
     const char *cluster_spec; /* the cluster as given */
+    const char *parity;       /* the peer simulator's world it runs in */
 };
 
 /* Run the workload on a cluster (which the run consumes) and fill metrics.

@@ -63,6 +63,9 @@ struct sim_args {
     double elastic_min;   /* 0 = 0.5 */
     double resize_cost_s; /* < 0: the restart cost */
     const char *sweep;    /* offered loads, "0.6,0.8,1.0,1.2" */
+    const char *parity;   /* a peer simulator's world; NULL = gpupool's */
+    /* given on the command line (--parity checks them) */
+    bool restart_given, round_given, preemption_given;
 };
 
 static double now_s(void)
@@ -125,83 +128,90 @@ static void sim_usage(FILE *out, bool demo)
             "                          (default: several share a device, "
             "best fit) or\n"
             "                          round-up (a whole GPU each)\n"
-            "\nmulti-tenant pooling (see docs/pooling.md):\n"
-            "      --tenants FILE      tenants: guarantees, weights, caps "
-            "(JSON)\n"
-            "      --preemption M      graceful (default: signal, checkpoint "
-            "within the grace,\n"
-            "                          stop, pay the restart) or free "
-            "(instant, lossless:\n"
-            "                          parity with the published "
-            "simulators); one model\n"
-            "                          for every policy\n"
-            "      --grace S           seconds a preempted job has to "
-            "checkpoint (> 0; default:\n"
-            "                          the policy's, else 120)\n"
-            "      --ckpt-cost S       seconds a job needs to checkpoint "
-            "(default 30)\n"
-            "      --actuation-delay S seconds the world takes to carry "
-            "out a start or a\n"
-            "                          kill (default 0: at once)\n"
-            "      --node-events FILE  nodes going down, drained, up: CSV "
-            "time_s,node,state\n"
-            "      --mtbf H            nodes fail at random, H hours "
-            "apart on average (seeded)\n"
-            "      --mttr H            and are repaired after H hours on "
-            "average (default 1)\n"
-            "      --speed M           types (default), gavel or "
-            "gavel-spread (docs/speed.md)\n"
-            "      --placer P          bestfit (default) or fgd: a job that "
-            "fits a node goes\n"
-            "                          where it fragments the least "
-            "(docs/cluster.md)\n"
-            "      --spread-speed F    a gang over several nodes runs at "
-            "F x where no table\n"
-            "                          says (0 < F <= 1; default 1)\n"
-            "      --checkpointable W  all | none | trace (default trace)"
-            "\n"
-            "      --elastic W         none (default) | all (every job of "
-            "2+ GPUs may shrink\n"
-            "                          to --elastic-min of its GPUs) | "
-            "trace (its min_gpus)\n"
-            "      --elastic-min F     the least part of its GPUs an "
-            "elastic job keeps\n"
-            "                          (0 < F <= 1; default 0.5, rounded "
-            "up)\n"
-            "      --resize-cost S     seconds an elastic job pays at each "
-            "resize (default:\n"
-            "                          the restart cost)\n"
-            "      --min-run [CLASS=]S no preemption before S seconds of "
-            "a run (CLASS low,\n"
-            "                          normal, high; e.g. "
-            "low=0,normal=600,high=3600)\n"
-            "      --max-preemptions [CLASS=]N   at most N preemptions "
-            "in a job's life\n"
-            "      --half-life S       decay of past usage (default "
-            "86400)\n"
-            "      --sweep-load LIST   run at each offered load (e.g. "
-            "0.6,0.8,1.0,1.2): the\n"
-            "                          cluster (NxG) is resized, tenants' "
-            "guarantees scaled\n\n"
-            "      --json              print JSON (an array for several "
-            "policies)\n"
-            "      --report DIR        write DIR/index.html with charts\n"
-            "      --jobs-csv FILE     write one row per job "
-            "(FILE.<policy>.csv for several)\n"
-            "      --runs-csv FILE     write one row per run interval of "
-            "a job: start, end,\n"
-            "                          GPUs, where, why it ended "
-            "(FILE.<policy>.csv for several)\n"
-            "      --explain-compliance  split the fair-share samples "
-            "out of compliance by\n"
-            "                          cause (docs/metrics.md)\n"
-            "      --skip-bad          skip malformed rows and report "
-            "them\n"
-            "      --no-wall           leave wall-clock figures out (for "
-            "byte-identical output)\n"
-            "      --no-progress       no progress line on a terminal\n"
-            "  -q, --quiet             no table (with --report or "
-            "--jobs-csv)\n");
+            "      --parity SIM        a peer simulator's world: tiresias "
+            "(GPUs as one\n"
+            "                          pool, free preemption, no restart "
+            "cost, whole\n"
+            "                          seconds; tiresias in mode=artifact)\n");
+    if (!demo)
+        fputs("\nmulti-tenant pooling (see docs/pooling.md):\n"
+              "      --tenants FILE      tenants: guarantees, weights, caps "
+              "(JSON)\n"
+              "      --preemption M      graceful (default: signal, checkpoint "
+              "within the grace,\n"
+              "                          stop, pay the restart) or free "
+              "(instant, lossless:\n"
+              "                          parity with the published "
+              "simulators); one model\n"
+              "                          for every policy\n"
+              "      --grace S           seconds a preempted job has to "
+              "checkpoint (> 0; default:\n"
+              "                          the policy's, else 120)\n"
+              "      --ckpt-cost S       seconds a job needs to checkpoint "
+              "(default 30)\n"
+              "      --actuation-delay S seconds the world takes to carry "
+              "out a start or a\n"
+              "                          kill (default 0: at once)\n"
+              "      --node-events FILE  nodes going down, drained, up: CSV "
+              "time_s,node,state\n"
+              "      --mtbf H            nodes fail at random, H hours "
+              "apart on average (seeded)\n"
+              "      --mttr H            and are repaired after H hours on "
+              "average (default 1)\n"
+              "      --speed M           types (default), gavel or "
+              "gavel-spread (docs/speed.md)\n"
+              "      --placer P          bestfit (default) or fgd: a job that "
+              "fits a node goes\n"
+              "                          where it fragments the least "
+              "(docs/cluster.md)\n"
+              "      --spread-speed F    a gang over several nodes runs at "
+              "F x where no table\n"
+              "                          says (0 < F <= 1; default 1)\n"
+              "      --checkpointable W  all | none | trace (default trace)"
+              "\n"
+              "      --elastic W         none (default) | all (every job of "
+              "2+ GPUs may shrink\n"
+              "                          to --elastic-min of its GPUs) | "
+              "trace (its min_gpus)\n"
+              "      --elastic-min F     the least part of its GPUs an "
+              "elastic job keeps\n"
+              "                          (0 < F <= 1; default 0.5, rounded "
+              "up)\n"
+              "      --resize-cost S     seconds an elastic job pays at each "
+              "resize (default:\n"
+              "                          the restart cost)\n"
+              "      --min-run [CLASS=]S no preemption before S seconds of "
+              "a run (CLASS low,\n"
+              "                          normal, high; e.g. "
+              "low=0,normal=600,high=3600)\n"
+              "      --max-preemptions [CLASS=]N   at most N preemptions "
+              "in a job's life\n"
+              "      --half-life S       decay of past usage (default "
+              "86400)\n"
+              "      --sweep-load LIST   run at each offered load (e.g. "
+              "0.6,0.8,1.0,1.2): the\n"
+              "                          cluster (NxG) is resized, tenants' "
+              "guarantees scaled\n\n"
+              "      --json              print JSON (an array for several "
+              "policies)\n"
+              "      --report DIR        write DIR/index.html with charts\n"
+              "      --jobs-csv FILE     write one row per job "
+              "(FILE.<policy>.csv for several)\n"
+              "      --runs-csv FILE     write one row per run interval of "
+              "a job: start, end,\n"
+              "                          GPUs, where, why it ended "
+              "(FILE.<policy>.csv for several)\n"
+              "      --explain-compliance  split the fair-share samples "
+              "out of compliance by\n"
+              "                          cause (docs/metrics.md)\n"
+              "      --skip-bad          skip malformed rows and report "
+              "them\n"
+              "      --no-wall           leave wall-clock figures out (for "
+              "byte-identical output)\n"
+              "      --no-progress       no progress line on a terminal\n"
+              "  -q, --quiet             no table (with --report or "
+              "--jobs-csv)\n",
+              out);
 }
 
 static int parse_seconds(const char *opt, const char *s, double *out)
@@ -328,6 +338,64 @@ static size_t distance(const char *x, const char *y)
     return row[ny];
 }
 
+#define PARITY_TIRESIAS                                                        \
+    "tiresias (the published Tiresias simulator's world: GPUs as one "         \
+    "pool, free preemption, no restart cost, events only, whole seconds; "     \
+    "tiresias in mode=artifact)"
+
+/* --parity tiresias: the published Tiresias simulator's world (github
+ * SymbioticLab/Tiresias, simulator/): GPUs as one pool, preemption instant
+ * and lossless, no restart cost, events only (no periodic rounds), whole
+ * seconds, and tiresias in its artifact mode. An option given that says
+ * otherwise is an error, not silently replaced. */
+static int set_parity(struct sim_args *a)
+{
+    const char *clash = NULL;
+    bool mode_given = false;
+
+    if (strcmp(a->parity, "tiresias") != 0) {
+        fprintf(stderr,
+                "gpupool: --parity: expected tiresias, got '%s' (Gavel's "
+                "and Helios's worlds are not built yet)\n",
+                a->parity);
+        return 2;
+    }
+    if (a->placement && strcmp(a->placement, "count") != 0)
+        clash = "--placement (its GPUs are one pool: count)";
+    else if (a->preemption_given && a->preemption != GP_PREEMPTION_FREE)
+        clash = "--preemption (its preemption is free)";
+    else if (a->restart_given && a->restart_cost_s != 0)
+        clash = "--restart-cost (it has none)";
+    else if (a->round_given && a->round_s != 0)
+        clash = "--round (it decides at events only)";
+    if (clash) {
+        fprintf(stderr, "gpupool: --parity tiresias: conflicts with %s\n",
+                clash);
+        return 2;
+    }
+    a->placement = "count";
+    a->preemption = GP_PREEMPTION_FREE;
+    a->restart_cost_s = 0;
+    a->round_s = 0;
+    for (size_t k = 0; k < a->nopts; k++)
+        mode_given |=
+            strcmp(a->opts[k].key, "mode") == 0 &&
+            (!a->opt_policy[k] || strcmp(a->opt_policy[k], "tiresias") == 0);
+    if (!mode_given) {
+        static char pol[] = "tiresias";
+
+        if (a->nopts == MAX_OPTS) {
+            fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
+            return 2;
+        }
+        a->opt_policy[a->nopts] = pol;
+        a->opts[a->nopts].key = "mode";
+        a->opts[a->nopts].value = "artifact";
+        a->nopts++;
+    }
+    return 0;
+}
+
 /* One line for an option getopt did not take (ch '?': unknown, ':': its
  * value missing), with the nearest known option when one is close, and
  * the hint; never the whole usage. */
@@ -388,6 +456,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_OPT,
         O_RESTART,
         O_ROUND,
+        O_PARITY,
         O_SEED,
         O_JSON,
         O_REPORT,
@@ -447,6 +516,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"speed", required_argument, NULL, O_SPEED},
         {"spread-speed", required_argument, NULL, O_SPREAD},
         {"placer", required_argument, NULL, O_PLACER},
+        {"parity", required_argument, NULL, O_PARITY},
         {"mtbf", required_argument, NULL, O_MTBF},
         {"mttr", required_argument, NULL, O_MTTR},
         {"half-life", required_argument, NULL, O_HALF_LIFE},
@@ -493,10 +563,15 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_RESTART:
             if (parse_seconds("--restart-cost", optarg, &a->restart_cost_s))
                 return 2;
+            a->restart_given = true;
+            break;
+        case O_PARITY:
+            a->parity = optarg;
             break;
         case O_ROUND:
             if (parse_seconds("--round", optarg, &a->round_s))
                 return 2;
+            a->round_given = true;
             break;
         case O_SEED: {
             char *end;
@@ -567,6 +642,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             }
             break;
         case O_PREEMPTION:
+            a->preemption_given = true;
             if (!strcmp(optarg, "graceful")) {
                 a->preemption = GP_PREEMPTION_GRACEFUL;
             } else if (!strcmp(optarg, "free")) {
@@ -725,7 +801,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                         "'gpupool demo')\n");
         return 2;
     }
-    return 0;
+    return a->parity ? set_parity(a) : 0;
 }
 
 /* Write one of the CSVs (jobs, runs) of a run to BASE, or to
@@ -1138,6 +1214,16 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 gp_diag_format(&diag, rc, buf, sizeof(buf)));
         goto out;
     }
+    /* the peer's clock: whole seconds (submit and duration rounded down,
+     * a duration to 1 s at least) */
+    for (size_t k = 0; a->parity && k < wl.n; k++) {
+        struct gp_job_spec *j = &wl.jobs[k];
+
+        j->submit_us -= j->submit_us % GP_US_PER_S;
+        j->duration_us -= j->duration_us % GP_US_PER_S;
+        if (j->duration_us < GP_US_PER_S)
+            j->duration_us = GP_US_PER_S;
+    }
     if (wl.skipped)
         fprintf(stderr, "gpupool: skipped %llu of %llu rows (see above)\n",
                 (unsigned long long)wl.skipped, (unsigned long long)wl.rows);
@@ -1246,6 +1332,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                                      1e6),
                 .trace = a->trace ? a->trace : "bundled philly.csv.xz",
                 .cluster_spec = spec_now,
+                .parity = a->parity ? PARITY_TIRESIAS : NULL,
             };
 
             for (int k = 0; k < GP_NPRIO; k++) {

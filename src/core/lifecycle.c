@@ -338,8 +338,6 @@ void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
     close_run(c, j, now_us, true);
     if (how == GP_JOB_COMPLETED && j->duration_us > 0)
         j->work_done_us = j->duration_us;
-    if (c->cfg.policy->on_job_end)
-        c->cfg.policy->on_job_end(c->ppriv, j, now_us);
     if (how == GP_JOB_COMPLETED && j->work_done_us > 0 &&
         gp_predictor_learn(c->predictor, j, j->work_done_us) != GP_OK)
         gp_logf(c->env, GP_LOG_WARN,
@@ -347,6 +345,8 @@ void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
     j->state = how;
     j->end_us = now_us;
     c->dirty = true;
+    if (c->cfg.policy->on_job_end)
+        c->cfg.policy->on_job_end(c->ppriv, j, now_us);
     if (c->cfg.observer && c->cfg.observer->ended)
         c->cfg.observer->ended(c->cfg.observer_priv, c, j, now_us);
 }

@@ -56,4 +56,35 @@ int64_t gp__attains_at(const struct gp_job *job, int64_t now_us,
 int gp__parse_levels(const char *key, const char *s, double *out, size_t max,
                      size_t *n, struct gp_diag *diag);
 
+/* tiresias's mode=artifact (tiresias_artifact.c): the published
+ * simulator's dlas-gpu, with its queue limits (GPU-seconds) and starvation
+ * knob (0 = off). */
+#define GP_TIRESIAS_MAX_QUEUES 32
+struct gp_tiresias_art;
+int gp__tiresias_art_new(struct gp_tiresias_art **out, const struct gp_env *env,
+                         const double *limits, size_t nlimits, double knob);
+void gp__tiresias_art_free(struct gp_tiresias_art *a);
+int gp__tiresias_art_schedule(struct gp_tiresias_art *a,
+                              const struct gp_view *v, struct gp_plan *p);
+void gp__tiresias_art_job_end(struct gp_tiresias_art *a,
+                              const struct gp_job *job);
+
+/* The Gittins index of attained GPU-time from an empirical distribution
+ * of jobs' total GPU-time (gittins.c), for tiresias-gittins. */
+struct gp_gittins;
+int gp__gittins_new(struct gp_gittins **out, const struct gp_env *env,
+                    double quantum);
+void gp__gittins_free(struct gp_gittins *g);
+/* Samples of GPU-seconds from a file: one column named duration or
+ * gpu_time (or the only one, or no header); errors name key and
+ * file:line. */
+int gp__gittins_load(struct gp_gittins *g, const char *path, const char *key,
+                     struct gp_diag *diag);
+/* One more sample (a finished job's GPU-seconds); GP_EINVAL if < 0. */
+int gp__gittins_add(struct gp_gittins *g, double sample);
+size_t gp__gittins_nsamples(const struct gp_gittins *g);
+/* The index at `attained` GPU-seconds: higher = likelier to end within
+ * the quantum; 0 past every sample or without samples. */
+double gp__gittins_index(struct gp_gittins *g, double attained);
+
 #endif

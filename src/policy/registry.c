@@ -15,6 +15,7 @@
     X(srtf)                                                                    \
     X(las)                                                                     \
     X(tiresias)                                                                \
+    X(tiresias_gittins)                                                        \
     X(qssf)                                                                    \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \

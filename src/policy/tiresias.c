@@ -27,7 +27,14 @@
  *
  * Options: limits=T1,T2,... thresholds in GPU-seconds (default 3250,7200:
  * three queues, the published simulator's); promote_knob=K (default 0:
- * off).
+ * off); mode=gpupool|artifact (tiresias_artifact.c: the published
+ * simulator's dlas-gpu, decision for decision).
+ *
+ * tiresias-gittins (sec. 4.2, the 2D-Gittins index) is the same policy
+ * with the waiting jobs of a queue ordered by the Gittins index of their
+ * attained GPU-time (gittins.c), highest first, then by entry; samples
+ * from dist=FILE and, with learn=1 (default), from completed jobs;
+ * quantum=D (default the first limit).
  */
 #include <errno.h>
 #include <math.h>
@@ -36,7 +43,7 @@
 
 #include "policy/policy.h"
 
-#define MAX_QUEUES 32
+#define MAX_QUEUES GP_TIRESIAS_MAX_QUEUES
 
 /* What the policy remembers of a job, by its slot (gp_job.id). */
 struct tjob {
@@ -52,18 +59,41 @@ struct tiresias {
     int64_t limits_gpu_us[MAX_QUEUES - 1];
     size_t nlimits; /* there are nlimits + 1 queues */
     double promote_knob;
-    struct tjob *jobs; /* by slot */
+    struct gp_tiresias_art *art; /* mode=artifact; NULL: gpupool's */
+    struct gp_gittins *gittins;  /* tiresias-gittins; NULL: tiresias */
+    bool learn;                  /* add finished jobs to the samples */
+    struct tjob *jobs;           /* by slot */
     size_t cap;
     uint64_t next_entry;
     const struct gp_env *env;
 };
 
-static int tiresias_init(void **priv, const struct gp_policy_args *args,
-                         struct gp_diag *diag)
+/* A number >= 0 (> 0 when positive), or an error naming pol.key. */
+static int parse_number(const char *pol, const char *key, const char *val,
+                        bool positive, double *out, struct gp_diag *diag)
 {
+    char *end;
+
+    errno = 0;
+    *out = strtod(val, &end);
+    if (end == val || *end || errno || !isfinite(*out) || *out < 0 ||
+        (positive && *out == 0))
+        return gp_diag_set(diag, GP_EINVAL, key,
+                           "%s.%s: expected a number %s, got \"%s\"", pol, key,
+                           positive ? "> 0" : ">= 0 (0 = off)", val);
+    return GP_OK;
+}
+
+static int init_common(void **priv, const struct gp_policy_args *args,
+                       bool gittins, struct gp_diag *diag)
+{
+    const char *pol = gittins ? "tiresias-gittins" : "tiresias";
     struct tiresias *t = gp_env_calloc(args->env, 1, sizeof(*t));
     double limits[MAX_QUEUES - 1] = {3250, 7200};
+    double quantum = -1, learn = 1;
+    const char *dist = NULL;
     size_t n = 2;
+    bool artifact = false;
     int rc = GP_OK;
 
     if (!t)
@@ -72,26 +102,55 @@ static int tiresias_init(void **priv, const struct gp_policy_args *args,
         const char *key = args->opts[i].key, *val = args->opts[i].value;
 
         if (strcmp(key, "limits") == 0) {
-            rc = gp__parse_levels("tiresias.limits", val, limits,
-                                  MAX_QUEUES - 1, &n, diag);
+            rc = gp__parse_levels(gittins ? "tiresias-gittins.limits"
+                                          : "tiresias.limits",
+                                  val, limits, MAX_QUEUES - 1, &n, diag);
         } else if (strcmp(key, "promote_knob") == 0) {
-            char *end;
-
-            errno = 0;
-            t->promote_knob = strtod(val, &end);
-            if (end == val || *end || errno || !isfinite(t->promote_knob) ||
-                t->promote_knob < 0)
-                rc = gp_diag_set(diag, GP_EINVAL, "tiresias.promote_knob",
-                                 "expected a number >= 0 (0 = off), got "
-                                 "\"%s\"",
+            rc = parse_number(pol, key, val, false, &t->promote_knob, diag);
+        } else if (gittins && strcmp(key, "quantum") == 0) {
+            rc = parse_number(pol, key, val, true, &quantum, diag);
+        } else if (gittins && strcmp(key, "learn") == 0) {
+            if (strcmp(val, "0") && strcmp(val, "1"))
+                rc = gp_diag_set(diag, GP_EINVAL, key,
+                                 "tiresias-gittins.learn: expected 0 or 1, "
+                                 "got \"%s\"",
+                                 val);
+            learn = val[0] == '1';
+        } else if (gittins && strcmp(key, "dist") == 0) {
+            dist = val;
+        } else if (!gittins && strcmp(key, "mode") == 0) {
+            if (strcmp(val, "artifact") == 0 || strcmp(val, "gpupool") == 0)
+                artifact = val[0] == 'a';
+            else
+                rc = gp_diag_set(diag, GP_EINVAL, "tiresias.mode",
+                                 "expected gpupool or artifact, got \"%s\"",
                                  val);
         } else {
             rc = gp_diag_set(diag, GP_EINVAL, key,
-                             "unknown option for tiresias (known: limits, "
-                             "promote_knob)");
+                             gittins ? "unknown option for tiresias-gittins "
+                                       "(known: limits, promote_knob, "
+                                       "quantum, dist, learn)"
+                                     : "unknown option for tiresias (known: "
+                                       "limits, promote_knob, mode)");
         }
     }
+    if (rc == GP_OK && artifact)
+        rc = gp__tiresias_art_new(&t->art, args->env, limits, n,
+                                  t->promote_knob);
+    if (rc == GP_OK && gittins) {
+        /* the quantum defaults to Q0's limit, as in the published
+         * simulator (its gittins_delta, 3250) */
+        if (quantum < 0)
+            quantum = n > 0 ? limits[0] : 3250;
+        rc = gp__gittins_new(&t->gittins, args->env, quantum);
+        if (rc == GP_OK && dist)
+            rc = gp__gittins_load(t->gittins, dist, "tiresias-gittins.dist",
+                                  diag);
+        t->learn = learn > 0;
+    }
     if (rc != GP_OK) {
+        gp__tiresias_art_free(t->art);
+        gp__gittins_free(t->gittins);
         gp_env_free(args->env, t);
         return rc;
     }
@@ -103,11 +162,25 @@ static int tiresias_init(void **priv, const struct gp_policy_args *args,
     return GP_OK;
 }
 
+static int tiresias_init(void **priv, const struct gp_policy_args *args,
+                         struct gp_diag *diag)
+{
+    return init_common(priv, args, false, diag);
+}
+
+static int gittins_init(void **priv, const struct gp_policy_args *args,
+                        struct gp_diag *diag)
+{
+    return init_common(priv, args, true, diag);
+}
+
 static void tiresias_fini(void *priv)
 {
     struct tiresias *t = priv;
 
     if (t) {
+        gp__tiresias_art_free(t->art);
+        gp__gittins_free(t->gittins);
         gp_env_free(t->env, t->jobs);
         gp_env_free(t->env, t);
     }
@@ -191,9 +264,14 @@ static void tiresias_rank(void *priv, const struct gp_job *job, int64_t now,
                           int64_t rank[2])
 {
     struct tiresias *t = priv;
-    struct tjob *r = tjob_of(t, job);
+    struct tjob *r;
 
-    if (!r) {
+    if (t->art) { /* the artifact walks its own lists */
+        rank[0] = 0;
+        rank[1] = (int64_t)job->seq;
+        return;
+    }
+    if (!(r = tjob_of(t, job))) {
         rank[0] = queue_of(t, gp_job_attained_at(job, now));
         rank[1] = (int64_t)job->seq;
         return;
@@ -212,7 +290,7 @@ static int64_t tiresias_rank_expires(void *priv, const struct gp_job *job,
     int64_t attained = gp_job_attained_at(job, now) - base;
     uint32_t q = queue_of(t, attained);
 
-    if (q >= t->nlimits)
+    if (t->art || q >= t->nlimits)
         return GP_TIME_NONE;
     return gp__attains_at(job, now, attained, t->limits_gpu_us[q]);
 }
@@ -230,6 +308,7 @@ static bool lower_queue(void *ctx, const struct gp_view *v,
 struct cand {
     const struct gp_job *job;
     int64_t queue;
+    double index; /* Gittins index (tiresias-gittins), else 0 */
     uint64_t entered;
 };
 
@@ -239,6 +318,8 @@ static int cand_cmp(const void *a, const void *b)
 
     if (x->queue != y->queue)
         return x->queue < y->queue ? -1 : 1;
+    if (x->index != y->index)
+        return x->index > y->index ? -1 : 1;
     if (x->entered != y->entered)
         return x->entered < y->entered ? -1 : 1;
     return 0;
@@ -258,11 +339,13 @@ static int64_t promote_at(const struct tiresias *t, const struct tjob *r,
     return need <= 0 ? now : now + (int64_t)ceil(need);
 }
 
-/* Promote the waiting jobs due, then walk every waiting job in queue and
- * entry order: the heaps' order no longer holds once a waiting job moved
- * to Q0, so this round sorts them (O(n log n) in the waiting jobs). */
-static int schedule_promoting(struct tiresias *t, const struct gp_view *v,
-                              struct gp_plan *p)
+/* Promote the waiting jobs due, then walk every waiting job in queue
+ * order and, within a queue, by Gittins index (tiresias-gittins) and entry
+ * order: the heaps' order no longer holds once a waiting job moved to Q0
+ * or the samples changed, so this round sorts them (O(n log n) in the
+ * waiting jobs). */
+static int schedule_sorted(struct tiresias *t, const struct gp_view *v,
+                           struct gp_plan *p)
 {
     struct gp_pending_iter it;
     const struct gp_job *job;
@@ -284,7 +367,7 @@ static int schedule_promoting(struct tiresias *t, const struct gp_view *v,
 
         if (!r)
             return GP_ENOMEM;
-        at = promote_at(t, r, job, now);
+        at = t->promote_knob > 0 ? promote_at(t, r, job, now) : GP_TIME_NONE;
         if (at != GP_TIME_NONE && at <= now) {
             r->queue = 0;
             r->entered = t->next_entry++;
@@ -294,7 +377,12 @@ static int schedule_promoting(struct tiresias *t, const struct gp_view *v,
         } else if (at != GP_TIME_NONE && at < wake) {
             wake = at;
         }
-        c[n++] = (struct cand){job, r->queue, r->entered};
+        c[n++] = (struct cand){
+            job, r->queue,
+            t->gittins ? gp__gittins_index(t->gittins,
+                                           gp_job_attained_at(job, now) / 1e6)
+                       : 0,
+            r->entered};
     }
     qsort(c, n, sizeof(*c), cand_cmp);
     for (size_t i = 0; i < n; i++) {
@@ -328,9 +416,28 @@ static int tiresias_schedule(void *priv, const struct gp_view *view,
 {
     struct tiresias *t = priv;
 
-    if (t->promote_knob > 0)
-        return schedule_promoting(t, view, plan);
+    if (t->art)
+        return gp__tiresias_art_schedule(t->art, view, plan);
+    if (t->gittins || t->promote_knob > 0)
+        return schedule_sorted(t, view, plan);
     return gp__greedy(view, plan, below_own_queue);
+}
+
+/* The artifact decides at every event, jobs waiting or not. */
+static bool tiresias_idle_rounds(void *priv)
+{
+    return ((struct tiresias *)priv)->art != NULL;
+}
+
+static void tiresias_job_end(void *priv, const struct gp_job *job, int64_t now)
+{
+    struct tiresias *t = priv;
+
+    if (t->art)
+        gp__tiresias_art_job_end(t->art, job);
+    if (t->gittins && t->learn && job->state == GP_JOB_COMPLETED)
+        (void)gp__gittins_add(t->gittins,
+                              (double)gp_job_attained_at(job, now) / 1e6);
 }
 
 const struct gp_policy_ops gp_policy_tiresias = {
@@ -343,4 +450,20 @@ const struct gp_policy_ops gp_policy_tiresias = {
     .rank = tiresias_rank,
     .rank_expires = tiresias_rank_expires,
     .schedule = tiresias_schedule,
+    .idle_rounds = tiresias_idle_rounds,
+    .on_job_end = tiresias_job_end,
+};
+
+const struct gp_policy_ops gp_policy_tiresias_gittins = {
+    .name = "tiresias-gittins",
+    .summary = "Tiresias 2D-Gittins: queues by GPU-time attained, Gittins "
+               "index within (samples from a file or finished jobs); "
+               "preempts",
+    .preemptive = true,
+    .init = gittins_init,
+    .fini = tiresias_fini,
+    .rank = tiresias_rank,
+    .rank_expires = tiresias_rank_expires,
+    .schedule = tiresias_schedule,
+    .on_job_end = tiresias_job_end,
 };

@@ -475,6 +475,10 @@ static void setting_of(const struct gp_summary *s, size_t k, char *buf,
             snprintf(buf, len, "%s", s->elastic);
         break;
     case 5:
+        if (told && s->parity)
+            snprintf(buf, len, "%s", s->parity);
+        break;
+    case 6:
         if (told)
             snprintf(buf, len, "%" PRIu64, s->seed);
         break;
@@ -489,7 +493,7 @@ bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
 {
     static const char *const keys[GP__NSETTINGS] = {
         "trace",   "cluster", "placement", "preemption",
-        "elastic", "seed",    "gpupool",
+        "elastic", "parity",  "seed",      "gpupool",
     };
     char first[1024], v[1024], name[128];
     bool same = true;
@@ -640,6 +644,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "cluster", json_string(s->cluster_spec), &ok);
     put(o, "preemption", json_string(s->preemption), &ok);
     put(o, "elastic", s->elastic ? json_string(s->elastic) : json_null(), &ok);
+    put(o, "parity", s->parity ? json_string(s->parity) : json_null(), &ok);
     put(o, "seed", s->described ? juint(s->seed) : json_null(), &ok);
     put(o, "version", json_string(s->version), &ok);
     put(o, "jobs", juint(s->jobs), &ok);

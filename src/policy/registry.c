@@ -17,6 +17,7 @@
     X(tiresias)                                                                \
     X(tiresias_gittins)                                                        \
     X(qssf)                                                                    \
+    X(drf)                                                                     \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \
     X(pool)

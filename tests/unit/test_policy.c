@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -286,6 +287,215 @@ static void tiresias_rejects_bad_options(void **state)
         mkcore_opts("tiresias", 1, 2, GP_PLACE_PACK, 0, &r, unknown, 1));
 }
 
+/* ---- drf ---------------------------------------------------------------- */
+
+/* One node of `gpus` GPUs, `cpus` CPUs and `mem_mib` of memory (0: not
+ * tracked) under drf with these options; NULL when the core refuses them
+ * (the diag says why). */
+static struct gp_core *mkdrf(uint32_t gpus, uint32_t cpus, uint64_t mem_mib,
+                             const struct gp_kv *opts, size_t nopts,
+                             struct rec *r, struct gp_diag *diag)
+{
+    struct gp_cluster *c;
+    struct gp_core *core = NULL;
+    struct gp_node_spec node = {
+        .name = "n", .gpus = gpus, .cpus = cpus, .mem_mib = mem_mib};
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find("drf"),
+        .policy_opts = opts,
+        .npolicy_opts = nopts,
+        .model = GP_PLACE_PACK,
+    };
+
+    memset(r, 0, sizeof(*r));
+    harness_rec = r;
+    if (gp_cluster_new(&c) != GP_OK)
+        return NULL;
+    if (gp_cluster_add_node(c, &node, NULL) != GP_OK ||
+        gp_core_new(&core, c, &cfg, diag) != GP_OK) {
+        gp_cluster_free(c);
+        return NULL;
+    }
+    return core;
+}
+
+static uint64_t submit_vec(struct gp_core *core, const char *id,
+                           const char *tenant, uint32_t gpus, uint32_t cpus,
+                           uint64_t mem_mib, double at_s)
+{
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .gpus = gpus,
+        .cpus = cpus,
+        .mem_mib = mem_mib,
+        .duration_us = S(1000),
+        .submit_us = (int64_t)(at_s * 1e6),
+    };
+    uint64_t jid = UINT32_MAX;
+
+    if (gp_core_submit(core, &spec, spec.submit_us, &jid, NULL) != GP_OK)
+        return UINT32_MAX;
+    return jid;
+}
+
+static uint32_t running_of(struct gp_core *core, const uint64_t *ids, size_t n)
+{
+    uint32_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        k += state_of(core, ids[i]) == GP_JOB_RUNNING;
+    return k;
+}
+
+/* Ghodsi et al., NSDI'11, sec. 4: 9 CPUs, 18 GB; A's tasks <1 CPU, 4 GB>
+ * (memory dominant), B's <3 CPUs, 1 GB> (CPUs dominant): A gets 3, B 2.
+ * C asks for GPUs only and gets them. fifo would give A 4 and B 1. */
+static void drf_splits_cpus_and_memory_as_the_paper_does(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkdrf(4, 9, 18432, NULL, 0, &r, NULL);
+    uint64_t a[4], b[3], c[3];
+
+    (void)state;
+    assert_non_null(core);
+    for (int i = 0; i < 4; i++)
+        a[i] = submit_vec(core, NULL, "a", 0, 1, 4096, 0);
+    for (int i = 0; i < 3; i++)
+        b[i] = submit_vec(core, NULL, "b", 0, 3, 1024, 0);
+    for (int i = 0; i < 3; i++)
+        c[i] = submit_vec(core, NULL, "c", 2, 0, 0, 0);
+    assert_int_equal(round_at(core, 0), 7);
+    assert_int_equal(running_of(core, a, 4), 3);
+    assert_int_equal(running_of(core, b, 3), 2);
+    assert_int_equal(running_of(core, c, 3), 2);
+    /* each tenant's first jobs, in submission order */
+    assert_int_equal(state_of(core, a[3]), GP_JOB_PENDING);
+    assert_int_equal(state_of(core, b[2]), GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
+/* x holds 1 of 4 GPUs (dominant share 1/4, GPUs), y 3 of 9 CPUs (1/3,
+ * CPUs) and no GPU. One GPU is left: x, lower in dominant share, takes
+ * it, though y holds fewer GPUs and asked first. */
+static void drf_serves_the_lowest_dominant_share_across_resources(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkdrf(4, 9, 0, NULL, 0, &r, NULL);
+    uint64_t x2, y2;
+
+    (void)state;
+    assert_non_null(core);
+    submit_vec(core, "x1", "x", 1, 0, 0, 0);
+    submit_vec(core, "y1", "y", 0, 3, 0, 0);
+    submit_vec(core, "z1", "z", 2, 0, 0, 0);
+    assert_int_equal(round_at(core, 0), 3);
+    y2 = submit_vec(core, "y2", "y", 1, 0, 0, 1);
+    x2 = submit_vec(core, "x2", "x", 1, 0, 0, 2);
+    assert_int_equal(round_at(core, S(2)), 1);
+    assert_int_equal(state_of(core, x2), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, y2), GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
+/* Weighted DRF (sec. 4.3): weight 2 against 1 on 6 CPUs gives 4 and 2.
+ * Memory is asked but the node does not track it: it is left out of the
+ * shares (counted, it would make every share infinite and hand all to
+ * the first tenant). */
+static void drf_divides_shares_by_tenant_weights(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkdrf(1, 6, 0, NULL, 0, &r, NULL);
+    struct gp_tenant_spec heavy = {.name = "heavy", .weight = 2};
+    struct gp_tenant_spec light = {.name = "light", .weight = 1};
+    uint64_t h[6], l[6];
+
+    (void)state;
+    assert_non_null(core);
+    assert_int_equal(gp_core_add_tenant(core, &heavy, NULL), GP_OK);
+    assert_int_equal(gp_core_add_tenant(core, &light, NULL), GP_OK);
+    for (int i = 0; i < 6; i++) {
+        l[i] = submit_vec(core, NULL, "light", 0, 1, 512, 0);
+        h[i] = submit_vec(core, NULL, "heavy", 0, 1, 512, 0);
+    }
+    assert_int_equal(round_at(core, 0), 6);
+    assert_int_equal(running_of(core, h, 6), 4);
+    assert_int_equal(running_of(core, l, 6), 2);
+    gp_core_free(core);
+}
+
+/* p's first job (3 GPUs) does not fit the 2 free: by default p is done
+ * for the round and its 1-GPU job behind waits while q's starts; with
+ * skip=1 p's next job starts. */
+static void drf_head_job_blocks_its_tenant_unless_skip(void **state)
+{
+    struct gp_kv skip[] = {{"skip", "1"}};
+
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        struct rec r;
+        struct gp_core *core = mkdrf(4, 0, 0, skip, (size_t)k, &r, NULL);
+        uint64_t p1, p2, q1;
+
+        assert_non_null(core);
+        submit_vec(core, "f", "f", 2, 0, 0, 0);
+        assert_int_equal(round_at(core, 0), 1);
+        p1 = submit_vec(core, "p1", "p", 3, 0, 0, 1);
+        p2 = submit_vec(core, "p2", "p", 1, 0, 0, 1);
+        q1 = submit_vec(core, "q1", "q", 1, 0, 0, 1);
+        assert_int_equal(round_at(core, S(1)), k ? 2 : 1);
+        assert_int_equal(state_of(core, p1), GP_JOB_PENDING);
+        assert_int_equal(state_of(core, p2),
+                         k ? GP_JOB_RUNNING : GP_JOB_PENDING);
+        assert_int_equal(state_of(core, q1), GP_JOB_RUNNING);
+        gp_core_free(core);
+    }
+}
+
+/* With skip=1, once a shape did not fit, the rest of it is passed over:
+ * the tenant's later job of another shape still starts. */
+static void drf_skip_reaches_a_later_job_of_another_shape(void **state)
+{
+    struct gp_kv skip[] = {{"skip", "1"}};
+    struct rec r;
+    struct gp_core *core = mkdrf(4, 0, 0, skip, 1, &r, NULL);
+    uint64_t big[20], small;
+
+    (void)state;
+    assert_non_null(core);
+    submit_vec(core, "f", "f", 3, 0, 0, 0);
+    assert_int_equal(round_at(core, 0), 1);
+    for (int i = 0; i < 20; i++)
+        big[i] = submit_vec(core, NULL, "p", 2, 0, 0, 1);
+    small = submit_vec(core, "small", "p", 1, 0, 0, 2);
+    assert_int_equal(round_at(core, S(2)), 1);
+    assert_int_equal(running_of(core, big, 20), 0);
+    assert_int_equal(state_of(core, small), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+static void drf_rejects_bad_options(void **state)
+{
+    const char *bad[] = {"2", "yes", "", "01", "-1"};
+    struct gp_kv unknown[] = {{"skp", "1"}};
+    struct gp_diag diag;
+    struct rec r;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct gp_kv opt[] = {{"skip", bad[i]}};
+
+        memset(&diag, 0, sizeof(diag));
+        assert_null(mkdrf(4, 0, 0, opt, 1, &r, &diag));
+        assert_string_equal(diag.where, "drf.skip");
+        assert_non_null(strstr(diag.msg, "expected 0"));
+    }
+    memset(&diag, 0, sizeof(diag));
+    assert_null(mkdrf(4, 0, 0, unknown, 1, &r, &diag));
+    assert_string_equal(diag.where, "skp");
+    assert_non_null(strstr(diag.msg, "known: skip"));
+}
+
 static void every_policy_is_registered_once(void **state)
 {
     (void)state;
@@ -311,6 +521,12 @@ int main(void)
             tiresias_preempts_the_latest_to_enter_the_lowest_queue),
         cmocka_unit_test(tiresias_promotes_a_starved_job_to_the_first_queue),
         cmocka_unit_test(tiresias_rejects_bad_options),
+        cmocka_unit_test(drf_splits_cpus_and_memory_as_the_paper_does),
+        cmocka_unit_test(drf_serves_the_lowest_dominant_share_across_resources),
+        cmocka_unit_test(drf_divides_shares_by_tenant_weights),
+        cmocka_unit_test(drf_head_job_blocks_its_tenant_unless_skip),
+        cmocka_unit_test(drf_skip_reaches_a_later_job_of_another_shape),
+        cmocka_unit_test(drf_rejects_bad_options),
         cmocka_unit_test(every_policy_is_registered_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

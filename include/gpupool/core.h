@@ -50,6 +50,9 @@ struct gp_policy_ops {
     /* Keep a pending queue per tenant (and shape), so the policy can walk
      * one tenant's jobs (gp_pending_iter_init_tenant) and skip a tenant. */
     bool queues_by_tenant;
+    /* It divides the cluster by the tenants' guarantees: a world without
+     * declared tenants cannot run it (gpupool sim refuses, exit 2). */
+    bool needs_guarantees;
     /* Run rounds even while no job waits (on events, timers, periodic
      * rounds): for policies that move, resize or re-balance running jobs.
      * Otherwise a round with nothing pending does nothing. */

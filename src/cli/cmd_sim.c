@@ -1004,13 +1004,13 @@ static int check_opts(const struct sim_args *a,
     return 0;
 }
 
-/* A pooling policy (one that queues by tenant: pool, pool-noreclaim,
+/* A pooling policy (one that divides by guarantees: pool, pool-noreclaim,
  * static-quota) without tenants is refused: 2. */
 static int need_tenants(const struct gp_tenant_list *tl,
                         const struct gp_policy_ops *const *pols, size_t npol)
 {
     for (size_t i = 0; i < npol && !tl->n; i++)
-        if (pols[i]->queues_by_tenant) {
+        if (pols[i]->needs_guarantees) {
             fprintf(stderr,
                     "gpupool: --policy %s shares GPUs among tenants by "
                     "their guarantees and needs --tenants FILE (see "

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run_golden.sh GPUPOOL CASE_DIR - replay CASE_DIR/../trace.csv with the
-# options in CASE_DIR/args; check the per-job results against
+# options in CASE_DIR/args (where @DIR@ stands for the folder of the
+# trace, for files beside it: a cluster, tenants); check the per-job results against
 # expected-jobs.csv (id, first start, end, preemptions), the summary against
 # expected-summary.json, the invariants (no GPU over-allocated, every job
 # ended), that utilization recomputed from the runs CSV (one row per run
@@ -13,12 +14,13 @@ trace="$case_dir/../trace.csv"
 [ -f "$case_dir/trace.csv" ] && trace="$case_dir/trace.csv"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck disable=SC2046
-"$exe" sim --trace "$trace" $(cat "$case_dir/args") --json --no-wall \
+args=$(sed "s|@DIR@|$(dirname "$trace")|g" "$case_dir/args")
+# shellcheck disable=SC2086
+"$exe" sim --trace "$trace" $args --json --no-wall \
     --no-progress --jobs-csv "$tmp/jobs1.csv" --runs-csv "$tmp/runs1.csv" \
     >"$tmp/out1.json"
-# shellcheck disable=SC2046
-"$exe" sim --trace "$trace" $(cat "$case_dir/args") --json --no-wall \
+# shellcheck disable=SC2086
+"$exe" sim --trace "$trace" $args --json --no-wall \
     --no-progress --jobs-csv "$tmp/jobs2.csv" --runs-csv "$tmp/runs2.csv" \
     >"$tmp/out2.json"
 cmp -s "$tmp/out1.json" "$tmp/out2.json" ||

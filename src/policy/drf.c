@@ -42,6 +42,7 @@
  */
 #include <string.h>
 
+#include "core/heap.h"
 #include "policy/policy.h"
 
 struct drf {
@@ -140,37 +141,22 @@ static void set_share(const struct round *r, struct ten *tn)
     tn->share = s / tn->weight;
 }
 
-static bool before(const struct round *r, uint32_t a, uint32_t b)
+/* Lower weighted dominant share first, then the lower tenant index. */
+static bool ten_before(const uint32_t *a, const uint32_t *b, void *ctx)
 {
-    const struct ten *x = &r->ts[a], *y = &r->ts[b];
+    const struct round *r = ctx;
+    const struct ten *x = &r->ts[*a], *y = &r->ts[*b];
 
     if (x->share != y->share)
         return x->share < y->share;
     return x->t < y->t;
 }
 
-static void sift_down(struct round *r, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, m = i, tmp;
-
-        if (l < r->nh && before(r, r->h[l], r->h[m]))
-            m = l;
-        if (l + 1 < r->nh && before(r, r->h[l + 1], r->h[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        tmp = r->h[i];
-        r->h[i] = r->h[m];
-        r->h[m] = tmp;
-        i = m;
-    }
-}
+GP_HEAP_DEFINE(tenheap, uint32_t, ten_before, GP_HEAP_UNMOVED)
 
 static void pop_top(struct round *r)
 {
-    r->h[0] = r->h[--r->nh];
-    sift_down(r, 0);
+    (void)tenheap_pop(r->h, &r->nh, r);
 }
 
 /* Could the job fit at all? Free GPUs are enough to know it cannot
@@ -271,7 +257,7 @@ static int fill(struct round *r)
         tn->cpus += gp_demand_cpus(dm, dm->gpus);
         tn->mem_mib += gp_demand_mem_mib(dm, dm->gpus);
         set_share(r, tn);
-        sift_down(r, 0);
+        tenheap_down(r->h, r->nh, 0, r);
     }
     return GP_OK;
 }
@@ -314,7 +300,7 @@ static int drf_schedule(void *priv, const struct gp_view *view,
         r.nh++;
     }
     for (uint32_t i = r.nh / 2; i-- > 0;)
-        sift_down(&r, i);
+        tenheap_down(r.h, r.nh, i, &r);
     return fill(&r);
 }
 

@@ -24,13 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/heap.h" /* gp__grow */
 #include "policy/policy.h"
 
 struct gp_gittins {
     const struct gp_env *env;
     double quantum;
     double *all; /* every sample, in arrival order */
-    size_t n, cap;
+    uint32_t n, cap;
     double *sorted, *prefix; /* the table: sorted[0..built), prefix[0..built] */
     size_t built;
 };
@@ -67,15 +68,11 @@ int gp__gittins_add(struct gp_gittins *g, double sample)
 {
     if (!(sample >= 0) || !isfinite(sample))
         return GP_EINVAL;
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 256;
-        double *p = gp_env_realloc(g->env, g->all, cap * sizeof(*p));
+    int rc;
 
-        if (!p)
-            return GP_ENOMEM;
-        g->all = p;
-        g->cap = cap;
-    }
+    if ((rc = gp__grow(g->env, (void **)&g->all, &g->cap, sizeof(*g->all),
+                       g->n + 1)) != GP_OK)
+        return rc;
     g->all[g->n++] = sample;
     return GP_OK;
 }

@@ -287,10 +287,14 @@ static int64_t tiresias_rank_expires(void *priv, const struct gp_job *job,
     struct tiresias *t = priv;
     const struct tjob *r = job->id < t->cap ? &t->jobs[job->id] : NULL;
     int64_t base = r && r->gen == job->gen + 1 ? r->base_gpu_us : 0;
-    int64_t attained = gp_job_attained_at(job, now) - base;
-    uint32_t q = queue_of(t, attained);
+    int64_t attained;
+    uint32_t q;
 
-    if (t->art || q >= t->nlimits)
+    if (t->art) /* the artifact demotes at its own events */
+        return GP_TIME_NONE;
+    attained = gp_job_attained_at(job, now) - base;
+    q = queue_of(t, attained);
+    if (q >= t->nlimits)
         return GP_TIME_NONE;
     return gp__attains_at(job, now, attained, t->limits_gpu_us[q]);
 }

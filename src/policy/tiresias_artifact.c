@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/heap.h" /* gp__grow */
 #include "policy/policy.h"
 
 /* A job as the simulator keeps it, by the core's slot. */
@@ -59,7 +60,7 @@ struct arrival {
 /* A growable list of slots. */
 struct slots {
     uint32_t *v;
-    size_t n, cap;
+    uint32_t n, cap;
 };
 
 /* An end list the simulator left on the arrival event at `at_s`: each
@@ -75,16 +76,16 @@ struct gp_tiresias_art {
     size_t nqueues;
     double knob;
     struct ajob *rec; /* by slot */
-    size_t nrec;
+    uint32_t nrec;
     struct slots order; /* the simulator's runnable_jobs: arrival order */
     struct slots queue[GP_TIRESIAS_MAX_QUEUES];
     struct arrival *fresh; /* this round's arrivals */
-    size_t nfresh, freshcap;
+    uint32_t nfresh, freshcap;
     struct slots aside;  /* jobs the simulator took for completed */
     struct slots ends;   /* running jobs that end first, at end_s */
     int64_t end_s;       /* INT64_MAX: none */
     struct stale *stale; /* left on the next arrival, if it is at at_s */
-    size_t nstale, stalecap;
+    uint32_t nstale, stalecap;
     bool ended;      /* a job ended since the last event */
     int64_t jump_s;  /* the next jump; INT64_MAX: none */
     int64_t woken_s; /* the last wake-up asked for */
@@ -150,17 +151,11 @@ void gp__tiresias_art_job_end(struct gp_tiresias_art *a,
 
 static int push(const struct gp_env *env, struct slots *s, uint32_t slot)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        uint32_t *v = gp_env_realloc(env, s->v, cap * sizeof(*v));
+    int rc = gp__grow(env, (void **)&s->v, &s->cap, sizeof(*s->v), s->n + 1);
 
-        if (!v)
-            return GP_ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = slot;
-    return GP_OK;
+    if (rc == GP_OK)
+        s->v[s->n++] = slot;
+    return rc;
 }
 
 static void remove_slot(struct slots *s, uint32_t slot)
@@ -187,19 +182,12 @@ static void keep_live(const struct gp_tiresias_art *a, struct slots *s)
 /* The record of a job seen for the first time (an arrival). */
 static struct ajob *add(struct gp_tiresias_art *a, const struct gp_job *job)
 {
-    if (job->id >= a->nrec) {
-        size_t n = a->nrec ? a->nrec : 64;
-        struct ajob *r;
+    uint32_t old = a->nrec;
 
-        while (n <= job->id)
-            n *= 2;
-        r = gp_env_realloc(a->env, a->rec, n * sizeof(*r));
-        if (!r)
-            return NULL;
-        memset(r + a->nrec, 0, (n - a->nrec) * sizeof(*r));
-        a->rec = r;
-        a->nrec = n;
-    }
+    if (gp__grow(a->env, (void **)&a->rec, &a->nrec, sizeof(*a->rec),
+                 job->id + 1) != GP_OK)
+        return NULL;
+    memset(a->rec + old, 0, (a->nrec - old) * sizeof(*a->rec));
     return &a->rec[job->id];
 }
 
@@ -214,17 +202,13 @@ static int by_arrival(const void *x, const void *y)
 
 static int add_fresh(struct gp_tiresias_art *a, const struct gp_job *job)
 {
-    if (a->nfresh == a->freshcap) {
-        size_t cap = a->freshcap ? 2 * a->freshcap : 64;
-        struct arrival *f = gp_env_realloc(a->env, a->fresh, cap * sizeof(*f));
+    int rc = gp__grow(a->env, (void **)&a->fresh, &a->freshcap,
+                      sizeof(*a->fresh), a->nfresh + 1);
 
-        if (!f)
-            return GP_ENOMEM;
-        a->fresh = f;
-        a->freshcap = cap;
-    }
-    a->fresh[a->nfresh++] = (struct arrival){job->submit_us, job->seq, job->id};
-    return GP_OK;
+    if (rc == GP_OK)
+        a->fresh[a->nfresh++] =
+            (struct arrival){job->submit_us, job->seq, job->id};
+    return rc;
 }
 
 /* Forget the jobs that ended, keeping the order of the rest. */
@@ -459,17 +443,13 @@ static int note_stale(struct gp_tiresias_art *a)
         if (a->stale[i].at_s == a->end_s)
             st = &a->stale[i];
     if (!st) {
-        if (a->nstale == a->stalecap) {
-            size_t cap = a->stalecap ? 2 * a->stalecap : 4;
-            struct stale *n =
-                gp_env_realloc(a->env, a->stale, cap * sizeof(*n));
+        uint32_t old = a->stalecap;
+        int rc = gp__grow(a->env, (void **)&a->stale, &a->stalecap,
+                          sizeof(*a->stale), a->nstale + 1);
 
-            if (!n)
-                return GP_ENOMEM;
-            memset(n + a->stalecap, 0, (cap - a->stalecap) * sizeof(*n));
-            a->stale = n;
-            a->stalecap = cap;
-        }
+        if (rc != GP_OK)
+            return rc;
+        memset(a->stale + old, 0, (a->stalecap - old) * sizeof(*a->stale));
         st = &a->stale[a->nstale++];
         st->at_s = a->end_s;
     }

@@ -1177,7 +1177,7 @@ static void results_say_what_was_simulated(void **st)
 {
     struct world w = {0};
     struct gp_run_desc d = {"t.csv", "philly-csv", "1x4", "instant, work kept",
-                            7,       NULL,         NULL, NULL};
+                            7,       NULL,         NULL,  NULL};
     char *buf = NULL, *a;
 
     (void)st;

@@ -33,6 +33,15 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out);
  * gp_metrics_finish, GP_EIO when writing fails. */
 int gp_metrics_write_runs_csv(const struct gp_metrics *m, FILE *out);
 
+/* One CSV row per run, with a header line when `header`: the column
+ * `command` (the command line that made the runs, quoted as RFC 4180 asks),
+ * then every figure of the run's JSON object that is not per tenant, under
+ * its JSON key and in the JSON's order, printed as the JSON prints it
+ * (null: empty). docs/metrics.md defines each. GP_ESTATE for a run not
+ * finished, GP_EIO when writing fails, GP_ENOMEM. */
+int gp_output_summary_csv(FILE *out, struct gp_metrics *const *runs, size_t n,
+                          const char *command, bool header, bool with_wall);
+
 /* The report's heading. What was simulated comes from the runs (see
  * gp_metrics_describe); trace and cluster here stand in for runs that were
  * not described. */

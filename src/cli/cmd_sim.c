@@ -42,6 +42,7 @@ struct sim_args {
     const char *report;
     const char *jobs_csv;
     const char *runs_csv;
+    const char *summary_csv; /* one row per run */
     bool explain; /* --explain-compliance */
     int verbose;
     const char *tenants;
@@ -201,6 +202,10 @@ static void sim_usage(FILE *out, bool demo)
               "a job: start, end,\n"
               "                          GPUs, where, why it ended "
               "(FILE.<policy>.csv for several)\n"
+              "      --summary-csv FILE  write one row per run: every figure "
+              "of the table and\n"
+              "                          what was simulated, with the "
+              "command (docs/metrics.md)\n"
               "      --explain-compliance  split the fair-share samples "
               "out of compliance by\n"
               "                          cause (docs/metrics.md)\n"
@@ -462,6 +467,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_REPORT,
         O_JOBS,
         O_RUNS,
+        O_SUMMARY,
         O_EXPLAIN,
         O_SKIP,
         O_NOWALL,
@@ -502,6 +508,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"report", required_argument, NULL, O_REPORT},
         {"jobs-csv", required_argument, NULL, O_JOBS},
         {"runs-csv", required_argument, NULL, O_RUNS},
+        {"summary-csv", required_argument, NULL, O_SUMMARY},
         {"explain-compliance", no_argument, NULL, O_EXPLAIN},
         {"skip-bad", no_argument, NULL, O_SKIP},
         {"no-wall", no_argument, NULL, O_NOWALL},
@@ -600,6 +607,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             break;
         case O_RUNS:
             a->runs_csv = optarg;
+            break;
+        case O_SUMMARY:
+            a->summary_csv = optarg;
             break;
         case O_SKIP:
             a->skip_bad = true;
@@ -825,6 +835,25 @@ static int write_csv(const char *base, const char *policy, bool several,
     rc = write(m, f);
     if (fclose(f) != 0 || rc != GP_OK) {
         fprintf(stderr, "gpupool: %s: write failed\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_summary(const char *path, struct gp_metrics *const *runs,
+                         size_t n, const char *command, bool with_wall)
+{
+    FILE *f = fopen(path, "w");
+    int rc;
+
+    if (!f) {
+        fprintf(stderr, "gpupool: --summary-csv: %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    rc = gp_output_summary_csv(f, runs, n, command, true, with_wall);
+    if (fclose(f) != 0 || rc != GP_OK) {
+        fprintf(stderr, "gpupool: --summary-csv: %s: write failed\n", path);
         return -1;
     }
     return 0;
@@ -1443,6 +1472,9 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                           gp_metrics_write_runs_csv) != 0)
                 goto out;
         }
+    if (a->summary_csv && write_summary(a->summary_csv, runs, nrun, cmdline,
+                                        a->with_wall) != 0)
+        goto out;
     if (a->json) {
         if (gp_output_json(stdout, runs, nrun, nrun > 1, a->with_wall) != 0)
             goto out;

@@ -816,6 +816,122 @@ fail:
     return rc;
 }
 
+static void put_field(FILE *out, const char *s);
+
+/* ---- the summary CSV ------------------------------------------------------ */
+
+/* A scalar of a run's JSON as a CSV field: strings as they are, numbers as
+ * the JSON prints them (15 significant digits), null as empty. */
+static void put_scalar(FILE *out, const json_t *v)
+{
+    char num[64];
+
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        put_field(out, json_string_value(v));
+        break;
+    case JSON_INTEGER:
+        fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        snprintf(num, sizeof(num), "%.15g", json_real_value(v));
+        fputs(num, out);
+        break;
+    case JSON_TRUE:
+        fputs("true", out);
+        break;
+    case JSON_FALSE:
+        fputs("false", out);
+        break;
+    default: /* null; objects (per tenant) are the JSON's alone */
+        break;
+    }
+}
+
+static bool scalar(const json_t *v)
+{
+    return !json_is_object(v) && !json_is_array(v);
+}
+
+/* The columns: command, then every scalar key of the runs' JSON objects in
+ * the order the JSON has them, "shares" always (so files written for
+ * different traces line up). Appended to `cols` (a JSON array of names). */
+static int summary_columns(json_t *const *objs, size_t n, json_t *cols)
+{
+    json_t *seen = json_object();
+    int rc = GP_ENOMEM;
+
+    if (!seen || json_array_append_new(cols, json_string("command")) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const char *key;
+        json_t *v;
+
+        json_object_foreach(objs[i], key, v)
+        {
+            if (!scalar(v) || json_object_get(seen, key))
+                continue;
+            if (json_object_set_new(seen, key, json_true()) != 0 ||
+                json_array_append_new(cols, json_string(key)) != 0)
+                goto out;
+            if (strcmp(key, "placement") == 0 &&
+                !json_object_get(seen, "shares") &&
+                (json_object_set_new(seen, "shares", json_true()) != 0 ||
+                 json_array_append_new(cols, json_string("shares")) != 0))
+                goto out;
+        }
+    }
+    rc = GP_OK;
+out:
+    json_decref(seen);
+    return rc;
+}
+
+int gp_output_summary_csv(FILE *out, struct gp_metrics *const *runs, size_t n,
+                          const char *command, bool header, bool with_wall)
+{
+    json_t **objs = calloc(n ? n : 1, sizeof(*objs)), *cols = json_array();
+    size_t ncols, i;
+    int rc = GP_ENOMEM;
+
+    if (!objs || !cols)
+        goto out;
+    for (i = 0; i < n; i++) {
+        if (!gp__metrics_finished(runs[i])) {
+            rc = GP_ESTATE;
+            goto out;
+        }
+        if (!(objs[i] = run_json(gp_metrics_summary(runs[i]), with_wall)))
+            goto out;
+    }
+    if ((rc = summary_columns(objs, n, cols)) != GP_OK)
+        goto out;
+    ncols = json_array_size(cols);
+    if (header)
+        for (size_t c = 0; c < ncols; c++)
+            fprintf(out, "%s%s", json_string_value(json_array_get(cols, c)),
+                    c + 1 < ncols ? "," : "\n");
+    for (i = 0; i < n; i++) {
+        put_field(out, command ? command : "");
+        for (size_t c = 1; c < ncols; c++) {
+            const json_t *v = json_object_get(
+                objs[i], json_string_value(json_array_get(cols, c)));
+
+            fputc(',', out);
+            if (v)
+                put_scalar(out, v);
+        }
+        fputc('\n', out);
+    }
+    rc = ferror(out) ? GP_EIO : GP_OK;
+out:
+    for (i = 0; objs && i < n; i++)
+        json_decref(objs[i]);
+    free(objs);
+    json_decref(cols);
+    return rc;
+}
+
 /* ---- the text table ----------------------------------------------------- */
 
 #define CELL 48

@@ -136,5 +136,39 @@ expect 0 "runs CSV, pack" -- sim --trace "$tmp/tl.csv" --cluster 2x4 \
 has "$tmp/pack.csv" "b,default,1,10.000000,60.000000,4,gpu,node1:0-3,completed" \
     "runs CSV, pack"
 
+# summary CSV: a row per policy, each figure the JSON's, the command kept
+expect 0 "summary CSV" -- sim --trace "$trace" --cluster 1x4 \
+    --policy fifo,las --summary-csv "$tmp/sum.csv" --no-wall -q
+expect 0 "summary CSV, JSON" -- sim --trace "$trace" --cluster 1x4 \
+    --policy fifo,las --json --no-wall
+if ! python3 - "$tmp/sum.csv" "$tmp/out" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+runs = json.load(open(sys.argv[2]))
+assert [r["policy"] for r in rows] == ["fifo", "las"], rows
+for r, j in zip(rows, runs):
+    assert r["command"].startswith("gpupool sim --trace"), r["command"]
+    assert "--summary-csv" in r["command"], r["command"]
+    for k, v in j.items():
+        if isinstance(v, (dict, list)):
+            assert k not in r, k
+        elif v is None:
+            assert r[k] == "", (k, r[k])
+        elif isinstance(v, bool):
+            assert r[k] == str(v).lower(), k
+        elif isinstance(v, (int, float)):
+            assert abs(float(r[k]) - v) <= 1e-9 * max(1, abs(v)), (k, r[k], v)
+        else:
+            assert r[k] == v, (k, r[k], v)
+    assert set(r) - set(j) == {"command", "shares"}, set(r) - set(j)
+PY
+then
+    fail "summary CSV: rows do not match the JSON"
+fi
+expect 1 "summary CSV, unwritable" -- sim --trace "$trace" --cluster 1x4 \
+    --summary-csv "$tmp/no/such/dir/sum.csv" -q
+has "$tmp/err" "--summary-csv: $tmp/no/such/dir/sum.csv" \
+    "summary CSV, unwritable"
+
 [ "$fails" -eq 0 ] || exit 1
 echo "ok: cli"

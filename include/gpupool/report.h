@@ -62,4 +62,19 @@ struct gp_report_info {
 int gp_report_write(const char *dir, struct gp_metrics *const *runs, size_t n,
                     const struct gp_report_info *info, struct gp_diag *diag);
 
+/* gpupool compare: several traces, each run under a set of policies. */
+struct gp_compare_case {
+    const char *label; /* its report is DIR/<label>/index.html */
+    struct gp_metrics *const *runs;
+    size_t n;
+};
+/* Write DIR/summary.csv (every run, gp_output_summary_csv with `command`)
+ * and DIR/index.html (a table per figure, a row per case and a column per
+ * policy, and a link to each case's report), and print the same tables to
+ * `table` unless it is NULL. DIR is created if missing. GP_EIO (diag names
+ * the path), GP_ENOMEM. */
+int gp_compare_write(const char *dir, const struct gp_compare_case *cases,
+                     size_t ncases, const char *command, bool with_wall,
+                     FILE *table, struct gp_diag *diag);
+
 #endif

@@ -2,6 +2,8 @@
 #ifndef GPUPOOL_CLI_H
 #define GPUPOOL_CLI_H
 
+#include <stddef.h>
+
 struct gp_cmd {
     const char *name;
     const char *summary;
@@ -26,5 +28,18 @@ int gp_cmd_nodes(int argc, char **argv);
 int gp_cmd_ledger(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);
 int gp_cmd_token(int argc, char **argv);
+int gp_cmd_compare(int argc, char **argv);
+
+/* gpupool compare runs gpupool sim once per trace and keeps the runs. */
+#define GP__SIM_KEEP_MAX 256
+struct gp_metrics;
+struct gp__sim_keep {
+    struct gp_metrics *runs[GP__SIM_KEEP_MAX];
+    size_t n;
+    char command[2048]; /* the last sim's command line */
+};
+/* gpupool sim with these arguments (argv[0] "sim"), its runs appended to
+ * keep (ownership passes) when it succeeds; the exit status. */
+int gp__sim_keep_runs(int argc, char **argv, struct gp__sim_keep *keep);
 
 #endif

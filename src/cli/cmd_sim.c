@@ -43,7 +43,7 @@ struct sim_args {
     const char *jobs_csv;
     const char *runs_csv;
     const char *summary_csv; /* one row per run */
-    bool explain; /* --explain-compliance */
+    bool explain;            /* --explain-compliance */
     int verbose;
     const char *tenants;
     double grace_s; /* < 0: the policy's default */
@@ -1131,7 +1131,8 @@ static void check_guarantees(const struct gp_tenant_spec *t, size_t n,
             (unsigned long long)sum, (unsigned long long)gpus);
 }
 
-static int run_sim(struct sim_args *a, int argc, char **argv)
+static int run_sim(struct sim_args *a, int argc, char **argv,
+                   struct gp__sim_keep *keep)
 {
     const struct gp_policy_ops *pols[MAX_POLICIES];
     struct gp_metrics *runs[MAX_POLICIES] = {0};
@@ -1472,8 +1473,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                           gp_metrics_write_runs_csv) != 0)
                 goto out;
         }
-    if (a->summary_csv && write_summary(a->summary_csv, runs, nrun, cmdline,
-                                        a->with_wall) != 0)
+    if (a->summary_csv &&
+        write_summary(a->summary_csv, runs, nrun, cmdline, a->with_wall) != 0)
         goto out;
     if (a->json) {
         if (gp_output_json(stdout, runs, nrun, nrun > 1, a->with_wall) != 0)
@@ -1498,7 +1499,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                     gp_diag_format(&diag, rc, buf, sizeof(buf)));
             goto out;
         }
-        if (!a->json)
+        if (!a->json && !keep)
             printf("\nreport: %s/index.html\n", a->report);
     }
     if (a->with_wall && !a->json && !a->quiet)
@@ -1521,6 +1522,20 @@ static int run_sim(struct sim_args *a, int argc, char **argv)
                 (unsigned long long)s->rejected_other, s->rejected_example);
         status = 1;
         break;
+    }
+    /* gpupool compare keeps the runs for its own table */
+    if (keep && status == 0) {
+        for (size_t i = 0; i < nrun; i++) {
+            if (keep->n == GP__SIM_KEEP_MAX) {
+                fprintf(stderr, "gpupool compare: at most %d runs\n",
+                        GP__SIM_KEEP_MAX);
+                status = 2;
+                break;
+            }
+            keep->runs[keep->n++] = runs[i];
+            runs[i] = NULL;
+        }
+        snprintf(keep->command, sizeof(keep->command), "%s", cmdline);
     }
 out:
     for (size_t i = 0; i < nrun; i++)
@@ -1566,7 +1581,19 @@ int gp_cmd_sim(int argc, char **argv)
     defaults(&a, policies);
     if ((rc = parse_args(argc, argv, &a)) != 0)
         return rc == 1 ? 0 : rc;
-    return run_sim(&a, argc, argv);
+    return run_sim(&a, argc, argv, NULL);
+}
+
+int gp__sim_keep_runs(int argc, char **argv, struct gp__sim_keep *keep)
+{
+    char policies[] = "fifo";
+    struct sim_args a;
+    int rc;
+
+    defaults(&a, policies);
+    if ((rc = parse_args(argc, argv, &a)) != 0)
+        return rc == 1 ? 0 : rc;
+    return run_sim(&a, argc, argv, keep);
 }
 
 int gp_cmd_demo(int argc, char **argv)
@@ -1582,5 +1609,5 @@ int gp_cmd_demo(int argc, char **argv)
     a.report = "gpupool-report";
     if ((rc = parse_args(argc, argv, &a)) != 0)
         return rc == 1 ? 0 : rc;
-    return run_sim(&a, argc, argv);
+    return run_sim(&a, argc, argv, NULL);
 }

@@ -15,6 +15,8 @@ static const struct gp_cmd commands[] = {
      gp_cmd_demo},
     {"sim", "replay a trace through a policy on a simulated cluster",
      gp_cmd_sim},
+    {"compare", "run policies over several traces: one table, CSV, report",
+     gp_cmd_compare},
     {"share", "replay openb pods: round-up vs best-fit vs FGD", gp_cmd_share},
     {"serve", "run the daemon: real jobs on this host's GPUs", gp_cmd_serve},
     {"submit", "queue a job on the daemon (like sbatch)", gp_cmd_submit},

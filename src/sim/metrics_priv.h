@@ -161,4 +161,10 @@ size_t gp__top_tenants(const struct gp_summary *s, size_t k, size_t *idx);
 /* The index of a tenant by name in s->tenants, or (size_t)-1. */
 size_t gp__tenant_find(const struct gp_summary *s, const char *name);
 
+/* The HTML reports' shared pieces (report.c): text escaped for HTML, the
+ * style sheet, mkdir -p (diag names the directory that failed). */
+void gp__html_esc(FILE *f, const char *s);
+extern const char gp__css[];
+int gp__make_dirs(const char *dir, struct gp_diag *diag);
+
 #endif

@@ -818,7 +818,8 @@ fail:
 
 static void put_field(FILE *out, const char *s);
 
-/* ---- the summary CSV ------------------------------------------------------ */
+/* ---- the summary CSV ------------------------------------------------------
+ */
 
 /* A scalar of a run's JSON as a CSV field: strings as they are, numbers as
  * the JSON prints them (15 significant digits), null as empty. */

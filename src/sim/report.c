@@ -37,7 +37,7 @@ static const char *colour(size_t i)
 
 /* ---- HTML text ---------------------------------------------------------- */
 
-static void esc(FILE *f, const char *s)
+void gp__html_esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -62,7 +62,7 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-static const char css[] =
+const char gp__css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,"
     "sans-serif;color:#222;margin:2em auto;max-width:960px;padding:0 1em;"
     "line-height:1.4}\n"
@@ -202,7 +202,7 @@ static void chart_open(struct chart *c, const char *label)
             "<svg viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
             "role=\"img\" aria-label=\"",
             CW, CH, CW, CH);
-    esc(c->f, label);
+    gp__html_esc(c->f, label);
     fputs("\">\n", c->f); /* inline SVG in HTML5 needs no xmlns */
     fprintf(c->f,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
@@ -226,7 +226,7 @@ static void chart_axes(struct chart *c, const char *xtitle, const char *ytitle)
                 x, MT, x, CH - MB);
         fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x,
                 CH - MB + 16);
-        esc(c->f, t[i].label);
+        gp__html_esc(c->f, t[i].label);
         fputs("</text>\n", c->f);
     }
     n = lin_ticks(&c->y, t, 16);
@@ -239,18 +239,18 @@ static void chart_axes(struct chart *c, const char *xtitle, const char *ytitle)
                 ML, y, CW - MR, y);
         fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
                 ML - 6, y + 4);
-        esc(c->f, t[i].label);
+        gp__html_esc(c->f, t[i].label);
         fputs("</text>\n", c->f);
     }
     fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
             ML + (CW - ML - MR) / 2, CH - 8);
-    esc(c->f, xtitle);
+    gp__html_esc(c->f, xtitle);
     fputs("</text>\n", c->f);
     fprintf(c->f,
             "<text transform=\"translate(14 %.1f) rotate(-90)\" "
             "text-anchor=\"middle\">",
             MT + (CH - MT - MB) / 2);
-    esc(c->f, ytitle);
+    gp__html_esc(c->f, ytitle);
     fputs("</text>\n", c->f);
 }
 
@@ -262,7 +262,7 @@ static void chart_close(struct chart *c)
 static void legend_item(FILE *f, const char *col, const char *label)
 {
     fprintf(f, "<div><span style=\"background:%s\"></span>", col);
-    esc(f, label);
+    gp__html_esc(f, label);
     fputs("</div>", f);
 }
 
@@ -689,7 +689,7 @@ static void td(FILE *f, const char *cls, const char *text)
         fprintf(f, "<td class=\"%s\">", cls);
     else
         fputs("<td>", f);
-    esc(f, text);
+    gp__html_esc(f, text);
     fputs("</td>", f);
 }
 
@@ -702,7 +702,7 @@ static void table_head(FILE *f, struct gp_metrics *const *runs, size_t n)
     for (size_t i = 0; i < n; i++) {
         gp__run_name(runs, n, i, buf, sizeof(buf));
         fprintf(f, "<th style=\"color:%s\">", colour(i));
-        esc(f, buf);
+        gp__html_esc(f, buf);
         fputs("</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
@@ -765,7 +765,7 @@ static void tenant_table(FILE *f, struct gp_metrics *const *runs, size_t n)
             continue;
         gp__trow_label(row, runs, n, buf, sizeof(buf), &unit);
         fprintf(f, "<tr class=\"g\"><td colspan=\"%zu\">", n + 1);
-        esc(f, buf);
+        gp__html_esc(f, buf);
         fputs("</td></tr>\n", f);
         for (size_t t = 0; t < ntop; t++) {
             const char *name = first->tenants[top[t]].name;
@@ -795,9 +795,9 @@ static void info_row(FILE *f, const char *key, const char *value)
     if (!value || !*value)
         return;
     fputs("<tr><th>", f);
-    esc(f, key);
+    gp__html_esc(f, key);
     fputs("</th><td>", f);
-    esc(f, value);
+    gp__html_esc(f, value);
     fputs("</td></tr>\n", f);
 }
 
@@ -816,9 +816,9 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
           "<meta name=\"viewport\" content=\"width=device-width, "
           "initial-scale=1\">\n<title>",
           f);
-    esc(f, title);
-    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
-    esc(f, title);
+    gp__html_esc(f, title);
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", gp__css);
+    gp__html_esc(f, title);
     fputs("</h1>\n<table class=\"info\">\n", f);
     /* what was simulated, as the runs say it; the caller's trace and
      * cluster stand in for runs that were not told */
@@ -849,7 +849,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
         if (!gp__rejected_note(runs, n, i, note, sizeof(note)))
             continue;
         fputs("<p class=\"note\">", f);
-        esc(f, note);
+        gp__html_esc(f, note);
         fputs("</p>\n", f);
     }
 
@@ -885,7 +885,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
 
         gp__run_name(runs, n, i, name, sizeof(name));
         fputs("<h3>", f);
-        esc(f, name);
+        gp__html_esc(f, name);
         fputs("</h3>\n", f);
         if ((rc = tenant_chart(f, runs[i], &set, span, name)) != GP_OK)
             return rc;
@@ -900,7 +900,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
 /* ---- files -------------------------------------------------------------- */
 
 /* mkdir -p: every missing component, each must end up a directory. */
-static int make_dirs(const char *dir, struct gp_diag *diag)
+int gp__make_dirs(const char *dir, struct gp_diag *diag)
 {
     size_t len = strlen(dir);
     char *p = malloc(len + 1);
@@ -939,7 +939,7 @@ int gp_report_write(const char *dir, struct gp_metrics *const *runs, size_t n,
         if (!gp__metrics_finished(runs[i]))
             return gp_diag_set(diag, GP_ESTATE, "report",
                                "run %zu has not finished", i);
-    if ((rc = make_dirs(dir, diag)) != GP_OK)
+    if ((rc = gp__make_dirs(dir, diag)) != GP_OK)
         return rc;
     if (!(path = malloc(strlen(dir) + sizeof("/index.html"))))
         return GP_ENOMEM;

@@ -4,9 +4,11 @@
  *
  * Charts are plain SVG written line by line: axes with "nice" ticks (1, 2,
  * 5 x 10^k), a time axis in minutes, hours or days by the span, a log axis
- * for JCTs with ticks at 1s, 10s, 1m, 10m, 1h, ... Colours come from one
- * fixed palette; a run keeps its colour in every chart, a tenant keeps its
- * colour in every run's chart. Coordinates are printed with one decimal, so
+ * for JCTs with ticks at 1s, 10s, 1m, 10m, 1h, ..., another for queue
+ * lengths at 1, 10, 100, ... Colours come from two fixed palettes, one for
+ * runs and one for tenants, so a tenant's band is never read as a policy:
+ * a run keeps its colour in every chart, a tenant keeps its colour in
+ * every run's chart. Coordinates are printed with one decimal, so
  * the same runs give the same bytes.
  */
 #include <errno.h>
@@ -25,6 +27,12 @@ static const char *const palette[] = {
     "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
 };
 #define NPALETTE (sizeof(palette) / sizeof(palette[0]))
+/* Tenants: ColorBrewer Set3's lighter tones, apart from the runs' above. */
+static const char *const tenant_palette[] = {
+    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
+    "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+};
+#define NTENANT_PALETTE (sizeof(tenant_palette) / sizeof(tenant_palette[0]))
 #define OTHER_COLOUR "#bab0ac"
 #define TOP_TENANTS 8
 #define TABLE_TENANTS 10
@@ -33,6 +41,11 @@ static const char *const palette[] = {
 static const char *colour(size_t i)
 {
     return palette[i % NPALETTE];
+}
+
+static const char *tenant_colour(size_t i)
+{
+    return tenant_palette[i % NTENANT_PALETTE];
 }
 
 /* ---- HTML text ---------------------------------------------------------- */
@@ -196,6 +209,55 @@ static size_t log_ticks(const struct axis *a, struct tick *t, size_t max)
     return n;
 }
 
+/* A log axis of counts: 1, 10, 100, 1k, ... */
+static size_t count_ticks(const struct axis *a, struct tick *t, size_t max)
+{
+    size_t n = 0;
+
+    for (double v = 1; v <= a->hi * (1 + 1e-9) && n < max; v *= 10) {
+        if (v < a->lo * (1 - 1e-9))
+            continue;
+        t[n].v = v;
+        if (v >= 1e6)
+            snprintf(t[n].label, sizeof(t[n].label), "%.0fM", v / 1e6);
+        else if (v >= 1e3)
+            snprintf(t[n].label, sizeof(t[n].label), "%.0fk", v / 1e3);
+        else
+            snprintf(t[n].label, sizeof(t[n].label), "%.0f", v);
+        n++;
+    }
+    return n;
+}
+
+/* From 1 to the power of ten at or above max: a log axis of counts. */
+static struct axis count_axis(double max)
+{
+    double hi = 10;
+
+    while (hi < max)
+        hi *= 10;
+    return (struct axis){1, hi, true};
+}
+
+/* An axis over the data alone, lo to hi with nice ends (within [floor,
+ * ceil]): for sweeps, whose points sit far from 0. */
+static struct axis data_axis(double lo, double hi, double floor_v,
+                             double ceil_v)
+{
+    double span = hi - lo > 0 ? hi - lo : (hi > 0 ? hi : 1);
+    double step = nice_step(span / 5);
+    struct axis a = {floor(lo / step + 1e-9) * step,
+                     ceil(hi / step - 1e-9) * step, false};
+
+    if (a.hi <= a.lo)
+        a.hi = a.lo + step;
+    if (a.lo < floor_v)
+        a.lo = floor_v;
+    if (a.hi > ceil_v)
+        a.hi = ceil_v;
+    return a;
+}
+
 static void chart_open(struct chart *c, const char *label)
 {
     fprintf(c->f,
@@ -229,7 +291,7 @@ static void chart_axes(struct chart *c, const char *xtitle, const char *ytitle)
         gp__html_esc(c->f, t[i].label);
         fputs("</text>\n", c->f);
     }
-    n = lin_ticks(&c->y, t, 16);
+    n = c->y.log ? count_ticks(&c->y, t, 16) : lin_ticks(&c->y, t, 16);
     for (size_t i = 0; i < n; i++) {
         double y = py(c, t[i].v);
 
@@ -313,7 +375,7 @@ static double series_span_s(const struct gp_series *s)
 static void
 time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
            const struct gp_series *(*get)(const struct gp_metrics *),
-           bool as_pct, const char *ytitle, const char *label)
+           bool as_pct, bool log_y, const char *ytitle, const char *label)
 {
     struct chart c = {.f = f};
     double span = 0, ymax = 0;
@@ -334,7 +396,9 @@ time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
     }
     ts = time_scale(span);
     c.x = (struct axis){0, span > 0 ? span / ts.div_s : 1, false};
-    c.y = as_pct ? (struct axis){0, 100, false} : y_axis(ymax);
+    c.y = as_pct  ? (struct axis){0, 100, false}
+          : log_y ? count_axis(ymax)
+                  : y_axis(ymax);
     run_legend(f, runs, n);
     chart_open(&c, label);
     chart_axes(&c, ts.title, ytitle);
@@ -473,7 +537,7 @@ static int tenant_chart(FILE *f, const struct gp_metrics *m,
     chart_axes(&c, ts.title, "busy GPUs");
     for (size_t layer = 0; layer <= set->n; layer++) {
         const struct gp_series *t = NULL;
-        const char *col = layer < set->n ? colour(layer) : OTHER_COLOUR;
+        const char *col = layer < set->n ? tenant_colour(layer) : OTHER_COLOUR;
 
         if (layer < set->n) {
             size_t k = gp__tenant_find(s, set->names[layer]);
@@ -570,13 +634,22 @@ static void sweep_chart(FILE *f, struct gp_metrics *const *runs,
                         const char *label)
 {
     struct chart c = {.f = f};
-    double ymax = 0, y;
+    double ymin = INFINITY, ymax = 0, y, min_load = max_load;
 
-    for (size_t p = 0; p < npts; p++)
-        if (sweep_y(gp_metrics_summary(runs[pts[p].run]), what, &y) && y > ymax)
-            ymax = y;
-    c.x = y_axis(max_load);
-    c.y = what == SWEEP_WAIT_H ? y_axis(ymax) : (struct axis){0, 100, false};
+    for (size_t p = 0; p < npts; p++) {
+        if (pts[p].load < min_load)
+            min_load = pts[p].load;
+        if (!sweep_y(gp_metrics_summary(runs[pts[p].run]), what, &y))
+            continue;
+        ymin = y < ymin ? y : ymin;
+        ymax = y > ymax ? y : ymax;
+    }
+    if (ymin > ymax)
+        ymin = ymax;
+    /* both axes over the data: the loads and figures of a sweep sit far
+     * from 0 */
+    c.x = data_axis(min_load, max_load, 0, INFINITY);
+    c.y = data_axis(ymin, ymax, 0, what == SWEEP_WAIT_H ? INFINITY : 100);
     chart_open(&c, label);
     chart_axes(&c, "offered load (GPU-work submitted / GPU capacity)", ytitle);
     for (size_t p = 0; p < npts;) {
@@ -643,7 +716,7 @@ static int sweep_section(FILE *f, struct gp_metrics *const *runs, size_t n)
         fair |= sweep_y(s, SWEEP_FAIRSHARE_PCT, &y);
     }
     qsort(pts, npts, sizeof(*pts), cmp_sweep_pt);
-    fputs("<h2>Load sweep</h2>\n", f);
+    fputs("<h2 id=\"sweep\">Load sweep</h2>\n", f);
     fputs("<p class=\"note\">Runs on clusters of different sizes, one line "
           "per policy and a point per run. Offered load: the GPU-work of the "
           "jobs submitted (duration &times; GPUs) over the cluster&#39;s "
@@ -801,6 +874,132 @@ static void info_row(FILE *f, const char *key, const char *value)
     fputs("</td></tr>\n", f);
 }
 
+/* Each top tenant with a guarantee: its busy GPUs over time, a line per
+ * run in the run's colour, and its guarantee dashed. */
+static void guarantee_charts(FILE *f, struct gp_metrics *const *runs, size_t n,
+                             const struct tenant_set *set, double span_s)
+{
+    const struct gp_summary *first = gp_metrics_summary(runs[0]);
+    struct tscale ts = time_scale(span_s);
+
+    for (size_t t = 0; t < set->n; t++) {
+        size_t k0 = gp__tenant_find(first, set->names[t]);
+        uint64_t g = first->tenants[k0].guarantee;
+        struct chart c = {.f = f};
+        double ymax = (double)g;
+        char label[256];
+
+        for (size_t i = 0; i < n; i++) {
+            const struct gp_summary *s = gp_metrics_summary(runs[i]);
+            size_t k = gp__tenant_find(s, set->names[t]);
+            const struct gp_series *ser;
+
+            if (k == (size_t)-1)
+                continue;
+            ser = gp_metrics_tenant_series(runs[i], k);
+            for (size_t b = 0; b < ser->n; b++)
+                ymax = ser->v[b] > ymax ? ser->v[b] : ymax;
+        }
+        snprintf(label, sizeof(label), "%s: busy GPUs, guarantee %llu",
+                 set->names[t], (unsigned long long)g);
+        fputs("<h3>", f);
+        gp__html_esc(f, label);
+        fputs("</h3>\n", f);
+        c.x = (struct axis){0, span_s > 0 ? span_s / ts.div_s : 1, false};
+        c.y = y_axis(ymax * 1.1);
+        chart_open(&c, label);
+        chart_axes(&c, ts.title, "busy GPUs");
+        for (size_t i = 0; i < n; i++) {
+            const struct gp_summary *s = gp_metrics_summary(runs[i]);
+            size_t k = gp__tenant_find(s, set->names[t]);
+            const struct gp_series *ser;
+
+            if (k == (size_t)-1)
+                continue;
+            ser = gp_metrics_tenant_series(runs[i], k);
+            if (ser->n == 0)
+                continue;
+            fprintf(f,
+                    "<polyline fill=\"none\" stroke=\"%s\" "
+                    "stroke-width=\"1.4\" stroke-linejoin=\"round\" "
+                    "points=\"",
+                    colour(i));
+            for (size_t b = 0; b < ser->n; b++)
+                fprintf(f, "%s%.1f,%.1f", b ? " " : "",
+                        px(&c, bucket_mid_s(ser, b) / ts.div_s),
+                        py(&c, ser->v[b]));
+            fputs("\"/>\n", f);
+        }
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#222\" stroke-dasharray=\"6 4\"/>\n",
+                ML, py(&c, (double)g), CW - MR, py(&c, (double)g));
+        chart_close(&c);
+    }
+}
+
+/* The tenants of the set the first run gives a guarantee. */
+static size_t guaranteed_in(const struct gp_summary *first,
+                            const struct tenant_set *set)
+{
+    size_t n = 0;
+
+    for (size_t t = 0; t < set->n; t++) {
+        size_t k = gp__tenant_find(first, set->names[t]);
+
+        n += k != (size_t)-1 && first->tenants[k].guarantee > 0;
+    }
+    return n;
+}
+
+/* What the figures mean, in a sentence each; docs/metrics.md has the rest. */
+static const char *const glossary[][2] = {
+    {"JCT", "job completion time: end minus submission, for completed jobs"},
+    {"wait", "time from submission to the first start"},
+    {"makespan", "from the first submission to the last job's end"},
+    {"GPU utilization, makespan", "GPU-seconds held by jobs over cluster "
+                                  "GPUs times the makespan"},
+    {"GPU utilization ceiling", "the completed work over cluster GPUs "
+                                "times the lower bound of the makespan: "
+                                "the most any policy could reach"},
+    {"queue length", "jobs waiting, averaged over time"},
+    {"offered load", "GPU-work submitted per GPU-second of the cluster "
+                     "over the arrival window"},
+    {"guarantee compliance", "of the tenant-minutes with demand, the share "
+                             "in which a tenant held at least 95% of "
+                             "min(demand, guarantee)"},
+    {"fair-share compliance", "the same against its entitlement: its "
+                              "guarantee up to its demand plus a weighted "
+                              "share of what remains"},
+    {"reclaim delay", "from a tenant asking for its guaranteed GPUs back "
+                      "to holding them"},
+    {"GPU time lost", "work thrown away by preemptions and GPU time spent "
+                      "restarting, in GPU-hours"},
+    {"lower bounds", "no policy can beat them: the mean duration (JCT) "
+                     "and work conservation with arrivals (makespan)"},
+};
+
+static void glossary_section(FILE *f)
+{
+    fputs("<h2 id=\"figures\">What the figures mean</h2>\n<dl>\n", f);
+    for (size_t i = 0; i < sizeof(glossary) / sizeof(glossary[0]); i++) {
+        fputs("<dt>", f);
+        gp__html_esc(f, glossary[i][0]);
+        fputs("</dt><dd>", f);
+        gp__html_esc(f, glossary[i][1]);
+        fputs("</dd>\n", f);
+    }
+    fputs("</dl>\n<p class=\"note\">docs/metrics.md in gpupool's source "
+          "defines every figure exactly and shows how to recompute each "
+          "from the jobs and runs CSVs (--jobs-csv, --runs-csv).</p>\n",
+          f);
+}
+
+struct toc_entry {
+    const char *id, *title;
+    bool shown;
+};
+
 static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
                       const struct gp_report_info *info)
 {
@@ -809,6 +1008,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
                             : "gpupool simulation report";
     struct tenant_set set;
     double span = 0;
+    size_t nguaranteed;
     int rc;
 
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
@@ -840,42 +1040,53 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
         fputs("<p class=\"note\">No runs.</p>\n</body>\n</html>\n", f);
         return GP_OK;
     }
+    top_set(gp_metrics_summary(runs[0]), &set);
+    nguaranteed = guaranteed_in(gp_metrics_summary(runs[0]), &set);
+    {
+        const struct toc_entry toc[] = {
+            {"sweep", "Load sweep", is_sweep(runs, n)},
+            {"util", "GPU utilization over time", true},
+            {"queue", "Jobs waiting over time", true},
+            {"cdf", "Job completion time CDF", true},
+            {"usage", "GPU usage per tenant", true},
+            {"guarantees", "Each tenant against its guarantee",
+             nguaranteed > 0},
+            {"summary", "Summary", true},
+            {"tenants", "Tenants", true},
+            {"figures", "What the figures mean", true},
+        };
 
-    fputs("<h2>Summary</h2>\n", f);
-    summary_table(f, runs, n);
-    for (size_t i = 0; i < n; i++) {
-        char note[1024];
-
-        if (!gp__rejected_note(runs, n, i, note, sizeof(note)))
-            continue;
-        fputs("<p class=\"note\">", f);
-        gp__html_esc(f, note);
-        fputs("</p>\n", f);
+        fputs("<nav><h2>Contents</h2>\n<ul>\n", f);
+        for (size_t i = 0; i < sizeof(toc) / sizeof(toc[0]); i++)
+            if (toc[i].shown)
+                fprintf(f, "<li><a href=\"#%s\">%s</a></li>\n", toc[i].id,
+                        toc[i].title);
+        fputs("</ul></nav>\n", f);
     }
 
-    fputs("<h2>Tenants</h2>\n", f);
-    tenant_table(f, runs, n);
-
+    /* the charts first, then the tables behind them */
     if (is_sweep(runs, n) && (rc = sweep_section(f, runs, n)) != GP_OK)
         return rc;
 
-    fputs("<h2>GPU utilization over time</h2>\n", f);
-    time_chart(f, runs, n, util_of, true, "busy GPUs (% of cluster)",
+    fputs("<h2 id=\"util\">GPU utilization over time</h2>\n", f);
+    time_chart(f, runs, n, util_of, true, false, "busy GPUs (% of cluster)",
                "GPU utilization over time");
-    fputs("<h2>Jobs waiting over time</h2>\n", f);
-    time_chart(f, runs, n, queue_of, false, "jobs waiting",
+    fputs("<h2 id=\"queue\">Jobs waiting over time</h2>\n", f);
+    time_chart(f, runs, n, queue_of, false, true, "jobs waiting (log scale)",
                "jobs waiting over time");
-    fputs("<h2>Job completion time CDF</h2>\n", f);
+    fputs("<p class=\"note\">Log scale: an average below one job is drawn "
+          "at 1.</p>\n",
+          f);
+    fputs("<h2 id=\"cdf\">Job completion time CDF</h2>\n", f);
     cdf_chart(f, runs, n);
 
-    fputs("<h2>GPU usage per tenant</h2>\n", f);
-    top_set(gp_metrics_summary(runs[0]), &set);
+    fputs("<h2 id=\"usage\">GPU usage per tenant</h2>\n", f);
     for (size_t i = 0; i < n; i++)
         if (series_span_s(gp_metrics_util_series(runs[i])) > span)
             span = series_span_s(gp_metrics_util_series(runs[i]));
     fputs("<div class=\"legend\">", f);
     for (size_t i = 0; i < set.n; i++)
-        legend_item(f, colour(i), set.names[i]);
+        legend_item(f, tenant_colour(i), set.names[i]);
     legend_item(f, OTHER_COLOUR, "other");
     fputs("<div><span style=\"background:none;border-top:2px dashed #222;"
           "height:0\"></span>cluster GPUs</div></div>\n",
@@ -890,6 +1101,38 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
         if ((rc = tenant_chart(f, runs[i], &set, span, name)) != GP_OK)
             return rc;
     }
+    if (nguaranteed > 0) {
+        fputs("<h2 id=\"guarantees\">Each tenant against its guarantee</h2>\n"
+              "<p class=\"note\">The GPUs a tenant held over time, a line per "
+              "run, and its guarantee (dashed).</p>\n",
+              f);
+        fputs("<div class=\"legend\">", f);
+        for (size_t i = 0; i < n; i++) {
+            char name[128];
+
+            gp__run_name(runs, n, i, name, sizeof(name));
+            legend_item(f, colour(i), name);
+        }
+        fputs("<div><span style=\"background:none;border-top:2px dashed "
+              "#222;height:0\"></span>guarantee</div></div>\n",
+              f);
+        guarantee_charts(f, runs, n, &set, span);
+    }
+
+    fputs("<h2 id=\"summary\">Summary</h2>\n", f);
+    summary_table(f, runs, n);
+    for (size_t i = 0; i < n; i++) {
+        char note[1024];
+
+        if (!gp__rejected_note(runs, n, i, note, sizeof(note)))
+            continue;
+        fputs("<p class=\"note\">", f);
+        gp__html_esc(f, note);
+        fputs("</p>\n", f);
+    }
+    fputs("<h2 id=\"tenants\">Tenants</h2>\n", f);
+    tenant_table(f, runs, n);
+    glossary_section(f);
     fputs("<footer>Generated by gpupool. Times are simulated. Charts over "
           "time show averages over buckets (at most 512 per run).</footer>\n"
           "</body>\n</html>\n",

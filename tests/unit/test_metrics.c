@@ -1592,7 +1592,8 @@ static void report_is_one_html_file_with_charts(void **st)
     assert_null(strstr(html, "http")); /* nothing from outside */
     assert_non_null(strstr(html, "alpha"));
     assert_non_null(strstr(html, "Jobs waiting over time"));
-    assert_null(strstr(html, "Load sweep")); /* one cluster size */
+    assert_null(strstr(html, "Load sweep"));        /* one cluster size */
+    assert_null(strstr(html, "id=\"guarantees\"")); /* no guarantee */
     /* once more: the same bytes */
     assert_int_equal(gp_report_write(sub, &w.m, 1, &info, &diag), GP_OK);
     {
@@ -1631,7 +1632,7 @@ static void report_of_a_sweep_has_load_charts(void **st)
     assert_int_equal(gp_report_write(dir, runs, 3, NULL, &diag), GP_OK);
     snprintf(path, sizeof(path), "%s/index.html", dir);
     html = test_read_file(path, NULL);
-    assert_non_null(strstr(html, "<h2>Load sweep</h2>"));
+    assert_non_null(strstr(html, "<h2 id=\"sweep\">Load sweep</h2>"));
     assert_non_null(strstr(html, "average wait vs offered load"));
     assert_non_null(
         strstr(html, "GPU utilization (to the makespan) vs offered load"));
@@ -1645,6 +1646,18 @@ static void report_of_a_sweep_has_load_charts(void **st)
     assert_non_null(strstr(html, "offered load"));
     assert_non_null(strstr(html, "prediction error p50 (%)"));
     assert_null(strstr(html, "http"));
+    /* contents first, the charts before the tables, a glossary last */
+    assert_non_null(strstr(html, "<a href=\"#sweep\">Load sweep</a>"));
+    assert_true(strstr(html, "<nav>") < strstr(html, "id=\"util\""));
+    assert_true(strstr(html, "id=\"cdf\"") < strstr(html, "id=\"summary\""));
+    assert_non_null(strstr(html, "id=\"figures\">What the figures mean"));
+    /* jobs waiting on a log axis; tenants in their own palette; each
+     * guaranteed tenant's usage against its guarantee */
+    assert_non_null(strstr(html, "jobs waiting (log scale)"));
+    assert_non_null(strstr(html, "fill=\"#8dd3c7\""));
+    assert_null(strstr(html, "fill=\"#4e79a7\" fill-opacity"));
+    assert_non_null(strstr(html, "id=\"guarantees\""));
+    assert_non_null(strstr(html, ": busy GPUs, guarantee "));
     assert_int_equal(gp_report_write(dir, runs, 3, NULL, &diag), GP_OK);
     again = test_read_file(path, NULL);
     assert_string_equal(html, again);

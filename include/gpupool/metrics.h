@@ -140,6 +140,7 @@ struct gp_summary {
     const char *trace, *trace_format, *cluster_spec, *preemption;
     const char *elastic; /* gp_run_desc.elastic; NULL = not said */
     const char *parity;  /* gp_run_desc.parity; NULL = none */
+    const char *command; /* gp_run_desc.command; NULL = not said */
     uint64_t seed;
     bool described;      /* gp_metrics_describe was called */
     const char *version; /* gpupool's version */
@@ -159,6 +160,8 @@ struct gp_run_desc {
     const char *elastic;
     /* the peer simulator whose world it copied (--parity); NULL = none */
     const char *parity;
+    /* the command line that made the run; NULL = not said */
+    const char *command;
 };
 
 /* A time series of bucket averages: bucket i covers

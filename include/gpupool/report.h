@@ -33,14 +33,14 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out);
  * gp_metrics_finish, GP_EIO when writing fails. */
 int gp_metrics_write_runs_csv(const struct gp_metrics *m, FILE *out);
 
-/* One CSV row per run, with a header line when `header`: the column
- * `command` (the command line that made the runs, quoted as RFC 4180 asks),
- * then every figure of the run's JSON object that is not per tenant, under
- * its JSON key and in the JSON's order, printed as the JSON prints it
- * (null: empty). docs/metrics.md defines each. GP_ESTATE for a run not
+/* One CSV row per run, with a header line when `header`: every figure of
+ * the run's JSON object that is not per tenant (what was simulated, the
+ * command line, the figures), under its JSON key and in the JSON's order,
+ * printed as the JSON prints it (null: empty; quoted as RFC 4180 asks).
+ * docs/metrics.md defines each. GP_ESTATE for a run not
  * finished, GP_EIO when writing fails, GP_ENOMEM. */
 int gp_output_summary_csv(FILE *out, struct gp_metrics *const *runs, size_t n,
-                          const char *command, bool header, bool with_wall);
+                          bool header, bool with_wall);
 
 /* The report's heading. What was simulated comes from the runs (see
  * gp_metrics_describe); trace and cluster here stand in for runs that were
@@ -68,11 +68,11 @@ struct gp_compare_case {
     struct gp_metrics *const *runs;
     size_t n;
 };
-/* Write DIR/summary.csv (every run, gp_output_summary_csv with `command`)
- * and DIR/index.html (a table per figure, a row per case and a column per
- * policy, and a link to each case's report), and print the same tables to
- * `table` unless it is NULL. DIR is created if missing. GP_EIO (diag names
- * the path), GP_ENOMEM. */
+/* Write DIR/summary.csv (every run, each with the gpupool sim command line
+ * that made it) and DIR/index.html (`command` at its head) (a table per figure,
+ * a row per case and a column per policy, and a link to each case's report),
+ * and print the same tables to `table` unless it is NULL. DIR is created if
+ * missing. GP_EIO (diag names the path), GP_ENOMEM. */
 int gp_compare_write(const char *dir, const struct gp_compare_case *cases,
                      size_t ncases, const char *command, bool with_wall,
                      FILE *table, struct gp_diag *diag);

@@ -100,6 +100,7 @@ struct gp_sim_config {
     const char *trace;        /* the trace's path or name */
     const char *cluster_spec; /* the cluster as given */
     const char *parity;       /* the peer simulator's world it runs in */
+    const char *command;      /* the command line that asked for the run */
 };
 
 /* Run the workload on a cluster (which the run consumes) and fill metrics.

@@ -841,7 +841,7 @@ static int write_csv(const char *base, const char *policy, bool several,
 }
 
 static int write_summary(const char *path, struct gp_metrics *const *runs,
-                         size_t n, const char *command, bool with_wall)
+                         size_t n, bool with_wall)
 {
     FILE *f = fopen(path, "w");
     int rc;
@@ -851,7 +851,7 @@ static int write_summary(const char *path, struct gp_metrics *const *runs,
                 strerror(errno));
         return -1;
     }
-    rc = gp_output_summary_csv(f, runs, n, command, true, with_wall);
+    rc = gp_output_summary_csv(f, runs, n, true, with_wall);
     if (fclose(f) != 0 || rc != GP_OK) {
         fprintf(stderr, "gpupool: --summary-csv: %s: write failed\n", path);
         return -1;
@@ -1363,6 +1363,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                 .trace = a->trace ? a->trace : "bundled philly.csv.xz",
                 .cluster_spec = spec_now,
                 .parity = a->parity ? PARITY_TIRESIAS : NULL,
+                .command = cmdline,
             };
 
             for (int k = 0; k < GP_NPRIO; k++) {
@@ -1474,7 +1475,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                 goto out;
         }
     if (a->summary_csv &&
-        write_summary(a->summary_csv, runs, nrun, cmdline, a->with_wall) != 0)
+        write_summary(a->summary_csv, runs, nrun, a->with_wall) != 0)
         goto out;
     if (a->json) {
         if (gp_output_json(stdout, runs, nrun, nrun > 1, a->with_wall) != 0)

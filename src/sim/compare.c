@@ -324,7 +324,7 @@ int gp_compare_write(const char *dir, const struct gp_compare_case *cases,
         rc = GP_EIO;
         goto out;
     }
-    rc = gp_output_summary_csv(f, all, n, command, true, with_wall);
+    rc = gp_output_summary_csv(f, all, n, true, with_wall);
     if ((rc = finish(f, path, rc, diag)) != GP_OK)
         goto out;
 

@@ -228,7 +228,8 @@ int gp_metrics_describe(struct gp_metrics *m, const struct gp_run_desc *d)
         (rc = keep(m, d->preemption, &s->preemption)) != GP_OK ||
         (d->shares && (rc = keep(m, d->shares, &s->shares)) != GP_OK) ||
         (d->elastic && (rc = keep(m, d->elastic, &s->elastic)) != GP_OK) ||
-        (d->parity && (rc = keep(m, d->parity, &s->parity)) != GP_OK))
+        (d->parity && (rc = keep(m, d->parity, &s->parity)) != GP_OK) ||
+        (d->command && (rc = keep(m, d->command, &s->command)) != GP_OK))
         return rc;
     s->seed = d->seed;
     s->described = true;

@@ -140,12 +140,13 @@ void gp__run_name(struct gp_metrics *const *runs, size_t n, size_t i, char *buf,
                   size_t len);
 
 /* What the runs simulated, setting k of GP__NSETTINGS (trace, cluster,
- * placement, preemption, elastic, parity, seed, gpupool's version): its
+ * placement, preemption, elastic, parity, seed, gpupool's version, the
+ * command line): its
  * key, and
  * its value
  * in buf - one when every run has the same, else "run: value" per run,
  * joined by "; ". False (buf "") when no run says. */
-#define GP__NSETTINGS 8
+#define GP__NSETTINGS 9
 bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
                  const char **key, char *buf, size_t len);
 

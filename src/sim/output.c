@@ -482,8 +482,12 @@ static void setting_of(const struct gp_summary *s, size_t k, char *buf,
         if (told)
             snprintf(buf, len, "%" PRIu64, s->seed);
         break;
-    default:
+    case 7:
         snprintf(buf, len, "%s", s->version ? s->version : "");
+        break;
+    default:
+        if (told && s->command)
+            snprintf(buf, len, "%s", s->command);
         break;
     }
 }
@@ -492,10 +496,10 @@ bool gp__setting(struct gp_metrics *const *runs, size_t n, size_t k,
                  const char **key, char *buf, size_t len)
 {
     static const char *const keys[GP__NSETTINGS] = {
-        "trace",   "cluster", "placement", "preemption",
-        "elastic", "parity",  "seed",      "gpupool",
+        "trace",  "cluster", "placement", "preemption", "elastic",
+        "parity", "seed",    "gpupool",   "command",
     };
-    char first[1024], v[1024], name[128];
+    char first[2304], v[2304], name[128];
     bool same = true;
     size_t used = 0;
 
@@ -647,6 +651,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "parity", s->parity ? json_string(s->parity) : json_null(), &ok);
     put(o, "seed", s->described ? juint(s->seed) : json_null(), &ok);
     put(o, "version", json_string(s->version), &ok);
+    put(o, "command", s->command ? json_string(s->command) : json_null(), &ok);
     put(o, "jobs", juint(s->jobs), &ok);
     put(o, "completed", juint(s->completed), &ok);
     put(o, "rejected", juint(s->rejected), &ok);
@@ -854,15 +859,15 @@ static bool scalar(const json_t *v)
     return !json_is_object(v) && !json_is_array(v);
 }
 
-/* The columns: command, then every scalar key of the runs' JSON objects in
- * the order the JSON has them, "shares" always (so files written for
- * different traces line up). Appended to `cols` (a JSON array of names). */
+/* The columns: every scalar key of the runs' JSON objects in the order the
+ * JSON has them, "shares" always (so files written for different traces
+ * line up). Appended to `cols` (a JSON array of names). */
 static int summary_columns(json_t *const *objs, size_t n, json_t *cols)
 {
     json_t *seen = json_object();
     int rc = GP_ENOMEM;
 
-    if (!seen || json_array_append_new(cols, json_string("command")) != 0)
+    if (!seen)
         goto out;
     for (size_t i = 0; i < n; i++) {
         const char *key;
@@ -889,7 +894,7 @@ out:
 }
 
 int gp_output_summary_csv(FILE *out, struct gp_metrics *const *runs, size_t n,
-                          const char *command, bool header, bool with_wall)
+                          bool header, bool with_wall)
 {
     json_t **objs = calloc(n ? n : 1, sizeof(*objs)), *cols = json_array();
     size_t ncols, i;
@@ -913,12 +918,12 @@ int gp_output_summary_csv(FILE *out, struct gp_metrics *const *runs, size_t n,
             fprintf(out, "%s%s", json_string_value(json_array_get(cols, c)),
                     c + 1 < ncols ? "," : "\n");
     for (i = 0; i < n; i++) {
-        put_field(out, command ? command : "");
-        for (size_t c = 1; c < ncols; c++) {
+        for (size_t c = 0; c < ncols; c++) {
             const json_t *v = json_object_get(
                 objs[i], json_string_value(json_array_get(cols, c)));
 
-            fputc(',', out);
+            if (c)
+                fputc(',', out);
             if (v)
                 put_scalar(out, v);
         }

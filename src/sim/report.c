@@ -1032,9 +1032,9 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
             info_row(f, "trace", info->trace);
         else if (info && k == 1)
             info_row(f, "cluster", info->cluster);
+        else if (info && k == GP__NSETTINGS - 1)
+            info_row(f, "command", info->command);
     }
-    if (info)
-        info_row(f, "command", info->command);
     fputs("</table>\n", f);
     if (n == 0) {
         fputs("<p class=\"note\">No runs.</p>\n</body>\n</html>\n", f);

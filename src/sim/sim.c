@@ -689,9 +689,9 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
     w.delay_us = cfg->actuation_delay_us;
     {
         char pre[256], el[256];
-        struct gp_run_desc d = {cfg->trace, wl->format, cfg->cluster_spec,
-                                pre,        cfg->seed,  NULL,
-                                NULL,       cfg->parity};
+        struct gp_run_desc d = {cfg->trace, wl->format,  cfg->cluster_spec,
+                                pre,        cfg->seed,   NULL,
+                                NULL,       cfg->parity, cfg->command};
 
         elastic_text(cfg, wl, el, sizeof(el), &d.elastic);
         for (size_t i = 0; i < wl->n && !d.shares; i++)

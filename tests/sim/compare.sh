@@ -22,6 +22,8 @@ for f in index.html summary.csv four/index.html drf/index.html \
     four/jobs.csv.las.csv drf/jobs.csv.drf.csv; do
     [ -s "$tmp/out/$f" ] || fail "no $f"
 done
+grep -q '<td>gpupool compare --trace ' "$tmp/out/index.html" ||
+    fail "index.html does not give the compare command"
 grep -q 'href="four/index.html"' "$tmp/out/index.html" ||
     fail "index.html does not link four's report"
 # each trace alone, as gpupool sim runs it
@@ -36,7 +38,9 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 alone = json.load(open(sys.argv[2])) + json.load(open(sys.argv[3]))
 assert len(rows) == 6, len(rows)
 for r, j in zip(rows, alone):
-    assert r["command"].startswith("gpupool compare "), r["command"]
+    # the gpupool sim command that made the row, which a user may rerun
+    assert r["command"].startswith("gpupool sim "), r["command"]
+    assert "--trace " + j["trace"] + " " in r["command"], r["command"]
     for k in ("policy", "trace", "cluster"):
         assert r[k] == j[k], (k, r[k], j[k])
     for k in ("avg_jct_s", "p99_jct_s", "makespan_s", "preemptions"):

@@ -1176,8 +1176,9 @@ static void rejected_jobs_are_counted_by_cause(void **st)
 static void results_say_what_was_simulated(void **st)
 {
     struct world w = {0};
-    struct gp_run_desc d = {"t.csv", "philly-csv", "1x4", "instant, work kept",
-                            7,       NULL,         NULL,  NULL};
+    struct gp_run_desc d = {
+        "t.csv", "philly-csv", "1x4", "instant, work kept",       7,
+        NULL,    NULL,         NULL,  "gpupool sim --trace t.csv"};
     char *buf = NULL, *a;
 
     (void)st;
@@ -1200,6 +1201,8 @@ static void results_say_what_was_simulated(void **st)
     assert_non_null(strstr(a, "\"cluster\": \"1x4\","));
     assert_non_null(strstr(a, "\"preemption\": \"instant, work kept\","));
     assert_non_null(strstr(a, "\"seed\": 7,"));
+    assert_non_null(strstr(a, "\"command\": \"gpupool sim --trace t.csv\""));
+    assert_non_null(strstr(buf, "command     gpupool sim --trace t.csv\n"));
     /* one submission: no arrival window, no figures over it */
     assert_non_null(strstr(a, "\"gpu_utilization_arrivals\": null,"));
     assert_non_null(strstr(a, "\"avg_queue_len_arrivals\": null,"));

@@ -528,6 +528,7 @@ static int synergy_schedule(void *priv, const struct gp_view *view,
     bool tracked;
     struct gp_pending_iter it;
     const struct gp_job *job;
+    struct gp_placement bare;
     int rc;
 
     gp_arena_reset(&s->arena);
@@ -545,7 +546,11 @@ static int synergy_schedule(void *priv, const struct gp_view *view,
             rc = gp__start_if_fits(view, plan, job);
             if (rc == GP_ENOFIT)
                 gp_pending_iter_skip_shape(&it);
-        } else {
+        } else if ((rc = gp_view_fit_granted(view, job, GP_NODE_ANY, 0, 0, 0,
+                                             &bare)) == GP_ENOFIT) {
+            /* its GPUs alone do not fit: nor do any of its shape's */
+            gp_pending_iter_skip_shape(&it);
+        } else if (rc == GP_OK) {
             rc = place(s, view, plan, job);
             /* under the share alone a shape that does not fit fits no
              * later job; otherwise the next job's model may need less */

@@ -78,6 +78,17 @@ struct gp_placement {
     struct gp_slot *slots;
     struct gp_slot inline_slot;
     uint32_t milli;
+    /* A grant (gangs only): when `granted`, every piece holds
+     * grant_cpus_per_gpu CPUs and grant_mem_mib_per_gpu MiB per GPU in
+     * place of what the job's demand asks - a policy that sizes CPUs and
+     * memory itself (synergy) sets it. `pace` multiplies the job's rate
+     * on this placement (speed.h; 0 = 1): what the policy's profile says
+     * the grant is worth against the GPU-proportional share. A placement
+     * found by gp_cluster_fit has neither (all zero). */
+    bool granted;
+    uint32_t grant_cpus_per_gpu;
+    uint64_t grant_mem_mib_per_gpu;
+    double pace;
 };
 
 /* Milli-GPUs a placement holds: its whole devices and its share. */
@@ -281,6 +292,24 @@ const char *gp_share_placer_name(enum gp_share_placer p);
 int gp_share_placer_parse(const char *name, enum gp_share_placer *out);
 /* The placer gp_cluster_fit uses (default BESTFIT). GP_EINVAL. */
 int gp_cluster_set_share_placer(struct gp_cluster *c, enum gp_share_placer p);
+
+/* CPUs and memory a gang piece of `gpus` GPUs (or a share or zero-GPU
+ * job, gpus 0) of this placement holds: its grant when it has one, else
+ * what the demand asks. */
+static inline uint64_t gp_placement_cpus(const struct gp_placement *p,
+                                         const struct gp_demand *d,
+                                         uint32_t gpus)
+{
+    return p->granted && gpus ? (uint64_t)p->grant_cpus_per_gpu * gpus
+                              : gp_demand_cpus(d, gpus);
+}
+static inline uint64_t gp_placement_mem_mib(const struct gp_placement *p,
+                                            const struct gp_demand *d,
+                                            uint32_t gpus)
+{
+    return p->granted && gpus ? p->grant_mem_mib_per_gpu * gpus
+                              : gp_demand_mem_mib(d, gpus);
+}
 
 /* Find resources for a demand under a model without taking them. Slots
  * beyond the inline one come from `scratch`. Costs: a gang under pack/topo

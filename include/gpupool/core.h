@@ -108,6 +108,9 @@ int64_t gp_view_now(const struct gp_view *v);
  * takes them back (gp_view_free_gpus counts without them). */
 const struct gp_cluster *gp_view_cluster(const struct gp_view *v);
 enum gp_place_model gp_view_model(const struct gp_view *v);
+/* The text of a string id of a job (gp_job.name, user, job_class); "" for
+ * id 0. */
+const char *gp_view_str(const struct gp_view *v, uint32_t strid);
 size_t gp_view_npending(const struct gp_view *v);
 /* Jobs holding resources and not stopping: running, and starting (not
  * yet confirmed by the world; never a victim, see gp_view_may_preempt). */
@@ -248,6 +251,19 @@ int gp_view_fit_grow(const struct gp_view *v, const struct gp_job *job,
  * as gp_cluster_fit_on. */
 int gp_view_fit_on(const struct gp_view *v, const struct gp_job *job,
                    uint32_t node, struct gp_placement *where);
+/* Where would this pending gang fit now, given the plan so far, holding
+ * cpus_per_gpu CPUs and mem_mib_per_gpu MiB per GPU in place of what its
+ * demand asks - on `node` only, or anywhere under the run's placement
+ * model (GP_NODE_ANY)? The placement carries the grant and `pace` (the
+ * factor on its rate, 0 = 1; see gp_placement), for gp_plan_start or
+ * gp_plan_migrate (which refuse a grant on a share or zero-GPU job, or a
+ * pace that is negative, not finite or above 1e6). GP_ENOFIT as
+ * gp_view_fit; GP_EINVAL for a job of gpus 0 or such a pace; GP_ENOMEM. */
+#define GP_NODE_ANY UINT32_MAX
+int gp_view_fit_granted(const struct gp_view *v, const struct gp_job *job,
+                        uint32_t node, uint32_t cpus_per_gpu,
+                        uint64_t mem_mib_per_gpu, double pace,
+                        struct gp_placement *where);
 /* Where would this job fit now, given the plan so far? GP_ENOFIT if nowhere.
  * `gpus` overrides the job's size when non-zero (elastic jobs). */
 int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
@@ -291,9 +307,13 @@ int gp_plan_reject(struct gp_plan *p, const struct gp_job *job,
 /* Grow or shrink a running elastic job in place, to where->gpus within
  * its min_gpus..max_gpus, on its GPU type (find the placement with
  * gp_view_fit_resize). It pays gp_core_config.resize_cost_us before it
- * works again; the world gets GP_ACT_RESIZE. GP_EPLAN if the job is not
- * running (confirmed), the count is out of range or unchanged, or the
- * GPUs are not free. */
+ * works again; the world gets GP_ACT_RESIZE. The count may stay as it is
+ * when `where` changes the job's grant (gp_placement.granted, its CPUs,
+ * memory or pace): a policy that sizes CPUs and memory (synergy) retunes
+ * a running job this way, on its own GPUs. GP_EPLAN if the job is not
+ * running (confirmed), the count is out of range or unchanged (and the
+ * grant too), the grant is malformed (see gp_view_fit_granted), or the
+ * GPUs, CPUs or memory are not free. */
 int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
                    const struct gp_placement *where);
 /* Move a running job to `where` (found with gp_view_fit: resources free

@@ -998,13 +998,14 @@ static void give_pool(struct gp_cluster *c, const struct gp_placement *p)
     c->alloc_milli -= (uint64_t)p->gpus * MILLI + p->milli;
 }
 
-/* The CPUs and memory a piece holds on its node. */
-static void piece_res(const struct gp_slot *s, const struct gp_demand *d,
-                      uint64_t *cpus, uint64_t *mem)
+/* The CPUs and memory a piece holds on its node: the placement's grant
+ * when it carries one, else the demand's. */
+static void piece_res(const struct gp_placement *p, const struct gp_slot *s,
+                      const struct gp_demand *d, uint64_t *cpus, uint64_t *mem)
 {
     if (s->gpus) {
-        *cpus = (uint64_t)d->cpus_per_gpu * s->gpus;
-        *mem = d->mem_mib_per_gpu * s->gpus;
+        *cpus = gp_placement_cpus(p, d, s->gpus);
+        *mem = gp_placement_mem_mib(p, d, s->gpus);
     } else {
         *cpus = d->cpus;
         *mem = d->mem_mib;
@@ -1032,7 +1033,7 @@ static bool piece_ok(const struct gp_cluster *c, const struct gp_placement *p,
                          c->devs[n->dev0 + s->dev].used + s->milli > MILLI))
             return false;
     }
-    piece_res(s, d, &cpus, &mem);
+    piece_res(p, s, d, &cpus, &mem);
     return !(n->cpus && n->cpus_free < cpus) &&
            !(n->mem_mib && n->mem_free < mem);
 }
@@ -1071,7 +1072,7 @@ int gp_cluster_take(struct gp_cluster *c, const struct gp_placement *p,
         struct node *n = &c->nodes[s->node];
         uint64_t cpus, mem;
 
-        piece_res(s, d, &cpus, &mem);
+        piece_res(p, s, d, &cpus, &mem);
         node_res(c, s->node, -1, cpus, mem);
         n->pieces++;
         if (s->milli) {
@@ -1100,7 +1101,7 @@ void gp_cluster_give(struct gp_cluster *c, const struct gp_placement *p,
         struct node *n = &c->nodes[s->node];
         uint64_t cpus, mem;
 
-        piece_res(s, d, &cpus, &mem);
+        piece_res(p, s, d, &cpus, &mem);
         node_res(c, s->node, 1, cpus, mem);
         n->pieces--;
         if (s->milli) {

@@ -53,9 +53,9 @@ void gp__book_held(struct gp_core *c, const struct gp_job *j,
     add(&t->info.held_milli, m);
     add(&t->types[where->type].held_milli, m);
     add(&t->info.held_cpus,
-        sign * (int64_t)gp_demand_cpus(&j->demand, where->gpus));
+        sign * (int64_t)gp_placement_cpus(where, &j->demand, where->gpus));
     add(&t->info.held_mem_mib,
-        sign * (int64_t)gp_demand_mem_mib(&j->demand, where->gpus));
+        sign * (int64_t)gp_placement_mem_mib(where, &j->demand, where->gpus));
     t->info.nrunning = (uint32_t)((int32_t)t->info.nrunning + nrunning_delta);
     /* a run that begins or ends on fewer GPUs than its job asked for */
     if (nrunning_delta)

@@ -582,6 +582,10 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
     /* a gang over several nodes the table has no figure for */
     if (spread && !measured && c->cfg.spread_speed > 0)
         r *= c->cfg.spread_speed;
+    /* the CPUs and memory a policy granted it, against the proportional
+     * share its work is measured at (synergy; speed.h) */
+    if (where->pace > 0)
+        r *= where->pace;
     return r;
 }
 

@@ -166,6 +166,24 @@ bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job)
     return job->plan_mark == p->core->round_id && job->plan_op != 0;
 }
 
+/* A grant is for a gang, and its pace a finite factor (0 = none). */
+static bool grant_ok(const struct gp_placement *where)
+{
+    if (!(where->pace >= 0 && where->pace <= 1e6))
+        return false;
+    return !where->granted || where->gpus > 0;
+}
+
+/* Does `to` change the CPUs and memory granted on `from`, or their pace? */
+static bool regrant(const struct gp_placement *from,
+                    const struct gp_placement *to)
+{
+    return from->granted != to->granted ||
+           from->grant_cpus_per_gpu != to->grant_cpus_per_gpu ||
+           from->grant_mem_mib_per_gpu != to->grant_mem_mib_per_gpu ||
+           from->pace != to->pace;
+}
+
 int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
                   const struct gp_placement *where)
 {
@@ -183,7 +201,8 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
         where->milli != j->demand.gpu_milli ||
         (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type))
         return GP_EPLAN;
-    if ((c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0))
+    if ((c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0) ||
+        !grant_ok(where))
         return GP_EPLAN;
     if ((rc = keep_copy(c, where, &copy)) != GP_OK)
         return rc;
@@ -315,7 +334,8 @@ int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
         return GP_EPLAN;
     if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j) ||
         where->gpus < j->min_gpus || where->gpus > j->max_gpus ||
-        where->gpus == j->where.gpus || where->type != j->where.type ||
+        (where->gpus == j->where.gpus && !regrant(&j->where, where)) ||
+        where->type != j->where.type || !grant_ok(where) ||
         (c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0))
         return GP_EPLAN;
     if ((rc = keep_copy(c, where, &copy)) != GP_OK)
@@ -340,7 +360,8 @@ int gp_plan_migrate(struct gp_plan *p, const struct gp_job *job,
     if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j) ||
         c->cfg.model == GP_PLACE_COUNT || where->nslots == 0 ||
         where->gpus != j->where.gpus || where->milli != j->where.milli ||
-        (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type))
+        (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type) ||
+        !grant_ok(where))
         return GP_EPLAN;
     if ((rc = keep_copy(c, where, &copy)) != GP_OK)
         return rc;

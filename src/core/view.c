@@ -84,6 +84,11 @@ const struct gp_cluster *gp_view_cluster(const struct gp_view *v)
     return v->core->cluster;
 }
 
+const char *gp_view_str(const struct gp_view *v, uint32_t strid)
+{
+    return gp_strtab_get(&v->core->strs, strid);
+}
+
 enum gp_place_model gp_view_model(const struct gp_view *v)
 {
     return v->core->cfg.model;
@@ -142,6 +147,37 @@ int gp_view_fit(const struct gp_view *v, const struct gp_job *job,
     gp__take_stopping(v->core);
     return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
                           &v->core->scratch, where);
+}
+
+int gp_view_fit_granted(const struct gp_view *v, const struct gp_job *job,
+                        uint32_t node, uint32_t cpus_per_gpu,
+                        uint64_t mem_mib_per_gpu, double pace,
+                        struct gp_placement *where)
+{
+    struct gp_demand d = job->demand;
+    struct gp_placement p;
+    int rc;
+
+    if (!d.gpus || !(pace >= 0 && pace <= 1e6))
+        return GP_EINVAL;
+    d.cpus_per_gpu = cpus_per_gpu;
+    d.mem_mib_per_gpu = mem_mib_per_gpu;
+    gp__take_stopping(v->core);
+    if (node == GP_NODE_ANY)
+        rc = gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
+                            &v->core->scratch, &p);
+    else
+        rc = gp_cluster_fit_on(v->core->cluster, node, &d, &p);
+    if (rc != GP_OK)
+        return rc;
+    p.granted = true;
+    p.grant_cpus_per_gpu = cpus_per_gpu;
+    p.grant_mem_mib_per_gpu = mem_mib_per_gpu;
+    p.pace = pace;
+    *where = p;
+    if (where->nslots == 1)
+        where->slots = &where->inline_slot;
+    return GP_OK;
 }
 
 int gp_view_fit_on(const struct gp_view *v, const struct gp_job *job,

@@ -20,11 +20,10 @@
  *     3. starts jobs from the head while they fit and stops at the first
  *        that does not (no backfill).
  *    gpupool keeps the queue's order as each job's position from the last
- *    round, runs one round per second at most, and asks for a round the
- *    next second when step 2 left a queue in GPU-count order (the sort by
- *    priority then may start another job). The rest of the simulator's
- *    world (whole seconds, its consolidate placement, no preemption) is
- *    `gpupool sim --parity helios`.
+ *    round and runs one round per second at most; the simulator's looks
+ *    between events start nothing (see artifact_schedule). The rest of the
+ * simulator's world (whole seconds, its consolidate placement, no preemption)
+ * is `gpupool sim --parity helios`.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -318,12 +317,10 @@ static int artifact_schedule(struct qssf *q, const struct gp_view *v,
         if (rc != GP_OK)
             return rc;
     }
-    if ((rc = remember(q, e + k, n - k)) != GP_OK)
-        return rc;
-    /* next second the waiting jobs are sorted by priority: another head */
-    if (by_count_only && k < n)
-        return gp_plan_wake_at(p, (now_s + 1) * GP_US_PER_S);
-    return GP_OK;
+    /* No round is needed the next second, when the simulator sorts a
+     * queue left in GPU-count order by priority: what stopped this walk
+     * was its smallest job, and nothing larger fits until an event. */
+    return remember(q, e + k, n - k);
 }
 
 static int qssf_schedule(void *priv, const struct gp_view *view,

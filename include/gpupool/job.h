@@ -20,6 +20,9 @@ struct gp_job_spec {
     int64_t submit_us;
     int64_t duration_us;
     int64_t time_limit_us; /* 0 = none */
+    /* A run-time estimate given with the job (a trace's estimate_s, e.g.
+     * a peer simulator's): it replaces the predictor's. 0 = none. */
+    int64_t estimate_us;
     /* GPUs: a gang of `gpus` whole devices; or, with gpus 0, a share of
      * one device of gpu_milli milli-GPUs (1..999, GP_MILLI_PER_GPU to a
      * GPU), or no GPU at all (gpu_milli 0: a CPU-only part, a parameter

@@ -31,6 +31,7 @@ enum gp_predict_source {
     GP_PRED_GLOBAL,
     GP_PRED_TIME_LIMIT,
     GP_PRED_DEFAULT,
+    GP_PRED_GIVEN, /* the job's own estimate (gp_job_spec.estimate_us) */
 };
 const char *gp_predict_source_name(enum gp_predict_source s);
 

@@ -61,10 +61,11 @@ struct sim_args {
     uint32_t max_preemptions[GP_NPRIO];
     enum gp_ckpt_mode ckpt;
     enum gp_elastic_mode elastic;
-    double elastic_min;   /* 0 = 0.5 */
-    double resize_cost_s; /* < 0: the restart cost */
-    const char *sweep;    /* offered loads, "0.6,0.8,1.0,1.2" */
-    const char *parity;   /* a peer simulator's world; NULL = gpupool's */
+    double elastic_min;      /* 0 = 0.5 */
+    double resize_cost_s;    /* < 0: the restart cost */
+    const char *sweep;       /* offered loads, "0.6,0.8,1.0,1.2" */
+    const char *parity;      /* a peer simulator's world; NULL = gpupool's */
+    const char *parity_line; /* what the output says of it (set_parity) */
     /* given on the command line (--parity checks them) */
     bool restart_given, round_given, preemption_given;
 };
@@ -101,39 +102,42 @@ static void sim_usage(FILE *out, bool demo)
                 "an HTML report\nto ./gpupool-report/. Every job can "
                 "checkpoint.\n");
     else
-        fprintf(
-            out,
-            "usage: gpupool sim --trace FILE [options]\n\n"
-            "  -t, --trace FILE        the trace (.csv, .json, .trace; "
-            "plain, .gz, .xz, .tar.gz)\n"
-            "      --format NAME       its format (default: detected; "
-            "see 'gpupool formats')\n"
-            "      --trace-aux FILE    a second table (PAI task table)\n"
-            "  -c, --cluster SPEC      NxG, NxG:TYPE, a preset, a JSON or "
-            "node-list file\n"
-            "                          (default: the trace's preset; see "
-            "docs/cluster.md)\n"
-            "      --placement MODEL   count | pack | topo | consolidate "
-            "(default pack)\n"
-            "  -p, --policy LIST       comma-separated policies (default "
-            "fifo)\n"
-            "      --opt [POLICY.]KEY=VALUE   a policy option "
-            "(repeatable)\n"
-            "      --restart-cost S    seconds a job pays to resume after "
-            "preemption (default 30)\n"
-            "      --round S           also run a round every S seconds "
-            "(default 0: on events)\n"
-            "      --seed N            random seed (default 1)\n"
-            "      --shares M          jobs asking for a share of one "
-            "GPU (gpu_milli): real\n"
-            "                          (default: several share a device, "
-            "best fit) or\n"
-            "                          round-up (a whole GPU each)\n"
-            "      --parity SIM        a peer simulator's world: tiresias "
-            "(GPUs as one\n"
-            "                          pool, free preemption, no restart "
-            "cost, whole\n"
-            "                          seconds; tiresias in mode=artifact)\n");
+        fprintf(out,
+                "usage: gpupool sim --trace FILE [options]\n\n"
+                "  -t, --trace FILE        the trace (.csv, .json, .trace; "
+                "plain, .gz, .xz, .tar.gz)\n"
+                "      --format NAME       its format (default: detected; "
+                "see 'gpupool formats')\n"
+                "      --trace-aux FILE    a second table (PAI task table)\n"
+                "  -c, --cluster SPEC      NxG, NxG:TYPE, a preset, a JSON or "
+                "node-list file\n"
+                "                          (default: the trace's preset; see "
+                "docs/cluster.md)\n"
+                "      --placement MODEL   count | pack | topo | consolidate "
+                "(default pack)\n"
+                "  -p, --policy LIST       comma-separated policies (default "
+                "fifo)\n"
+                "      --opt [POLICY.]KEY=VALUE   a policy option "
+                "(repeatable)\n"
+                "      --restart-cost S    seconds a job pays to resume after "
+                "preemption (default 30)\n"
+                "      --round S           also run a round every S seconds "
+                "(default 0: on events)\n"
+                "      --seed N            random seed (default 1)\n"
+                "      --shares M          jobs asking for a share of one "
+                "GPU (gpu_milli): real\n"
+                "                          (default: several share a device, "
+                "best fit) or\n"
+                "                          round-up (a whole GPU each)\n"
+                "      --parity SIM        a peer simulator's world: tiresias "
+                "(GPUs as one\n"
+                "                          pool, free preemption, no restart "
+                "cost, whole\n"
+                "                          seconds; tiresias in mode=artifact) "
+                "or helios\n"
+                "                          (consolidate placement, no "
+                "preemption, whole\n"
+                "                          seconds; qssf in mode=artifact)\n");
     if (!demo)
         fputs("\nmulti-tenant pooling (see docs/pooling.md):\n"
               "      --tenants FILE      tenants: guarantees, weights, caps "
@@ -343,30 +347,64 @@ static size_t distance(const char *x, const char *y)
     return row[ny];
 }
 
-#define PARITY_TIRESIAS                                                        \
-    "tiresias (the published Tiresias simulator's world: GPUs as one "         \
-    "pool, free preemption, no restart cost, events only, whole seconds; "     \
-    "tiresias in mode=artifact)"
+/* A peer simulator's world, as --parity sets it and the output states. */
+struct parity {
+    const char *name;
+    const char *placement; /* the only placement model it has */
+    const char *policy;    /* whose mode=artifact it needs */
+    const char *line;      /* the output's `parity` line */
+};
+
+static const struct parity parities[] = {
+    /* github SymbioticLab/Tiresias, simulator/ */
+    {"tiresias", "count", "tiresias",
+     "tiresias (the published Tiresias simulator's world: GPUs as one "
+     "pool, free preemption, no restart cost, events only, whole seconds; "
+     "tiresias in mode=artifact)"},
+    /* github S-Lab-System-Group/HeliosArtifact, framework/QSSF Service/ */
+    {"helios", "consolidate", "qssf",
+     "helios (the published Helios QSSF simulator's world: consolidate "
+     "placement, no preemption, no restart cost, a look every second, "
+     "whole seconds; qssf in mode=artifact)"},
+};
+
+static const struct parity *parity_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof(parities) / sizeof(*parities); i++)
+        if (strcmp(parities[i].name, name) == 0)
+            return &parities[i];
+    return NULL;
+}
 
 /* --parity tiresias: the published Tiresias simulator's world (github
  * SymbioticLab/Tiresias, simulator/): GPUs as one pool, preemption instant
  * and lossless, no restart cost, events only (no periodic rounds), whole
- * seconds, and tiresias in its artifact mode. An option given that says
- * otherwise is an error, not silently replaced. */
+ * seconds, and tiresias in its artifact mode.
+ * --parity helios: the Helios artifact's QSSF simulator (github
+ * S-Lab-System-Group/HeliosArtifact, framework/QSSF Service/): its
+ * consolidate placement, no preemption (qssf never preempts; the model is
+ * free so that none would cost anything), no restart cost, whole seconds,
+ * and qssf in its artifact mode, which itself asks for the rounds of the
+ * simulator's every-second look that can change anything.
+ * An option given that says otherwise is an error, not silently
+ * replaced. */
 static int set_parity(struct sim_args *a)
 {
+    const struct parity *par = parity_find(a->parity);
     const char *clash = NULL;
     bool mode_given = false;
 
-    if (strcmp(a->parity, "tiresias") != 0) {
+    if (!par) {
         fprintf(stderr,
-                "gpupool: --parity: expected tiresias, got '%s' (Gavel's "
-                "and Helios's worlds are not built yet)\n",
+                "gpupool: --parity: expected tiresias or helios, got '%s' "
+                "(Gavel's world is not built yet)\n",
                 a->parity);
         return 2;
     }
-    if (a->placement && strcmp(a->placement, "count") != 0)
-        clash = "--placement (its GPUs are one pool: count)";
+    if (a->placement && strcmp(a->placement, par->placement) != 0)
+        clash = strcmp(par->placement, "count") == 0
+                    ? "--placement (its GPUs are one pool: count)"
+                    : "--placement (it places by consolidate)";
     else if (a->preemption_given && a->preemption != GP_PREEMPTION_FREE)
         clash = "--preemption (its preemption is free)";
     else if (a->restart_given && a->restart_cost_s != 0)
@@ -374,21 +412,23 @@ static int set_parity(struct sim_args *a)
     else if (a->round_given && a->round_s != 0)
         clash = "--round (it decides at events only)";
     if (clash) {
-        fprintf(stderr, "gpupool: --parity tiresias: conflicts with %s\n",
+        fprintf(stderr, "gpupool: --parity %s: conflicts with %s\n", par->name,
                 clash);
         return 2;
     }
-    a->placement = "count";
+    a->parity_line = par->line;
+    a->placement = par->placement;
     a->preemption = GP_PREEMPTION_FREE;
     a->restart_cost_s = 0;
     a->round_s = 0;
     for (size_t k = 0; k < a->nopts; k++)
         mode_given |=
             strcmp(a->opts[k].key, "mode") == 0 &&
-            (!a->opt_policy[k] || strcmp(a->opt_policy[k], "tiresias") == 0);
+            (!a->opt_policy[k] || strcmp(a->opt_policy[k], par->policy) == 0);
     if (!mode_given) {
-        static char pol[] = "tiresias";
+        static char pol[16];
 
+        snprintf(pol, sizeof(pol), "%s", par->policy);
         if (a->nopts == MAX_OPTS) {
             fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
             return 2;
@@ -1362,7 +1402,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                                      1e6),
                 .trace = a->trace ? a->trace : "bundled philly.csv.xz",
                 .cluster_spec = spec_now,
-                .parity = a->parity ? PARITY_TIRESIAS : NULL,
+                .parity = a->parity_line,
                 .command = cmdline,
             };
 

@@ -112,6 +112,10 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     {
         enum gp_predict_source src;
         j->predicted_us = gp_predictor_predict(c->predictor, j, &src);
+        if (spec->estimate_us > 0) { /* given with the job: it wins */
+            j->predicted_us = spec->estimate_us;
+            src = GP_PRED_GIVEN;
+        }
         j->pred_source = (uint8_t)src;
     }
     if (job_out)

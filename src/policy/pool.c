@@ -1010,7 +1010,8 @@ static int start_pass(struct pool *p, const struct gp_view *v,
             if (is_first)
                 break;
             if (job->pred_source >= GP_PRED_TENANT_GPUS &&
-                job->pred_source != GP_PRED_TIME_LIMIT)
+                job->pred_source != GP_PRED_TIME_LIMIT &&
+                job->pred_source != GP_PRED_GIVEN) /* per job */
                 gp_pending_iter_skip_shape(&it);
             else if (++refused >= BACKFILL_DEPTH)
                 break;

@@ -69,6 +69,7 @@ static const char *const source_names[] = {
     [GP_PRED_GLOBAL] = "global",
     [GP_PRED_TIME_LIMIT] = "time_limit",
     [GP_PRED_DEFAULT] = "default",
+    [GP_PRED_GIVEN] = "given",
 };
 
 const char *gp_predict_source_name(enum gp_predict_source s)

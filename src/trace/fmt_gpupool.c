@@ -33,6 +33,7 @@ enum col {
     C_CKPT,
     C_LIMIT,
     C_GPU_MILLI,
+    C_ESTIMATE,
     NCOLS
 };
 
@@ -53,6 +54,7 @@ static const struct gp_csv_col cols[NCOLS] = {
     [C_CKPT] = {"checkpointable", false},
     [C_LIMIT] = {"time_limit_s", false},
     [C_GPU_MILLI] = {"gpu_milli", false},
+    [C_ESTIMATE] = {"estimate_s", false},
 };
 
 static int gpupool_probe(const char *line, size_t len, const char *member)
@@ -196,6 +198,11 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
     if (has(r, C_LIMIT) &&
         (rc = gp_csv_seconds(in, "time_limit_s", val(r, C_LIMIT), 0,
                              GP_TRACE_MAX_DURATION_US, &out->time_limit_us,
+                             diag)) < 0)
+        return rc;
+    if (has(r, C_ESTIMATE) &&
+        (rc = gp_csv_seconds(in, "estimate_s", val(r, C_ESTIMATE), 1,
+                             GP_TRACE_MAX_DURATION_US, &out->estimate_us,
                              diag)) < 0)
         return rc;
     return 1;

@@ -287,6 +287,133 @@ static void tiresias_rejects_bad_options(void **state)
         mkcore_opts("tiresias", 1, 2, GP_PLACE_PACK, 0, &r, unknown, 1));
 }
 
+/* ---- qssf ---------------------------------------------------------------- */
+
+/* A job with its own run-time estimate (the trace's estimate_s). */
+static uint64_t submit_est(struct gp_core *core, const char *id, uint32_t gpus,
+                           double dur_s, double est_s, double at_s)
+{
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = "t",
+        .gpus = gpus,
+        .duration_us = (int64_t)(dur_s * 1e6),
+        .estimate_us = (int64_t)(est_s * 1e6),
+        .submit_us = (int64_t)(at_s * 1e6),
+    };
+    uint64_t jid = UINT32_MAX;
+
+    if (gp_core_submit(core, &spec, spec.submit_us, &jid, NULL) != GP_OK)
+        return UINT32_MAX;
+    return jid;
+}
+
+static const struct gp_kv qssf_artifact[] = {{"mode", "artifact"}};
+
+static struct gp_core *mkqssf(bool artifact, uint32_t nodes, uint32_t gpus,
+                              struct rec *r)
+{
+    return mkcore_opts("qssf", nodes, gpus, GP_PLACE_CONSOLIDATE, 0, r,
+                       qssf_artifact, artifact ? 1 : 0);
+}
+
+static void qssf_rejects_a_bad_mode_and_unknown_options(void **state)
+{
+    struct rec r;
+    struct gp_kv bad[] = {{"mode", "helios"}};
+    struct gp_kv unknown[] = {{"skip", "1"}};
+    struct gp_core *core;
+
+    (void)state;
+    assert_null(mkcore_opts("qssf", 1, 4, GP_PLACE_PACK, 0, &r, bad, 1));
+    assert_null(mkcore_opts("qssf", 1, 4, GP_PLACE_PACK, 0, &r, unknown, 1));
+    assert_non_null(core = mkqssf(true, 1, 4, &r));
+    gp_core_free(core);
+}
+
+static void qssf_given_estimate_replaces_the_prediction(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkqssf(false, 1, 4, &r);
+    uint64_t a;
+
+    (void)state;
+    a = submit_est(core, "a", 1, 100, 42, 0);
+    assert_int_equal(gp_core_job(core, a)->predicted_us, S(42));
+    assert_int_equal(gp_core_job(core, a)->pred_source, GP_PRED_GIVEN);
+    gp_core_free(core);
+}
+
+/* b (short: 2 x 10 s) waits first; c (1 x 500 s) fits beside a. */
+static void
+qssf_backfills_but_its_artifact_mode_keeps_strict_order(void **state)
+{
+    for (int artifact = 0; artifact < 2; artifact++) {
+        struct rec r;
+        struct gp_core *core = mkqssf(artifact, 1, 4, &r);
+        uint64_t b, c;
+
+        (void)state;
+        submit_est(core, "a", 3, 100, 100, 0);
+        round_at(core, 0);
+        b = submit_est(core, "b", 2, 10, 10, 1);
+        round_at(core, S(1));
+        c = submit_est(core, "c", 1, 500, 500, 2);
+        round_at(core, S(2));
+        assert_int_equal(state_of(core, b), GP_JOB_PENDING);
+        assert_int_equal(state_of(core, c),
+                         artifact ? GP_JOB_PENDING : GP_JOB_RUNNING);
+        gp_core_free(core);
+    }
+}
+
+/* Arrivals to an empty queue: the artifact sorts them by GPUs only. */
+static void
+qssf_artifact_orders_a_burst_into_an_empty_queue_by_gpus(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkqssf(true, 1, 4, &r);
+    uint64_t x, y;
+
+    (void)state;
+    submit_est(core, "a", 3, 100, 100, 0);
+    round_at(core, 0);
+    x = submit_est(core, "x", 2, 1, 1, 1);     /* priority 2 */
+    y = submit_est(core, "y", 1, 100, 100, 1); /* priority 100 */
+    round_at(core, S(1));
+    assert_int_equal(state_of(core, x), GP_JOB_PENDING);
+    assert_int_equal(state_of(core, y), GP_JOB_RUNNING);
+    gp_core_free(core);
+}
+
+/* Nodes 0 and 1 have one GPU free each: c goes to node 0, so when a ends
+ * node 1 is not whole and d (4 GPUs) waits for b. */
+static void
+qssf_artifact_places_on_the_lowest_of_equally_free_nodes(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkqssf(true, 2, 4, &r);
+    uint64_t a, b, c, d;
+
+    (void)state;
+    a = submit_est(core, "a", 3, 10, 10, 0);
+    round_at(core, 0);
+    b = submit_est(core, "b", 3, 100, 100, 1);
+    round_at(core, S(1));
+    c = submit_est(core, "c", 1, 100, 100, 2);
+    round_at(core, S(2));
+    assert_int_equal(gp_core_job(core, a)->where.slots[0].node, 0);
+    assert_int_equal(gp_core_job(core, b)->where.slots[0].node, 1);
+    assert_int_equal(gp_core_job(core, c)->where.slots[0].node, 0);
+    assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(10)),
+                     GP_OK);
+    round_at(core, S(10));
+    d = submit_est(core, "d", 4, 10, 10, 11);
+    round_at(core, S(11));
+    assert_int_equal(state_of(core, d), GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
 /* ---- drf ---------------------------------------------------------------- */
 
 /* One node of `gpus` GPUs, `cpus` CPUs and `mem_mib` of memory (0: not
@@ -521,6 +648,14 @@ int main(void)
             tiresias_preempts_the_latest_to_enter_the_lowest_queue),
         cmocka_unit_test(tiresias_promotes_a_starved_job_to_the_first_queue),
         cmocka_unit_test(tiresias_rejects_bad_options),
+        cmocka_unit_test(qssf_rejects_a_bad_mode_and_unknown_options),
+        cmocka_unit_test(qssf_given_estimate_replaces_the_prediction),
+        cmocka_unit_test(
+            qssf_backfills_but_its_artifact_mode_keeps_strict_order),
+        cmocka_unit_test(
+            qssf_artifact_orders_a_burst_into_an_empty_queue_by_gpus),
+        cmocka_unit_test(
+            qssf_artifact_places_on_the_lowest_of_equally_free_nodes),
         cmocka_unit_test(drf_splits_cpus_and_memory_as_the_paper_does),
         cmocka_unit_test(drf_serves_the_lowest_dominant_share_across_resources),
         cmocka_unit_test(drf_divides_shares_by_tenant_weights),

@@ -61,6 +61,7 @@ struct app {
 struct themis {
     const struct gp_env *env;
     int64_t lease_us;
+    int64_t tick_us; /* offers on a grid of this step; 0 = lease / 10 */
     double f;
     enum app_by by;
     bool oracle; /* estimate=duration: the trace's true remaining work */
@@ -104,6 +105,13 @@ static int parse_opt(struct themis *t, const char *key, const char *val,
                              "a lease must last at least a microsecond");
         return rc;
     }
+    if (strcmp(key, "tick") == 0) {
+        rc = parse_num("themis.tick", val, 0, 31536000, true, &x, diag);
+        if (rc == GP_OK && (t->tick_us = (int64_t)(x * GP_US_PER_S)) < 1)
+            rc = gp_diag_set(diag, GP_EINVAL, "themis.tick",
+                             "a tick must last at least a microsecond");
+        return rc;
+    }
     if (strcmp(key, "f") == 0)
         return parse_num("themis.f", val, 0, 1, false, &t->f, diag);
     if (strcmp(key, "app") == 0) {
@@ -129,8 +137,8 @@ static int parse_opt(struct themis *t, const char *key, const char *val,
                            val);
     }
     return gp_diag_set(diag, GP_EINVAL, key,
-                       "unknown option for themis (known: lease, f, app, "
-                       "estimate)");
+                       "unknown option for themis (known: lease, tick, f, "
+                       "app, estimate)");
 }
 
 static int themis_init(void **priv, const struct gp_policy_args *args,
@@ -154,6 +162,8 @@ static int themis_init(void **priv, const struct gp_policy_args *args,
         gp_env_free(args->env, t);
         return rc;
     }
+    if (!t->tick_us)
+        t->tick_us = t->lease_us / 10 > 0 ? t->lease_us / 10 : 1;
     *priv = t;
     return GP_OK;
 }
@@ -812,6 +822,9 @@ static int themis_schedule(void *priv, const struct gp_view *view,
      * lease a lease from now) */
     if (gp_plan_nactions(plan) > 0 && now + t->lease_us < next_lease)
         next_lease = now + t->lease_us;
+    /* on the grid: one round serves every lease that ended in a tick */
+    if (next_lease != INT64_MAX && next_lease < INT64_MAX - t->tick_us)
+        next_lease = (next_lease + t->tick_us - 1) / t->tick_us * t->tick_us;
     if (next_lease != INT64_MAX && next_lease > now &&
         (t->timer_at == GP_TIME_NONE || t->timer_at <= now ||
          next_lease < t->timer_at)) {

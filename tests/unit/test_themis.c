@@ -169,7 +169,9 @@ static void themis_rejects_bad_options(void **state)
         {"f", "", "themis.f", "expected a number"},
         {"app", "team", "themis.app", "expected user+name"},
         {"estimate", "oracle", "themis.estimate", "expected predicted"},
-        {"leases", "10", "leases", "known: lease, f, app, estimate"},
+        {"tick", "0", "themis.tick", "expected a number in (0"},
+        {"tick", "1e12", "themis.tick", "expected a number"},
+        {"leases", "10", "leases", "known: lease, tick, f, app, estimate"},
     };
 
     (void)state;

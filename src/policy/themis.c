@@ -409,9 +409,11 @@ static int walk_running(struct round *r, struct themis *t, int64_t now,
         ra->all_gpu_s += (double)gp_job_work_at(j, now) / GP_US_PER_S * g;
         if (b + t->lease_us < *next_lease)
             *next_lease = b + t->lease_us;
-        /* its lease ended since the last round: offered again */
+        /* its lease ended since the last round: offered again, unless
+         * taking it back would throw work away (it cannot checkpoint in
+         * the grace): offered each lease, such a job would never end */
         if (j->state == GP_JOB_RUNNING && k >= 1 && b > t->last_round_us &&
-            gp_view_may_preempt(v, j)) {
+            gp_view_may_preempt(v, j) && gp_view_loss_if_preempted(v, j) == 0) {
             *ak = (struct ask){.job = j,
                                .ra = a->ra,
                                .milli = (uint32_t)gp_demand_milli(&j->demand),

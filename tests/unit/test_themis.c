@@ -15,8 +15,9 @@
 
 /* One node of 4 GPUs, count model, instant preemption, under themis with
  * estimate=duration and these options; NULL if the core refuses them. */
-static struct gp_core *mkthemis(const struct gp_kv *opts, size_t nopts,
-                                struct rec *r, struct gp_diag *diag)
+static struct gp_core *mkthemis_grace(const struct gp_kv *opts, size_t nopts,
+                                      int64_t grace_us, struct rec *r,
+                                      struct gp_diag *diag)
 {
     struct gp_kv all[8] = {{"estimate", "duration"}};
     struct gp_cluster *c;
@@ -26,6 +27,7 @@ static struct gp_core *mkthemis(const struct gp_kv *opts, size_t nopts,
         .policy_opts = all,
         .npolicy_opts = nopts + 1,
         .model = GP_PLACE_COUNT,
+        .grace_us = grace_us,
     };
 
     for (size_t i = 0; i < nopts && i + 1 < 8; i++)
@@ -40,6 +42,12 @@ static struct gp_core *mkthemis(const struct gp_kv *opts, size_t nopts,
         return NULL;
     }
     return core;
+}
+
+static struct gp_core *mkthemis(const struct gp_kv *opts, size_t nopts,
+                                struct rec *r, struct gp_diag *diag)
+{
+    return mkthemis_grace(opts, nopts, 0, r, diag);
 }
 
 static uint64_t submit_app(struct gp_core *core, const char *id,
@@ -155,6 +163,30 @@ static void pa_leftover_goes_to_the_apps_that_did_not_bid(void **state)
     }
 }
 
+/* Regression: a job that cannot checkpoint loses its whole run when
+ * preempted under a grace period; offered at every lease end it was
+ * taken back each time and a job longer than a lease never ended. It
+ * keeps its GPUs now, and bob waits. */
+static void a_job_that_cannot_checkpoint_is_never_offered(void **state)
+{
+    struct gp_kv opts[] = {{"lease", "100"}};
+    struct rec r;
+    struct gp_core *core = mkthemis_grace(opts, 1, S(120), &r, NULL);
+    uint64_t a, b;
+
+    (void)state;
+    assert_non_null(core);
+    a = submit_app(core, "a", "alice", "x", 4, 1000, 0);
+    round_at(core, 0);
+    b = submit_app(core, "b", "bob", "y", 4, 300, 1);
+    round_at(core, S(1));
+    round_at(core, S(100));
+    assert_int_equal(state_of(core, a), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, b), GP_JOB_PENDING);
+    assert_int_equal(r.preempts, 0);
+    gp_core_free(core);
+}
+
 static void themis_rejects_bad_options(void **state)
 {
     static const struct {
@@ -193,6 +225,7 @@ int main(void)
         cmocka_unit_test(themis_takes_gpus_back_only_when_a_lease_ends),
         cmocka_unit_test(jobs_without_user_or_name_are_apps_of_their_own),
         cmocka_unit_test(pa_leftover_goes_to_the_apps_that_did_not_bid),
+        cmocka_unit_test(a_job_that_cannot_checkpoint_is_never_offered),
         cmocka_unit_test(themis_rejects_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

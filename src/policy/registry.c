@@ -19,6 +19,7 @@
     X(qssf)                                                                    \
     X(drf)                                                                     \
     X(synergy)                                                                 \
+    X(themis)                                                                  \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \
     X(pool)

@@ -18,6 +18,7 @@
     X(tiresias_gittins)                                                        \
     X(qssf)                                                                    \
     X(drf)                                                                     \
+    X(gandiva_fair)                                                            \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \
     X(pool)

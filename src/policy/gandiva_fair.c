@@ -641,7 +641,8 @@ static int apply(struct round *r)
             if (rc != GP_OK)
                 return rc;
         }
-    qsort(g->reserved, nres, sizeof(*g->reserved), cmp_u64);
+    if (nres > 1)
+        qsort(g->reserved, nres, sizeof(*g->reserved), cmp_u64);
     g->nreserved = nres;
     return GP_OK;
 }

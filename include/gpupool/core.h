@@ -264,6 +264,19 @@ int gp_view_fit_granted(const struct gp_view *v, const struct gp_job *job,
                         uint32_t node, uint32_t cpus_per_gpu,
                         uint64_t mem_mib_per_gpu, double pace,
                         struct gp_placement *where);
+
+/* Where would this job fit on GPUs of one type, given the plan so far?
+ * A job that asks for any type is placed on `type` only; one that asks
+ * for another type is GP_EINVAL. GP_ENOFIT if nowhere there. For policies
+ * that divide each GPU type among users (gandiva-fair). */
+int gp_view_fit_type(const struct gp_view *v, const struct gp_job *job,
+                     uint8_t type, struct gp_placement *where);
+/* The pace (reference work-seconds per second, speed.h) the job would
+ * run at on the GPUs it asks for, of `type`, on one node: from the core's
+ * speed table where it has a figure, else the type's relative speed. For
+ * policies that weigh GPU types by what a job gains from each. */
+double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
+                       uint8_t type);
 /* Where would this job fit now, given the plan so far? GP_ENOFIT if nowhere.
  * `gpus` overrides the job's size when non-zero (elastic jobs). */
 int gp_view_fit(const struct gp_view *v, const struct gp_job *job,

@@ -180,6 +180,31 @@ int gp_view_fit_granted(const struct gp_view *v, const struct gp_job *job,
     return GP_OK;
 }
 
+int gp_view_fit_type(const struct gp_view *v, const struct gp_job *job,
+                     uint8_t type, struct gp_placement *where)
+{
+    struct gp_demand d = job->demand;
+
+    if (d.type != GP_TYPE_ANY && d.type != type)
+        return GP_EINVAL;
+    d.type = type;
+    gp__take_stopping(v->core);
+    return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
+                          &v->core->scratch, where);
+}
+
+double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
+                       uint8_t type)
+{
+    /* consolidated, at the size it asks: what the type is worth to it */
+    struct gp_placement where = {.type = type,
+                                 .gpus = job->demand.gpus,
+                                 .nslots = 1,
+                                 .milli = job->demand.gpu_milli};
+
+    return gp__speed_of(v->core, job, &where);
+}
+
 int gp_view_fit_on(const struct gp_view *v, const struct gp_job *job,
                    uint32_t node, struct gp_placement *where)
 {

@@ -20,6 +20,7 @@
     X(drf)                                                                     \
     X(synergy)                                                                 \
     X(themis)                                                                  \
+    X(gandiva_fair)                                                            \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \
     X(pool)

@@ -1,0 +1,256 @@
+/* test_gandiva_fair.c - gandiva-fair: stride over quanta, tickets from
+ * weights, a tenant's jobs taking turns, trading fast for slow GPUs by
+ * speedup, and its options. One behaviour per test. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core_harness.h"
+
+/* A world of `nv` V100 GPUs (one node) and `nk` K80 GPUs (one node, none
+ * when 0), tenants a and b with weights wa and wb, gandiva-fair with these
+ * options; the speed table (may be NULL) is borrowed. NULL when the core
+ * refuses (diag says why). */
+static struct gp_core *mkgf(uint32_t nv, uint32_t nk, double wa, double wb,
+                            const struct gp_speed_table *speed,
+                            const struct gp_kv *opts, size_t nopts,
+                            struct rec *r, struct gp_diag *diag)
+{
+    struct gp_cluster *c;
+    struct gp_core *core = NULL;
+    struct gp_node_spec v = {.name = "v", .gpus = nv, .type = "V100"};
+    struct gp_node_spec k = {.name = "k", .gpus = nk, .type = "K80"};
+    struct gp_tenant_spec ta = {.name = "a", .weight = wa};
+    struct gp_tenant_spec tb = {.name = "b", .weight = wb};
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find("gandiva-fair"),
+        .policy_opts = opts,
+        .npolicy_opts = nopts,
+        .model = GP_PLACE_PACK,
+        .speed = speed,
+    };
+
+    memset(r, 0, sizeof(*r));
+    harness_rec = r;
+    if (gp_cluster_new(&c) != GP_OK)
+        return NULL;
+    if (gp_cluster_add_node(c, &v, NULL) != GP_OK ||
+        (nk && gp_cluster_add_node(c, &k, NULL) != GP_OK) ||
+        gp_core_new(&core, c, &cfg, diag) != GP_OK) {
+        gp_cluster_free(c);
+        return NULL;
+    }
+    if (gp_core_add_tenant(core, &ta, NULL) != GP_OK ||
+        gp_core_add_tenant(core, &tb, NULL) != GP_OK) {
+        gp_core_free(core);
+        return NULL;
+    }
+    return core;
+}
+
+static uint64_t job(struct gp_core *core, const char *id, const char *tenant,
+                    const char *cls, uint32_t gpus)
+{
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .job_class = cls,
+        .gpus = gpus,
+        .duration_us = S(100000),
+        .checkpointable = true,
+    };
+    uint64_t jid = UINT32_MAX;
+
+    assert_int_equal(gp_core_submit(core, &spec, 0, &jid, NULL), GP_OK);
+    return jid;
+}
+
+static bool runs(struct gp_core *core, uint64_t id)
+{
+    return state_of(core, id) == GP_JOB_RUNNING;
+}
+
+/* GPUs a tenant's running jobs hold on a type ("V100" or "K80"). */
+static uint32_t held_on(struct gp_core *core, const uint64_t *ids, size_t n,
+                        const char *type)
+{
+    const struct gp_cluster *c = gp_core_cluster(core);
+    uint32_t g = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_job *j = gp_core_job(core, ids[i]);
+
+        if (j->state == GP_JOB_RUNNING &&
+            strcmp(gp_cluster_type_name(c, j->where.type), type) == 0)
+            g += j->where.gpus;
+    }
+    return g;
+}
+
+/* Two GPUs, a with two jobs, b with one: each tenant has one GPU; b's job
+ * keeps its GPU while a's two take turns, a quantum (60 s) each. */
+static void a_tenants_jobs_take_turns_on_its_share(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkgf(2, 0, 1, 1, NULL, NULL, 0, &r, NULL);
+    uint64_t a1, a2, b1;
+
+    (void)state;
+    a1 = job(core, "a1", "a", NULL, 1);
+    a2 = job(core, "a2", "a", NULL, 1);
+    b1 = job(core, "b1", "b", NULL, 1);
+    round_at(core, 0);
+    assert_true(runs(core, a1) && !runs(core, a2) && runs(core, b1));
+    round_at(core, S(30)); /* within the quantum: nothing moves */
+    assert_true(runs(core, a1) && !runs(core, a2));
+    round_at(core, S(60));
+    assert_true(!runs(core, a1) && runs(core, a2) && runs(core, b1));
+    round_at(core, S(120));
+    assert_true(runs(core, a1) && !runs(core, a2) && runs(core, b1));
+    assert_int_equal(r.preempts, 2);
+    gp_core_free(core);
+}
+
+/* Weights are tickets: with weights 3 and 1 on four GPUs, a holds three
+ * and b one, quantum after quantum. */
+static void weights_are_tickets(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkgf(4, 0, 3, 1, NULL, NULL, 0, &r, NULL);
+    uint64_t a[4], b[4];
+    char id[8];
+
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof(id), "a%d", i);
+        a[i] = job(core, id, "a", NULL, 1);
+        snprintf(id, sizeof(id), "b%d", i);
+        b[i] = job(core, id, "b", NULL, 1);
+    }
+    for (int q = 0; q < 4; q++) {
+        round_at(core, S(60 * q));
+        assert_int_equal(held_on(core, a, 4, "V100"), 3);
+        assert_int_equal(held_on(core, b, 4, "V100"), 1);
+    }
+    gp_core_free(core);
+}
+
+/* A gang of 2 that does not fit what is left of its tenant's turn is
+ * passed over; a smaller job behind it takes the GPU. */
+static void a_gang_that_does_not_fit_lets_a_smaller_job_in(void **state)
+{
+    struct rec r;
+    struct gp_core *core = mkgf(3, 0, 1, 1, NULL, NULL, 0, &r, NULL);
+    uint64_t a1, b1, b2;
+
+    (void)state;
+    a1 = job(core, "a1", "a", NULL, 2);
+    b1 = job(core, "b1", "b", NULL, 2);
+    b2 = job(core, "b2", "b", NULL, 1);
+    round_at(core, 0);
+    assert_true(runs(core, a1));
+    assert_false(runs(core, b1));
+    assert_true(runs(core, b2));
+    gp_core_free(core);
+}
+
+/* Class "big" runs 10x faster on a V100 than on a K80, "flat" 4/3x. With
+ * trading, a (all "big") gives its K80 share to b (all "flat") for V100
+ * share at b's speedup: from the second quantum on a holds both V100s and
+ * b both K80s. Without, each holds one of each. */
+static void trading_gives_fast_gpus_to_the_tenant_that_gains_most(void **state)
+{
+    struct gp_speed_table *t;
+    struct gp_kv off = {"trade", "0"};
+
+    (void)state;
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "big", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "big", "K80", 1, 1), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "flat", "V100", 1, 2), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "flat", "K80", 1, 1.5), GP_OK);
+    for (int trade = 1; trade >= 0; trade--) {
+        struct rec r;
+        struct gp_core *core =
+            mkgf(2, 2, 1, 1, t, trade ? NULL : &off, trade ? 0 : 1, &r, NULL);
+        uint64_t a[3], b[3];
+
+        a[0] = job(core, "a0", "a", "big", 1);
+        b[0] = job(core, "b0", "b", "flat", 1);
+        a[1] = job(core, "a1", "a", "big", 1);
+        b[1] = job(core, "b1", "b", "flat", 1);
+        a[2] = job(core, "a2", "a", "big", 1);
+        b[2] = job(core, "b2", "b", "flat", 1);
+        round_at(core, 0);
+        round_at(core, S(60));
+        assert_int_equal(held_on(core, a, 3, "V100"), trade ? 2 : 1);
+        assert_int_equal(held_on(core, a, 3, "K80"), trade ? 0 : 1);
+        assert_int_equal(held_on(core, b, 3, "V100"), trade ? 0 : 1);
+        assert_int_equal(held_on(core, b, 3, "K80"), trade ? 2 : 1);
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
+static void bad_options_are_refused_naming_the_key(void **state)
+{
+    static const struct gp_kv bad[] = {
+        {"quantum", "0"}, {"quantum", "x"},   {"quantum", "-5"},
+        {"trade", "yes"}, {"price", "first"},
+    };
+    static const char *const where[] = {
+        "gandiva-fair.quantum", "gandiva-fair.quantum", "gandiva-fair.quantum",
+        "gandiva-fair.trade",   "gandiva-fair.price",
+    };
+    struct gp_kv unknown = {"quanta", "60"};
+    struct gp_diag diag;
+    struct rec r;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(&diag, 0, sizeof(diag));
+        assert_null(mkgf(2, 0, 1, 1, NULL, &bad[i], 1, &r, &diag));
+        assert_string_equal(diag.where, where[i]);
+    }
+    memset(&diag, 0, sizeof(diag));
+    assert_null(mkgf(2, 0, 1, 1, NULL, &unknown, 1, &r, &diag));
+    assert_string_equal(diag.where, "quanta");
+}
+
+/* A longer quantum: nothing moves before it ends. */
+static void the_quantum_option_sets_when_jobs_rotate(void **state)
+{
+    struct gp_kv q = {"quantum", "300"};
+    struct rec r;
+    struct gp_core *core = mkgf(1, 0, 1, 1, NULL, &q, 1, &r, NULL);
+    uint64_t a1, b1;
+
+    (void)state;
+    a1 = job(core, "a1", "a", NULL, 1);
+    b1 = job(core, "b1", "b", NULL, 1);
+    round_at(core, 0);
+    assert_true(runs(core, a1) && !runs(core, b1));
+    round_at(core, S(60));
+    assert_true(runs(core, a1) && !runs(core, b1));
+    round_at(core, S(300));
+    assert_true(!runs(core, a1) && runs(core, b1));
+    gp_core_free(core);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_tenants_jobs_take_turns_on_its_share),
+        cmocka_unit_test(weights_are_tickets),
+        cmocka_unit_test(a_gang_that_does_not_fit_lets_a_smaller_job_in),
+        cmocka_unit_test(trading_gives_fast_gpus_to_the_tenant_that_gains_most),
+        cmocka_unit_test(bad_options_are_refused_naming_the_key),
+        cmocka_unit_test(the_quantum_option_sets_when_jobs_rotate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

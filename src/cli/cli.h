@@ -38,8 +38,9 @@ struct gp__sim_keep {
     size_t n;
     char command[2048]; /* the last sim's command line */
 };
-/* gpupool sim with these arguments (argv[0] "sim"), its runs appended to
- * keep (ownership passes) when it succeeds; the exit status. */
+/* gpupool sim with these arguments (argv[0] "sim"): the exit status. When
+ * keep is not NULL and the run succeeds, its runs are appended to keep
+ * (ownership passes) for gpupool compare. */
 int gp__sim_keep_runs(int argc, char **argv, struct gp__sim_keep *keep);
 
 #endif

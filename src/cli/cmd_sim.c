@@ -1615,14 +1615,7 @@ static void defaults(struct sim_args *a, char *policies)
 
 int gp_cmd_sim(int argc, char **argv)
 {
-    char policies[] = "fifo";
-    struct sim_args a;
-    int rc;
-
-    defaults(&a, policies);
-    if ((rc = parse_args(argc, argv, &a)) != 0)
-        return rc == 1 ? 0 : rc;
-    return run_sim(&a, argc, argv, NULL);
+    return gp__sim_keep_runs(argc, argv, NULL);
 }
 
 int gp__sim_keep_runs(int argc, char **argv, struct gp__sim_keep *keep)

@@ -874,6 +874,15 @@ static void info_row(FILE *f, const char *key, const char *value)
     fputs("</td></tr>\n", f);
 }
 
+/* A tenant's busy GPUs over time in a run, or NULL if it is not there. */
+static const struct gp_series *tenant_series(const struct gp_metrics *m,
+                                             const char *name)
+{
+    size_t k = gp__tenant_find(gp_metrics_summary(m), name);
+
+    return k == (size_t)-1 ? NULL : gp_metrics_tenant_series(m, k);
+}
+
 /* Each top tenant with a guarantee: its busy GPUs over time, a line per
  * run in the run's colour, and its guarantee dashed. */
 static void guarantee_charts(FILE *f, struct gp_metrics *const *runs, size_t n,
@@ -890,14 +899,9 @@ static void guarantee_charts(FILE *f, struct gp_metrics *const *runs, size_t n,
         char label[256];
 
         for (size_t i = 0; i < n; i++) {
-            const struct gp_summary *s = gp_metrics_summary(runs[i]);
-            size_t k = gp__tenant_find(s, set->names[t]);
-            const struct gp_series *ser;
+            const struct gp_series *ser = tenant_series(runs[i], set->names[t]);
 
-            if (k == (size_t)-1)
-                continue;
-            ser = gp_metrics_tenant_series(runs[i], k);
-            for (size_t b = 0; b < ser->n; b++)
+            for (size_t b = 0; ser && b < ser->n; b++)
                 ymax = ser->v[b] > ymax ? ser->v[b] : ymax;
         }
         snprintf(label, sizeof(label), "%s: busy GPUs, guarantee %llu",
@@ -910,14 +914,9 @@ static void guarantee_charts(FILE *f, struct gp_metrics *const *runs, size_t n,
         chart_open(&c, label);
         chart_axes(&c, ts.title, "busy GPUs");
         for (size_t i = 0; i < n; i++) {
-            const struct gp_summary *s = gp_metrics_summary(runs[i]);
-            size_t k = gp__tenant_find(s, set->names[t]);
-            const struct gp_series *ser;
+            const struct gp_series *ser = tenant_series(runs[i], set->names[t]);
 
-            if (k == (size_t)-1)
-                continue;
-            ser = gp_metrics_tenant_series(runs[i], k);
-            if (ser->n == 0)
+            if (!ser || ser->n == 0)
                 continue;
             fprintf(f,
                     "<polyline fill=\"none\" stroke=\"%s\" "

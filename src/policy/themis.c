@@ -375,6 +375,37 @@ static double left_s(const struct themis *t, const struct gp_view *v,
     return (double)gp_view_predicted_remaining(v, j) / GP_US_PER_S;
 }
 
+/* Count a live job in its app's round entry (made at the app's first job
+ * this round; an app with no live job last round starts anew): what it
+ * asks, has left and has done. *out is the entry. */
+static int count_job(struct round *r, struct themis *t, const struct gp_job *j,
+                     int64_t now, struct rapp **out)
+{
+    double g = gp_milli_gpus(gp_demand_milli(&j->demand));
+    struct app *a;
+    struct rapp *ra;
+    int rc = app_get(t, j, &a);
+
+    if (rc != GP_OK)
+        return rc;
+    if (a->seen != t->stamp) {
+        if (a->seen + 1 != t->stamp) /* no live job last round: anew */
+            *a = (struct app){
+                .kind = a->kind, .val = a->val, .arrival_us = j->submit_us};
+        a->seen = t->stamp;
+        a->ra = r->nra++;
+        r->ra[a->ra] = (struct rapp){.app = a};
+    }
+    if (j->submit_us < a->arrival_us)
+        a->arrival_us = j->submit_us;
+    ra = &r->ra[a->ra];
+    ra->demand += g;
+    ra->left_gpu_s += left_s(t, r->v, j) * g;
+    ra->all_gpu_s += (double)gp_job_work_at(j, now) / GP_US_PER_S * g;
+    *out = ra;
+    return GP_OK;
+}
+
 static int walk_running(struct round *r, struct themis *t, int64_t now,
                         int64_t *next_lease)
 {
@@ -384,29 +415,14 @@ static int walk_running(struct round *r, struct themis *t, int64_t now,
     for (size_t i = 0; i < n; i++) {
         const struct gp_job *j = gp_view_running_at(v, i);
         struct ask *ak = &r->asks[r->nasks];
-        struct app *a;
         struct rapp *ra;
         double g = gp_milli_gpus(gp_demand_milli(&j->demand));
         int64_t k = (now - j->held_since_us) / t->lease_us;
         int64_t b = j->held_since_us + k * t->lease_us;
-        int rc = app_get(t, j, &a);
+        int rc = count_job(r, t, j, now, &ra);
 
         if (rc != GP_OK)
             return rc;
-        if (a->seen != t->stamp) {
-            if (a->seen + 1 != t->stamp) /* no live job last round: anew */
-                *a = (struct app){
-                    .kind = a->kind, .val = a->val, .arrival_us = j->submit_us};
-            a->seen = t->stamp;
-            a->ra = r->nra++;
-            r->ra[a->ra] = (struct rapp){.app = a};
-        }
-        if (j->submit_us < a->arrival_us)
-            a->arrival_us = j->submit_us;
-        ra = &r->ra[a->ra];
-        ra->demand += g;
-        ra->left_gpu_s += left_s(t, v, j) * g;
-        ra->all_gpu_s += (double)gp_job_work_at(j, now) / GP_US_PER_S * g;
         if (b + t->lease_us < *next_lease)
             *next_lease = b + t->lease_us;
         /* its lease ended since the last round: offered again, unless
@@ -415,7 +431,7 @@ static int walk_running(struct round *r, struct themis *t, int64_t now,
         if (j->state == GP_JOB_RUNNING && k >= 1 && b > t->last_round_us &&
             gp_view_may_preempt(v, j) && gp_view_loss_if_preempted(v, j) == 0) {
             *ak = (struct ask){.job = j,
-                               .ra = a->ra,
+                               .ra = (uint32_t)(ra - r->ra),
                                .milli = (uint32_t)gp_demand_milli(&j->demand),
                                .offered = true};
             r->nasks++;
@@ -437,29 +453,13 @@ static int walk_pending(struct round *r, struct themis *t, int64_t now)
     if (rc != GP_OK)
         return rc;
     while ((j = gp_pending_iter_next(&it))) {
-        struct app *a;
         struct rapp *ra;
-        double g = gp_milli_gpus(gp_demand_milli(&j->demand));
 
-        if ((rc = app_get(t, j, &a)) != GP_OK)
+        if ((rc = count_job(r, t, j, now, &ra)) != GP_OK)
             return rc;
-        if (a->seen != t->stamp) {
-            if (a->seen + 1 != t->stamp)
-                *a = (struct app){
-                    .kind = a->kind, .val = a->val, .arrival_us = j->submit_us};
-            a->seen = t->stamp;
-            a->ra = r->nra++;
-            r->ra[a->ra] = (struct rapp){.app = a};
-        }
-        if (j->submit_us < a->arrival_us)
-            a->arrival_us = j->submit_us;
-        ra = &r->ra[a->ra];
-        ra->demand += g;
-        ra->left_gpu_s += left_s(t, v, j) * g;
-        ra->all_gpu_s += (double)gp_job_work_at(j, now) / GP_US_PER_S * g;
         r->asks[r->nasks++] =
             (struct ask){.job = j,
-                         .ra = a->ra,
+                         .ra = (uint32_t)(ra - r->ra),
                          .milli = (uint32_t)gp_demand_milli(&j->demand)};
     }
     return GP_OK;

@@ -168,6 +168,13 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
                          struct gp_placement *where);
 /* Is the plan's preemption graceful (a grace period is configured)? */
 bool gp_view_graceful(const struct gp_view *v);
+/* What one stop and resume costs a checkpoint-capable job in this world,
+ * in time: its checkpoint (under graceful preemption, when the checkpoint
+ * fits the grace, else the whole grace; nothing when preemption is free)
+ * plus the restart cost
+ * it pays on resuming. A policy that slices time in quanta keeps its
+ * quantum long against it. */
+int64_t gp_view_switch_cost_us(const struct gp_view *v);
 
 /* Running (and starting) jobs in no particular order, for policies that
  * rank victims by their own measure: i < gp_view_nrunning(). Stopping

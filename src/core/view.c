@@ -372,6 +372,19 @@ bool gp_view_graceful(const struct gp_view *v)
     return v->core->cfg.grace_us > 0;
 }
 
+int64_t gp_view_switch_cost_us(const struct gp_view *v)
+{
+    const struct gp_core_config *cfg = &v->core->cfg;
+    int64_t ckpt = 0;
+
+    /* a checkpoint longer than the grace is cut off at the grace */
+    if (cfg->grace_us > 0)
+        ckpt = cfg->ckpt_cost_us < cfg->grace_us ? cfg->ckpt_cost_us
+                                                 : cfg->grace_us;
+
+    return ckpt + cfg->restart_cost_us;
+}
+
 int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
                          const struct gp_job *const *victims, size_t n,
                          struct gp_placement *where)

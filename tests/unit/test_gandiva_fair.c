@@ -12,6 +12,11 @@
 
 #include "core_harness.h"
 
+/* The preemption of the worlds mkgf makes: instant unless a test sets a
+ * grace (then a job checkpoints for ckpt_us and pays restart_us on
+ * resuming). */
+static int64_t world_grace_us, world_ckpt_us, world_restart_us;
+
 /* A world of `nv` V100 GPUs (one node) and `nk` K80 GPUs (one node, none
  * when 0), tenants a and b with weights wa and wb, gandiva-fair with these
  * options; the speed table (may be NULL) is borrowed. NULL when the core
@@ -33,6 +38,9 @@ static struct gp_core *mkgf(uint32_t nv, uint32_t nk, double wa, double wb,
         .npolicy_opts = nopts,
         .model = GP_PLACE_PACK,
         .speed = speed,
+        .grace_us = world_grace_us,
+        .ckpt_cost_us = world_ckpt_us,
+        .restart_cost_us = world_restart_us,
     };
 
     memset(r, 0, sizeof(*r));
@@ -242,6 +250,35 @@ static void the_quantum_option_sets_when_jobs_rotate(void **state)
     gp_core_free(core);
 }
 
+/* Under graceful preemption that costs a job 60 s per switch (a 30 s
+ * checkpoint, a 30 s restart) the default quantum is ten times that:
+ * jobs rotate at 600 s, not at the paper's 60 s. */
+static void
+the_default_quantum_is_ten_switches_when_switching_costs(void **state)
+{
+    struct rec r;
+    struct gp_core *core;
+    uint64_t a1, b1;
+
+    (void)state;
+    world_grace_us = S(120);
+    world_ckpt_us = S(30);
+    world_restart_us = S(30);
+    core = mkgf(1, 0, 1, 1, NULL, NULL, 0, &r, NULL);
+    world_grace_us = world_ckpt_us = world_restart_us = 0;
+    assert_non_null(core);
+    a1 = job(core, "a1", "a", NULL, 1);
+    b1 = job(core, "b1", "b", NULL, 1);
+    round_at(core, 0);
+    assert_true(runs(core, a1) && !runs(core, b1));
+    round_at(core, S(60));
+    round_at(core, S(599));
+    assert_true(runs(core, a1));
+    round_at(core, S(600));
+    assert_int_equal(state_of(core, a1), GP_JOB_STOPPING);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +288,8 @@ int main(void)
         cmocka_unit_test(trading_gives_fast_gpus_to_the_tenant_that_gains_most),
         cmocka_unit_test(bad_options_are_refused_naming_the_key),
         cmocka_unit_test(the_quantum_option_sets_when_jobs_rotate),
+        cmocka_unit_test(
+            the_default_quantum_is_ten_switches_when_switching_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,6 +82,29 @@ static double rss_mib(pid_t pid, const char *key)
     return kib / 1024.0;
 }
 
+/* CPU seconds (user + system) the process has used, from
+ * /proc/PID/stat; NAN when it cannot be read. */
+static double cpu_s(pid_t pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long ut, st;
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return NAN;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* after "pid (comm) ": state is field 3, utime 14, stime 15 */
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+               &ut, &st) != 2)
+        return NAN;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* The daemon of the case under way, stopped on ^C (h_on_signals). */
 static struct harness *volatile current;
 
@@ -247,6 +270,7 @@ static void *load_client(void *arg)
 struct load_result {
     double wall_s, rate, rate_first, rate_last;
     double p50_ms, p99_ms, max_ms;
+    double daemon_cpu_us, client_cpu_us; /* CPU time per request */
 };
 
 /* n requests of one kind from `clients` threads; 0 or -1. */
@@ -257,7 +281,7 @@ static int run_load(const struct harness *h, enum load_kind kind, uint64_t n,
     struct load l = {.h = h, .kind = kind, .n = n, .first = first, .ids = ids};
     pthread_t th[MAX_CLIENTS];
     size_t tenth = n / 10 ? n / 10 : 1;
-    double t1;
+    double t1, d0, c0;
     int rc = 0;
 
     l.lat_s = calloc(n, sizeof(double));
@@ -267,12 +291,16 @@ static int run_load(const struct harness *h, enum load_kind kind, uint64_t n,
         free(l.done_s);
         return -1;
     }
+    d0 = cpu_s(h->pid);
+    c0 = cpu_s(getpid());
     l.t0 = h_now_s();
     for (unsigned i = 0; i < clients; i++)
         pthread_create(&th[i], NULL, load_client, &l);
     for (unsigned i = 0; i < clients; i++)
         pthread_join(th[i], NULL);
     t1 = h_now_s();
+    r->daemon_cpu_us = (cpu_s(h->pid) - d0) / (double)n * 1e6;
+    r->client_cpu_us = (cpu_s(getpid()) - c0) / (double)n * 1e6;
     if (atomic_load(&l.failed)) {
         rc = -1;
         goto out;
@@ -334,11 +362,13 @@ static void case_submit(void)
                 printf("submit-%s-%u: submits=%" PRIu64
                        " wall_s=%.2f per_s=%.0f first10%%_per_s=%.0f "
                        "last10%%_per_s=%.0f p50_ms=%.2f p99_ms=%.2f "
-                       "max_ms=%.1f rss_mib=%.1f\n",
+                       "max_ms=%.1f rss_mib=%.1f daemon_cpu_us=%.0f "
+                       "client_cpu_us=%.0f\n",
                        syncs[s], clients[ci], O.submits, fig->r.wall_s,
                        fig->r.rate, fig->r.rate_first, fig->r.rate_last,
                        fig->r.p50_ms, fig->r.p99_ms, fig->r.max_ms,
-                       rss_mib(h.pid, "VmRSS"));
+                       rss_mib(h.pid, "VmRSS"), fig->r.daemon_cpu_us,
+                       fig->r.client_cpu_us);
             }
             if (c)
                 curl_easy_cleanup(c);

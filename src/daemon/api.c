@@ -200,10 +200,14 @@ static void estimate(struct daemon *d, struct est *e, const struct gp_job *j,
 
 /* A job as the API shows it (from the store's record); a waiting job
  * with its position, reason and estimated start when e is given. */
-static json_t *job_json(struct daemon *d, const struct gp_db_job *row,
-                        int64_t now, struct est *e)
+/* The job as the API shows it. Its spec is row->spec_json, or `given`
+ * (borrowed) when the caller has it parsed already (a submit). */
+static json_t *job_json_spec(struct daemon *d, const struct gp_db_job *row,
+                             int64_t now, struct est *e, json_t *given)
 {
-    json_t *spec = json_loads(row->spec_json, 0, NULL), *o;
+    json_t *spec = given ? json_incref(given)
+                         : json_loads(row->spec_json, 0, NULL),
+           *o;
     struct djob *dj = gp_djob_find(d, row->id);
     char dir[1100];
 
@@ -275,6 +279,12 @@ static json_t *job_json(struct daemon *d, const struct gp_db_job *row,
     return o;
 }
 
+static json_t *job_json(struct daemon *d, const struct gp_db_job *row,
+                        int64_t now, struct est *e)
+{
+    return job_json_spec(d, row, now, e, NULL);
+}
+
 /* ---- submit ------------------------------------------------------------ */
 
 /* May `who` submit this clean job? NULL, or the error. Asked of every job
@@ -340,24 +350,37 @@ static json_t *submit_one(struct daemon *d, const struct gp_identity *who,
     row.exit_code = GP_DB_NO_EXIT;
     row.updated_us = now;
     rc = gp_db_job_insert(d->db, &row, &id, &diag);
-    free(text);
-    if (rc != GP_OK)
+    if (rc != GP_OK) {
+        free(text);
         return error(status, gp_http_status_of(rc), gp_err_name(rc), NULL, "%s",
                      diag.msg);
+    }
     row.id = id;
-    if (!(dj = gp_djob_new(d, &row, id, clean)))
+    if (!(dj = gp_djob_new(d, &row, id, clean))) {
+        free(text);
         return error(status, 503, "NOMEM", NULL, "out of memory");
+    }
     {
         struct gp_db_event ev = {
             .job_id = id, .ts_us = now, .kind = "submitted"};
         gp_db_event_append(d->db, &ev, NULL, NULL);
     }
     if ((rc = gp_daemon_submit_core(d, dj, now, &diag)) != GP_OK) {
+        free(text);
         gp_djob_drop(d, dj);
         return error(status, gp_http_status_of(rc), gp_err_name(rc), NULL, "%s",
                      diag.msg);
     }
     d->submits++;
+    if (gp_djob_find(d, id)) {
+        /* queued: the row is as inserted (nothing starts before the
+         * round), and the job's live state is read from the core */
+        out = job_json_spec(d, &row, now, NULL, clean);
+        free(text);
+        *status = 201;
+        return out;
+    }
+    free(text);
     /* a job the cluster can never run was rejected by now (observer) */
     if (gp_db_job_get(d->db, id, &row, NULL) != GP_OK)
         return error(status, 500, "IO", NULL, "the store lost the job");

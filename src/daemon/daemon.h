@@ -99,6 +99,7 @@ struct daemon {
     struct gp_gpu_info *gpus; /* ngpus */
     struct gp_gpu_sample *samples;
     int64_t last_sample_us;
+    int64_t last_poll_us; /* running jobs last looked at */
     int64_t *busy_since_us; /* per GPU: when its job last showed use */
     uint32_t foreign[64];   /* pids on the GPUs gpupool did not start,
                                last sample (reported once each) */
@@ -143,6 +144,8 @@ extern const struct gp_observer_ops gp_daemon_observer;
 /* Carry out the core's actions taken and persisted this round. */
 int gp_daemon_persist_actions(struct daemon *d, int64_t now);
 int gp_daemon_execute(struct daemon *d, int64_t now);
+/* Are actions persisted and not yet carried out? */
+bool gp_daemon_actions_pending(const struct daemon *d);
 /* Take the jobs that ended this turn out of the core (end of a turn). */
 void gp_daemon_retire_ended(struct daemon *d);
 /* Ask every running job's supervisor what it is doing; report exits. */

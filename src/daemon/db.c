@@ -81,10 +81,11 @@
                   "AND id > ?1 ORDER BY id LIMIT ?2")                          \
     X(JOBS_ALL,                                                                \
       "SELECT " JOB_COLS " FROM jobs WHERE id > ?1 ORDER BY id LIMIT ?2")      \
+    X(EVENT_NEXT_SEQ,                                                          \
+      "SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = ?1")    \
     X(EVENT_APPEND,                                                            \
       "INSERT INTO job_events(job_id, seq, ts_us, kind, detail_json) "         \
-      "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM job_events "      \
-      "WHERE job_id = ?1 RETURNING seq")                                       \
+      "VALUES (?1, ?2, ?3, ?4, ?5)")                                           \
     X(EVENTS_EACH, "SELECT job_id, seq, ts_us, kind, detail_json FROM "        \
                    "job_events WHERE job_id = ?1 ORDER BY seq")                \
     X(RUN_BEGIN,                                                               \
@@ -1200,12 +1201,17 @@ int gp_db_jobs_each(struct gp_db *db, enum gp_db_which which, int64_t after_id,
 
 /* ---- events ------------------------------------------------------------ */
 
+/* The next seq is read, then the row inserted: two plain statements. An
+ * INSERT ... RETURNING costs SQLite an ephemeral table per execution, which
+ * made this, once per submit, the daemon's most expensive statement. */
 int gp_db_event_append(struct gp_db *db, const struct gp_db_event *ev,
                        uint32_t *seq, struct gp_diag *diag)
 {
     const char *what = "append event";
+    struct bind q = {db->st[ST_EVENT_NEXT_SEQ], SQLITE_OK};
     struct bind b = {db->st[ST_EVENT_APPEND], SQLITE_OK};
-    int64_t n = 0;
+    int64_t n;
+    bool found;
     int rc;
 
     if (!ev)
@@ -1215,11 +1221,17 @@ int gp_db_event_append(struct gp_db *db, const struct gp_db_event *ev,
         (rc = check_text(db, diag, what, "detail_json", ev->detail_json,
                          false)) != GP_OK)
         return rc;
+    b_i64(&q, 1, ev->job_id);
+    if ((rc = step_one(db, &q, &found, diag, what)) != GP_OK)
+        return rc;
+    n = found ? sqlite3_column_int64(q.st, 0) : 1;
+    done_with(q.st);
     b_i64(&b, 1, ev->job_id);
-    b_i64(&b, 2, ev->ts_us);
-    b_text(&b, 3, ev->kind);
-    b_text(&b, 4, ev->detail_json);
-    if ((rc = step_write(db, &b, &n, diag, "append event '%s' to job %" PRId64,
+    b_i64(&b, 2, n);
+    b_i64(&b, 3, ev->ts_us);
+    b_text(&b, 4, ev->kind);
+    b_text(&b, 5, ev->detail_json);
+    if ((rc = step_write(db, &b, NULL, diag, "append event '%s' to job %" PRId64,
                          ev->kind, ev->job_id)) != GP_OK)
         return rc;
     if (seq)

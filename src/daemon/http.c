@@ -1,10 +1,16 @@
 /* http.c - libmicrohttpd on a Unix socket (and TCP with TLS and bearer
  * tokens), handing each request to the loop thread (see http.h).
  *
- * Key decision: one thread per connection (MHD_USE_THREAD_PER_CONNECTION).
- * A connection thread blocks while the loop answers; the loop answers in
- * batches after one commit, so a burst of submits costs one fsync. The
- * connection limit bounds the threads.
+ * Key decision: one MHD thread per listener, on epoll, with suspended
+ * connections. A request that is all in is queued for the loop and its
+ * connection suspended; the loop answers in batches after one commit (a
+ * burst of submits costs one fsync) and resumes each connection, and the
+ * MHD thread sends the answers. No thread waits per connection: with
+ * a thread per connection every answer cost a wake-up and a switch to
+ * that connection's thread, which on a busy machine took more time than
+ * the loop's own work (bench/README.md, "Where the submit time went").
+ * A Unix socket peer is identified once per connection (its credentials
+ * cannot change while it is open).
  */
 #define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
 #include "daemon/http.h"
@@ -16,6 +22,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +36,8 @@
 #define MAX_CONNECTIONS 256
 #define MAX_PEM (1 << 20)
 
+struct conn;
+
 struct listener {
     struct gp_http *h;
     struct MHD_Daemon *mhd;
@@ -36,7 +45,14 @@ struct listener {
     bool unix_socket;
     bool tls;
     char *cert, *key; /* PEM, kept for MHD's life */
+    /* requests' records kept for reuse: taken and given back by MHD's one
+     * thread of this listener only (a record is 5 KiB, and its malloc and
+     * free each request cost more than the rest of the hand-off) */
+    struct conn *spare;
+    unsigned nspare;
 };
+
+#define MAX_SPARE 64
 
 struct gp_http {
     struct gp_http_options o;
@@ -50,14 +66,18 @@ struct gp_http {
     size_t ntokens;
 };
 
-/* per connection: the request being read */
-/* A request's connection. Its thread waits on its own condition for the
- * answer, so the loop's reply wakes that thread alone. */
+/* A request being read, queued or answered; `c` is suspended while the
+ * loop has it. */
 struct conn {
     struct gp_http_request req; /* first: a request is its conn */
     size_t cap;
     bool too_big;
-    pthread_cond_t answered;
+    struct MHD_Connection *c;
+};
+
+/* A Unix socket connection's peer, identified when it connects. */
+struct peer {
+    struct gp_identity who;
 };
 
 unsigned gp_http_status_of(int err)
@@ -112,25 +132,39 @@ static void name_user(struct gp_identity *who)
         snprintf(who->user, sizeof(who->user), "uid:%u", (unsigned)who->uid);
 }
 
+/* A Unix socket's peer from its credentials. */
+static void identify_peer(struct MHD_Connection *c, struct gp_identity *who)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    memset(who, 0, sizeof(*who));
+    snprintf(who->via, sizeof(who->via), "unix");
+    if (ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred,
+                         &len) == 0) {
+        who->known = true;
+        who->uid = cred.uid;
+        who->gid = cred.gid;
+        who->admin = cred.uid == 0 || cred.uid == geteuid();
+        name_user(who);
+    }
+}
+
 static void identify(struct listener *l, struct MHD_Connection *c,
                      struct gp_identity *who)
 {
     memset(who, 0, sizeof(*who));
     if (l->unix_socket) {
         const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        const struct peer *p = ci ? ci->socket_context : NULL;
 
-        snprintf(who->via, sizeof(who->via), "unix");
-        if (ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred,
-                             &len) == 0) {
-            who->known = true;
-            who->uid = cred.uid;
-            who->gid = cred.gid;
-            who->admin = cred.uid == 0 || cred.uid == geteuid();
-            name_user(who);
-        }
+        if (p)
+            *who = p->who;
+        else
+            identify_peer(c, who);
         return;
     }
     snprintf(who->via, sizeof(who->via), "token");
@@ -176,16 +210,20 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, unsigned status,
     return respond(c, status, "application/json", body, (size_t)n);
 }
 
+/* Called with h->mu held. The loop is woken only when the queue was
+ * empty: it takes requests until the queue is empty, so one that finds it
+ * non-empty is taken in the turn under way or the one that follows. */
 static void enqueue(struct gp_http *h, struct gp_http_request *r)
 {
     uint64_t one = 1;
 
     r->next = NULL;
-    if (h->tail)
+    if (h->tail) {
         h->tail->next = r;
-    else
-        h->head = r;
-    h->tail = r;
+        h->tail = r;
+        return;
+    }
+    h->head = h->tail = r;
     if (write(h->o.wake_fd, &one, sizeof(one)) < 0) {
         /* the eventfd's counter is full: the loop is awake anyway */
     }
@@ -211,6 +249,30 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind,
     return MHD_YES;
 }
 
+/* A cleared record, from the spare ones when there are. The query's
+ * array (most of the record) is left as it is: nargs says how much of it
+ * holds arguments. */
+static struct conn *conn_new(struct listener *l)
+{
+    struct conn *cn = l->spare;
+    struct gp_http_request *r;
+
+    if (cn) {
+        l->spare = (struct conn *)cn->req.next;
+        l->nspare--;
+    } else if (!(cn = malloc(sizeof(*cn)))) {
+        return NULL;
+    }
+    r = &cn->req;
+    memset(r, 0, offsetof(struct gp_http_request, args));
+    memset(&r->nargs, 0,
+           sizeof(*r) - offsetof(struct gp_http_request, nargs));
+    cn->cap = 0;
+    cn->too_big = false;
+    cn->c = NULL;
+    return cn;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
                               const char *url, const char *method,
                               const char *version, const char *upload,
@@ -220,19 +282,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
     struct gp_http *h = l->h;
     struct conn *cn = *con_cls;
     const char *q;
-    enum MHD_Result ret;
 
     (void)version;
     if (!cn) { /* the headers are in: set up */
-        if (!(cn = calloc(1, sizeof(*cn))))
+        if (!(cn = conn_new(l)))
             return MHD_NO;
-        if (pthread_cond_init(&cn->answered, NULL) != 0) {
-            free(cn);
-            return MHD_NO;
-        }
         *con_cls = cn;
         return MHD_YES;
     }
+    if (cn->req.done) /* the loop answered and resumed the connection */
+        return respond(c, cn->req.status, cn->req.content_type, cn->req.reply,
+                       cn->req.reply_len);
     if (*upload_size) { /* a piece of the body */
         size_t need = cn->req.body_len + *upload_size + 1;
 
@@ -283,33 +343,68 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
         pthread_mutex_unlock(&h->mu);
         return respond_error(c, 503, "STATE", "the daemon is shutting down");
     }
+    /* suspended before the loop can see it, so its resume always follows */
+    cn->c = c;
+    MHD_suspend_connection(c);
     enqueue(h, &cn->req);
-    while (!cn->req.done)
-        pthread_cond_wait(&cn->answered, &h->mu);
     pthread_mutex_unlock(&h->mu);
-    ret = respond(c, cn->req.status, cn->req.content_type, cn->req.reply,
-                  cn->req.reply_len);
-    return ret;
+    return MHD_YES;
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *c,
+                              void **socket_context,
+                              enum MHD_ConnectionNotificationCode toe)
+{
+    struct listener *l = cls;
+    struct peer *p;
+
+    if (!l->unix_socket)
+        return;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        /* without memory the peer is identified at each request */
+        if ((p = malloc(sizeof(*p)))) {
+            identify_peer(c, &p->who);
+            *socket_context = p;
+        }
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        free(*socket_context);
+        *socket_context = NULL;
+    }
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
+    struct listener *l = cls;
     struct conn *cn = *con_cls;
 
-    (void)cls;
     (void)c;
     (void)toe;
     if (!cn)
         return;
     free(cn->req.body);
     free(cn->req.reply);
-    pthread_cond_destroy(&cn->answered);
-    free(cn);
+    if (l->nspare < MAX_SPARE) {
+        cn->req.next = (struct gp_http_request *)l->spare;
+        l->spare = cn;
+        l->nspare++;
+    } else {
+        free(cn);
+    }
     *con_cls = NULL;
 }
 
 /* ---- the loop's side ----------------------------------------------------- */
+
+bool gp_http_pending(struct gp_http *h)
+{
+    bool any;
+
+    pthread_mutex_lock(&h->mu);
+    any = h->head != NULL;
+    pthread_mutex_unlock(&h->mu);
+    return any;
+}
 
 struct gp_http_request *gp_http_take(struct gp_http *h)
 {
@@ -331,9 +426,10 @@ void gp_http_reply(struct gp_http *h, struct gp_http_request *r,
                    unsigned status, const char *content_type, const char *body,
                    size_t len)
 {
+    struct conn *cn = (struct conn *)r;
     char *copy = malloc(len + 1);
 
-    pthread_mutex_lock(&h->mu);
+    (void)h;
     if (copy) {
         memcpy(copy, body, len);
         copy[len] = '\0';
@@ -342,17 +438,14 @@ void gp_http_reply(struct gp_http *h, struct gp_http_request *r,
         r->reply_len = len;
         r->content_type = content_type;
     } else {
-        static const char oom[] =
-            "{\"error\":\"NOMEM\",\"message\":\"out of memory\"}\n";
         r->status = 503;
         r->reply = NULL;
         r->reply_len = 0;
         r->content_type = "application/json";
-        (void)oom;
     }
     r->done = true;
-    pthread_cond_signal(&((struct conn *)r)->answered);
-    pthread_mutex_unlock(&h->mu);
+    /* from here the request is MHD's thread's: it may be freed at once */
+    MHD_resume_connection(cn->c);
 }
 
 /* ---- listeners ----------------------------------------------------------- */
@@ -495,8 +588,8 @@ static int read_pem(const char *path, char **out, struct gp_diag *diag)
 
 static int start_listener(struct listener *l, struct gp_diag *diag)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
 
     if (l->tls)
         flags |= MHD_USE_TLS;
@@ -505,14 +598,16 @@ static int start_listener(struct listener *l, struct gp_diag *diag)
             flags, 0, NULL, NULL, handle, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
             MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
             MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, NULL, MHD_OPTION_HTTPS_MEM_KEY, l->key,
+            completed, l, MHD_OPTION_NOTIFY_CONNECTION, notify_connection,
+            l, MHD_OPTION_HTTPS_MEM_KEY, l->key,
             MHD_OPTION_HTTPS_MEM_CERT, l->cert, MHD_OPTION_END);
     else
         l->mhd = MHD_start_daemon(
             flags, 0, NULL, NULL, handle, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
             MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
             MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, NULL, MHD_OPTION_END);
+            completed, l, MHD_OPTION_NOTIFY_CONNECTION, notify_connection,
+            l, MHD_OPTION_END);
     if (!l->mhd)
         return gp_diag_set(diag, GP_EIO, l->unix_socket ? "socket" : "listen",
                            "the HTTP server did not start%s",
@@ -583,6 +678,13 @@ static void stop_listener(struct listener *l)
         MHD_stop_daemon(l->mhd);
     if (l->fd >= 0)
         close(l->fd);
+    while (l->spare) {
+        struct conn *cn = l->spare;
+
+        l->spare = (struct conn *)cn->req.next;
+        free(cn);
+    }
+    l->nspare = 0;
     free(l->cert);
     free(l->key);
     l->mhd = NULL;

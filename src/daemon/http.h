@@ -54,8 +54,8 @@ struct gp_http_options {
     bool allow_plain;        /* TCP without TLS: loopback only */
     const char *tokens_file; /* hashed tokens (auth.h) */
     size_t max_body;         /* bytes; a larger body is a 413 */
-    int wake_fd;             /* the loop's eventfd: written once per
-                                request queued */
+    int wake_fd;             /* the loop's eventfd: written when a
+                                request is queued into an empty queue */
 };
 
 struct gp_http;
@@ -74,6 +74,10 @@ int gp_http_reload_tokens(struct gp_http *h, struct gp_diag *diag);
  * threads and remove the socket file. NULL is a no-op. */
 void gp_http_stop(struct gp_http *h);
 
+/* Are requests queued? The loop is woken (wake_fd) only when a request
+ * finds the queue empty: a loop that leaves requests queued (a full
+ * batch) must not wait before its next turn. */
+bool gp_http_pending(struct gp_http *h);
 /* The next queued request, or NULL. Loop thread only. */
 struct gp_http_request *gp_http_take(struct gp_http *h);
 /* Answer a request taken with gp_http_take; `body` is copied. After this

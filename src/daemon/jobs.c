@@ -657,6 +657,12 @@ static void begin_stop(struct daemon *d, struct djob *dj, int first_signal,
         gp_dlog(d, GP_LOG_WARN, "job %" PRId64 ": stop: %s", dj->id, diag.msg);
 }
 
+bool gp_daemon_actions_pending(const struct daemon *d)
+{
+    (void)d;
+    return nacts > 0;
+}
+
 int gp_daemon_execute(struct daemon *d, int64_t now)
 {
     struct gp_diag diag;

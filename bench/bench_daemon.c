@@ -56,6 +56,8 @@
 
 struct opts {
     const char *exe, *dir, *only;
+    const char *sync;  /* --sync: the submit case's one mode, or NULL */
+    unsigned clients;  /* --clients: the submit case's one count, or 0 */
     uint64_t submits, starts, store_jobs, pass_jobs;
 };
 
@@ -344,6 +346,9 @@ static void case_submit(void)
             char tag[32];
             CURL *c;
 
+            if ((O.sync && strcmp(O.sync, syncs[s]) != 0) ||
+                (O.clients && O.clients != clients[ci]))
+                continue;
             fig->sync = syncs[s];
             fig->clients = clients[ci];
             snprintf(tag, sizeof(tag), "bench-%s-%u", syncs[s], clients[ci]);
@@ -769,11 +774,14 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: " PROG " [--case submit|start|round|memory] [--dir DIR]\n"
             "       [--gpupool PATH] [--submits N] [--starts N]\n"
-            "       [--store-jobs N] [--pass-jobs N]\n"
+            "       [--store-jobs N] [--pass-jobs N] [--sync full|normal]\n"
+            "       [--clients 1|8|64]\n"
             "  --dir DIR         where the daemons' state goes (default "
             "/var/tmp)\n"
             "  --gpupool PATH    the gpupool program (default: this build's)\n"
             "  --submits N       per submit case (default 10000)\n"
+            "  --sync MODE       the submit case under this mode only\n"
+            "  --clients N       the submit case with this many clients only\n"
             "  --starts N        jobs of the start case (default 50)\n"
             "  --store-jobs N    jobs waiting in the round case (default "
             "10000)\n"
@@ -791,7 +799,17 @@ static void ratio(const char *what, double got, double target, bool more)
 
 int main(int argc, char **argv)
 {
-    enum { O_CASE = 256, O_DIR, O_EXE, O_SUBMITS, O_STARTS, O_STORE, O_PASS };
+    enum {
+        O_CASE = 256,
+        O_DIR,
+        O_EXE,
+        O_SUBMITS,
+        O_STARTS,
+        O_STORE,
+        O_PASS,
+        O_SYNC_MODE,
+        O_NCLIENTS
+    };
     static const struct option longopts[] = {
         {"case", required_argument, NULL, O_CASE},
         {"dir", required_argument, NULL, O_DIR},
@@ -800,6 +818,8 @@ int main(int argc, char **argv)
         {"starts", required_argument, NULL, O_STARTS},
         {"store-jobs", required_argument, NULL, O_STORE},
         {"pass-jobs", required_argument, NULL, O_PASS},
+        {"sync", required_argument, NULL, O_SYNC_MODE},
+        {"clients", required_argument, NULL, O_NCLIENTS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -826,6 +846,25 @@ int main(int argc, char **argv)
             break;
         case O_DIR:
             O.dir = optarg;
+            break;
+        case O_SYNC_MODE:
+            if (strcmp(optarg, "full") && strcmp(optarg, "normal")) {
+                fprintf(stderr,
+                        PROG ": --sync: expected full or normal, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            O.sync = optarg;
+            break;
+        case O_NCLIENTS:
+            if (strcmp(optarg, "1") && strcmp(optarg, "8") &&
+                strcmp(optarg, "64")) {
+                fprintf(stderr,
+                        PROG ": --clients: expected 1, 8 or 64, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            O.clients = (unsigned)atoi(optarg);
             break;
         case O_EXE:
             O.exe = optarg;

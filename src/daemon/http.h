@@ -1,13 +1,15 @@
-/* http.h - the daemon's HTTP front: libmicrohttpd threads parse requests
- * and hand them to the loop, which owns all state.
+/* http.h - the daemon's HTTP front: libmicrohttpd's thread parses requests
+ * and hands them to the loop, which owns all state.
  *
- * Key decision (STYLE.md, "The daemon"): a connection thread never touches
- * the core, the store or the backend. It reads the request (a body capped
- * at max_body), learns who is asking (the peer's credentials on the Unix
- * socket, a bearer token over TCP, auth.h), queues the request, pokes the
- * loop's eventfd and waits until the loop has answered. The loop takes requests
- * with gp_http_take, batches them into one store transaction (group
- * commit) and answers each with gp_http_reply after the commit.
+ * Key decision (STYLE.md, "The daemon"): MHD's thread never touches the
+ * core, the store or the backend. It reads the request (a body capped at
+ * max_body), learns who is asking (the peer's credentials on the Unix
+ * socket, once per connection; a bearer token over TCP, auth.h), queues
+ * the request, pokes the loop's eventfd when the queue was empty, and
+ * suspends the connection until the loop has answered. The loop takes
+ * requests with gp_http_take, batches them into one store transaction
+ * (group commit) and answers each with gp_http_reply after the commit,
+ * which resumes its connection; MHD's thread sends the answer.
  */
 #ifndef GPUPOOL_DAEMON_HTTP_H
 #define GPUPOOL_DAEMON_HTTP_H
@@ -81,7 +83,8 @@ bool gp_http_pending(struct gp_http *h);
 /* The next queued request, or NULL. Loop thread only. */
 struct gp_http_request *gp_http_take(struct gp_http *h);
 /* Answer a request taken with gp_http_take; `body` is copied. After this
- * the request belongs to its connection thread again. */
+ * the request is MHD's thread's again (it may be freed at once): the
+ * caller must not touch it. */
 void gp_http_reply(struct gp_http *h, struct gp_http_request *r,
                    unsigned status, const char *content_type, const char *body,
                    size_t len);

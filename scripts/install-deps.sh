@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential pkg-config meson ninja-build python3 xz-utils
       libjansson-dev libarchive-dev libarchive13 zlib1g-dev libcmocka-dev
       libsqlite3-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev
-      libgnutls28-dev"
+      libgnutls28-dev coinor-libcbc-dev coinor-libclp-dev libglpk-dev"
 # For the tests only (./scripts/install-deps.sh --tests, which
 # scripts/test.sh runs): curl and Debian's Prometheus server for the
 # metrics test; openssl for the TLS test's certificate; python3-torch (CPU build) for the PyTorch example job and

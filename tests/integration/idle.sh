@@ -94,7 +94,9 @@ start "$tmp/on" --set policy.lend_idle=1
 a=$(a_job)
 wait_for "$a" 'j["state"] == "running"' 30
 wait_for "$a" "$reported_idle" 30
-b=$(submit -t b --gpus 2 -J borrower -- sleep 14)
+# b's job must outlast the checks below, a restart and 3 s more: under
+# ASan those took 14 s once, and a 14 s job ended just before the last
+b=$(submit -t b --gpus 2 -J borrower -- sleep 24)
 # a's job is signalled, checkpoints and waits; b's job gets its GPUs
 wait_for "$b" 'j["state"] == "running"' 40
 [ "$(state "$a")" = pending ] || fail "job $a: $(state "$a") while b runs, expected pending"

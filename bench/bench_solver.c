@@ -62,6 +62,7 @@ static struct gp_lp *max_min_lp(int jobs)
 
     if (!lp || !xcol || !scale || !tput)
         goto fail;
+    rng = (uint64_t)jobs; /* each size its own problem, whatever ran before */
     for (int k = 0; k < NTYPES; k++)
         n[k] = ceil(36.0 * jobs / 100.0);
     gp_lp_set_sense(lp, GP_LP_MAXIMIZE);

@@ -53,6 +53,12 @@ def h(s): return f"{s/3600:.2f}"
 # reclaim delays (most are seconds long). The utilization and queue rows
 # name their window: the arrival window (first
 # to last submission) or the makespan (first submission to last end).
+def table(runs, rows):
+    """A row per metric, a column per run (policy)."""
+    print("| metric | " + " | ".join(r["policy"] for r in runs) + " |")
+    print("|---|" + "---:|" * len(runs))
+    for label, f in rows:
+        print(f"| {label} | " + " | ".join(f(r) for r in runs) + " |")
 rows = [
     ("Arrival window / makespan (h)", lambda r: f"{r['arrival_window_s']/3600:.0f} / {r['makespan_s']/3600:.0f}"),
     ("GPU utilization, arrival window", lambda r: pct(r["gpu_utilization_arrivals"])),
@@ -88,10 +94,7 @@ for name, title in (("philly", "Philly per-job table, 82,247 jobs, 64x8 (512 GPU
           f"({r0['cluster_gpus']} GPUs), placement {r0['placement']}, seed {r0['seed']}; "
           "preemption " + "; ".join(", ".join(r["policy"] for r in runs if r["preemption"] == p) + ": " + p
                                    for p in dict.fromkeys(r["preemption"] for r in runs)) + ".\n")
-    print("| metric | " + " | ".join(r["policy"] for r in runs) + " |")
-    print("|---|" + "---:|" * len(runs))
-    for label, f in rows:
-        print(f"| {label} | " + " | ".join(f(r) for r in runs) + " |")
+    table(runs, rows)
 # The published policies: the figures they are judged by in their papers
 # (waits and completion times), then the tenants' compliance.
 pub_rows = [
@@ -113,12 +116,8 @@ for name, title in (("pub-philly", "Philly, the published policies"),
     path = os.path.join(out, name + ".json")
     if not os.path.exists(path):
         continue
-    runs = json.load(open(path))
-    print(f"\n### {title}\n")
-    print("| metric | " + " | ".join(r["policy"] for r in runs) + " |")
-    print("|---|" + "---:|" * len(runs))
-    for label, f in pub_rows:
-        print(f"| {label} | " + " | ".join(f(r) for r in runs) + " |")
+    print(f"\n#### {title}\n")
+    table(json.load(open(path)), pub_rows)
 runs = json.load(open(os.path.join(out, "sweep.json")))
 print("\n### Load sweep, Philly (cluster resized, guarantees scaled)\n")
 print("| load | GPUs | policy | utilization, arrival window | utilization, to the makespan | ceiling, to the makespan | utilization while jobs waited | avg wait (h) | p99 wait (h) | fair-share | guarantee | fair-share, gang-aware | guarantee, gang-aware |")

@@ -659,14 +659,16 @@ static void milps_match_their_enumerated_optimum(void **state)
                   infeasible);
 }
 
-static void coin_and_glpk_agree_on_random_lps(void **state)
+/* n random problems (integer columns when `ints`) from `seed`, each
+ * solved by both: the same status, and for an optimal one the same
+ * objective and two points that satisfy the problem. Counts per status. */
+static void differential(bool ints, int maxn, int maxm, int n, uint64_t seed,
+                         unsigned count[GP_LP_FAILED + 1])
 {
-    unsigned optimal = 0, infeasible = 0, unbounded = 0;
-
-    (void)state;
-    rng_state = 20261127;
-    for (int i = 0; i < 400; i++) {
-        struct gp_lp *lp = random_lp(false, 24, 20);
+    rng_state = seed;
+    memset(count, 0, (GP_LP_FAILED + 1) * sizeof(*count));
+    for (int i = 0; i < n; i++) {
+        struct gp_lp *lp = random_lp(ints, maxn, maxm);
         struct gp_lp_result a, b;
 
         solve(coin, lp, NULL, &a);
@@ -682,56 +684,38 @@ static void coin_and_glpk_agree_on_random_lps(void **state)
             assert_true(a.feasible && b.feasible);
             assert_true(gp_lp_violation(lp, a.x) <= TOL);
             assert_true(gp_lp_violation(lp, b.x) <= TOL);
-            optimal++;
         }
-        infeasible += a.status == GP_LP_INFEASIBLE;
-        unbounded += a.status == GP_LP_UNBOUNDED;
+        count[a.status]++;
         gp_lp_result_free(&a);
         gp_lp_result_free(&b);
         gp_lp_free(lp);
     }
-    /* the generator must exercise every outcome */
-    assert_true(optimal >= 200);
-    assert_true(infeasible >= 5);
-    assert_true(unbounded >= 5);
-    print_message("random LPs: %u optimal, %u infeasible, %u unbounded\n",
-                  optimal, infeasible, unbounded);
+    print_message("random %s: %u optimal, %u infeasible, %u unbounded\n",
+                  ints ? "MILPs" : "LPs", count[GP_LP_OPTIMAL],
+                  count[GP_LP_INFEASIBLE], count[GP_LP_UNBOUNDED]);
+}
+
+/* the generator must exercise every outcome */
+static void coin_and_glpk_agree_on_random_lps(void **state)
+{
+    unsigned count[GP_LP_FAILED + 1];
+
+    (void)state;
+    differential(false, 24, 20, 400, 20261127, count);
+    assert_true(count[GP_LP_OPTIMAL] >= 200);
+    assert_true(count[GP_LP_INFEASIBLE] >= 5);
+    assert_true(count[GP_LP_UNBOUNDED] >= 5);
 }
 
 static void coin_and_glpk_agree_on_random_milps(void **state)
 {
-    unsigned optimal = 0, infeasible = 0, unbounded = 0;
+    unsigned count[GP_LP_FAILED + 1];
 
     (void)state;
-    rng_state = 42;
-    for (int i = 0; i < 200; i++) {
-        struct gp_lp *lp = random_lp(true, 10, 8);
-        struct gp_lp_result a, b;
-
-        solve(coin, lp, NULL, &a);
-        solve(glpk, lp, NULL, &b);
-        if (a.status != b.status)
-            fail_msg("problem %d (%s): coin says %s, glpk %s", i, keep(lp),
-                     gp_lp_status_name(a.status), gp_lp_status_name(b.status));
-        if (a.status == GP_LP_OPTIMAL) {
-            if (!close_to(a.objective, b.objective))
-                fail_msg("problem %d (%s): objective %.9g (coin) vs %.9g "
-                         "(glpk)",
-                         i, keep(lp), a.objective, b.objective);
-            assert_true(a.feasible && b.feasible);
-            optimal++;
-        }
-        infeasible += a.status == GP_LP_INFEASIBLE;
-        unbounded += a.status == GP_LP_UNBOUNDED;
-        gp_lp_result_free(&a);
-        gp_lp_result_free(&b);
-        gp_lp_free(lp);
-    }
-    assert_true(optimal >= 100);
-    assert_true(infeasible >= 5);
-    assert_true(unbounded >= 5);
-    print_message("random MILPs: %u optimal, %u infeasible, %u unbounded\n",
-                  optimal, infeasible, unbounded);
+    differential(true, 10, 8, 200, 42, count);
+    assert_true(count[GP_LP_OPTIMAL] >= 100);
+    assert_true(count[GP_LP_INFEASIBLE] >= 5);
+    assert_true(count[GP_LP_UNBOUNDED] >= 5);
 }
 
 int main(void)

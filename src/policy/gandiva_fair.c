@@ -317,6 +317,16 @@ static int cand_cmp(const void *a, const void *b)
 /* The candidates: at a quantum every running job that may be preempted
  * and every waiting one; between quanta only waiting ones. A running job
  * that may not be preempted keeps its GPUs and is charged for them. */
+/* May a quantum round take this running job's GPUs for another? Not if
+ * it is protected (minimum run time, preemption cap), nor if taking it
+ * would throw work away (it cannot checkpoint within the grace): the
+ * paper's suspend keeps a job's state, and such a job, rotated at every
+ * quantum, would start over each time and never end. */
+static bool rotatable(const struct gp_view *v, const struct gp_job *job)
+{
+    return gp_view_may_preempt(v, job) && gp_view_loss_if_preempted(v, job) == 0;
+}
+
 static int gather(struct round *r)
 {
     const struct gp_cluster *cl = gp_view_cluster(r->v);
@@ -330,7 +340,7 @@ static int gather(struct round *r)
             const struct gp_job *job = gp_view_running_at(r->v, i);
             uint8_t k = job->where.type;
 
-            if (!gp_view_may_preempt(r->v, job))
+            if (!rotatable(r->v, job))
                 continue; /* charged by charge_kept */
             r->avail[k] += gp_placement_milli(&job->where);
             if ((rc = push_cand(r, &r->ts[job->tenant], job, k)) != GP_OK)
@@ -666,14 +676,14 @@ static int apply(struct round *r)
     return GP_OK;
 }
 
-/* Running jobs that may not be preempted keep their GPUs through the
- * quantum: their tenants pay for them. */
+/* Running jobs that are not rotated keep their GPUs through the quantum:
+ * their tenants pay for them. */
 static void charge_kept(struct round *r)
 {
     for (size_t i = 0; i < gp_view_nrunning(r->v); i++) {
         const struct gp_job *job = gp_view_running_at(r->v, i);
 
-        if (!gp_view_may_preempt(r->v, job))
+        if (!rotatable(r->v, job))
             charge(r, job->tenant, job->where.type,
                    gp_placement_milli(&job->where));
     }

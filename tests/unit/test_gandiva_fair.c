@@ -279,6 +279,43 @@ the_default_quantum_is_ten_switches_when_switching_costs(void **state)
     gp_core_free(core);
 }
 
+/* Under graceful preemption a job that cannot checkpoint would lose its
+ * work at each rotation and start over every quantum: it keeps its GPU
+ * until it ends, and the other tenant's job waits, where a job that can
+ * checkpoint is rotated out at the quantum. */
+static void a_job_that_cannot_checkpoint_is_not_rotated(void **state)
+{
+    struct rec r;
+    struct gp_core *core;
+    uint64_t a1, b1;
+    struct gp_job_spec spec = {
+        .id = "a1",
+        .tenant = "a",
+        .gpus = 1,
+        .duration_us = S(100000),
+        .checkpointable = false,
+    };
+
+    (void)state;
+    world_grace_us = S(120);
+    world_ckpt_us = S(30);
+    world_restart_us = S(30);
+    core = mkgf(1, 0, 1, 1, NULL, NULL, 0, &r, NULL);
+    world_grace_us = world_ckpt_us = world_restart_us = 0;
+    assert_non_null(core);
+    assert_int_equal(gp_core_submit(core, &spec, 0, &a1, NULL), GP_OK);
+    b1 = job(core, "b1", "b", NULL, 1);
+    round_at(core, 0);
+    assert_true(runs(core, a1) && !runs(core, b1));
+    /* the quantum (600 s here) ends: a1 is not signalled, now or later */
+    round_at(core, S(600));
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    round_at(core, S(1200));
+    assert_int_equal(state_of(core, a1), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, b1), GP_JOB_PENDING);
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +327,7 @@ int main(void)
         cmocka_unit_test(the_quantum_option_sets_when_jobs_rotate),
         cmocka_unit_test(
             the_default_quantum_is_ten_switches_when_switching_costs),
+        cmocka_unit_test(a_job_that_cannot_checkpoint_is_not_rotated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

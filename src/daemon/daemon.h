@@ -144,7 +144,8 @@ extern const struct gp_observer_ops gp_daemon_observer;
 /* Carry out the core's actions taken and persisted this round. */
 int gp_daemon_persist_actions(struct daemon *d, int64_t now);
 int gp_daemon_execute(struct daemon *d, int64_t now);
-/* Are actions persisted and not yet carried out? */
+/* Is there anything to carry out this turn: actions persisted and not
+ * yet carried out, or (under Slurm, always) new jobs to submit there? */
 bool gp_daemon_actions_pending(const struct daemon *d);
 /* Take the jobs that ended this turn out of the core (end of a turn). */
 void gp_daemon_retire_ended(struct daemon *d);

@@ -659,8 +659,9 @@ static void begin_stop(struct daemon *d, struct djob *dj, int first_signal,
 
 bool gp_daemon_actions_pending(const struct daemon *d)
 {
-    (void)d;
-    return nacts > 0;
+    /* under Slurm, carrying out also submits new jobs to Slurm, held
+     * (gp_bslurm_submit_new, which paces itself): every turn */
+    return nacts > 0 || d->slurm;
 }
 
 int gp_daemon_execute(struct daemon *d, int64_t now)

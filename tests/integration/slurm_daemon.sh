@@ -273,7 +273,7 @@ wait_node "$kn" down down
 wait_state "$kj" running 30
 [ "$(nodes_of "$kj" -1)" != "$kn" ] || fail "job $kj runs again on the dead node $kn"
 n=100
-until grep -q "start restart=1 step=[3-9]" "$tmp/jobs/$kj/stdout"; do
+until grep -Eq "start restart=1 step=([3-9]|[1-9][0-9]+) " "$tmp/jobs/$kj/stdout"; do
     n=$((n - 1))
     [ $n -gt 0 ] || { fail "job $kj did not resume from its checkpoint: $(cat "$tmp/jobs/$kj/stdout")"; break; }
     sleep 0.1

@@ -583,6 +583,14 @@ static int placement_on(struct daemon *d, const char *hostlist, uint32_t gpus,
         no.unknown || no.n == 0)
         return gp_diag_set(diag, GP_ENOENT, "slurm",
                            "nodes '%s' are not all gpupool's", hostlist);
+    if (gpus == 0) {
+        /* a CPU-only job: one slot of no GPUs on its node, for its CPUs
+         * and memory (without it the run could not be adopted after a
+         * restart: no slot, no node, and a type read from nothing) */
+        memset(&slots[0], 0, sizeof(slots[0]));
+        slots[0].node = no.ids[0];
+        p->nslots = 1;
+    }
     for (size_t k = 0; k < no.n && left; k++) {
         uint32_t node = no.ids[k], ng = gp_cluster_node_gpus(cl, node);
         struct gp_slot *s = &slots[p->nslots];

@@ -117,12 +117,17 @@ grep -q "slurm 22\|slurm [0-9]" "$tmp/daemon.log" ||
 tj=$(submit -t lender -J limit -g 0 --time 1m -- sleep 600)
 wait_state "$tj" running 30
 
-# ---- a borrower fills the cluster
+# ---- a borrower fills the cluster, one job at a time: each starts in a
+# round of its own, so the reclaim below takes the two started last (on
+# the last two nodes the placer filled, under one switch). Submitted at
+# once, they can start in one round, and the latest-started rule then has
+# no order to go by.
 b=
 for k in 1 2 3 4; do
-    b="$b $(submit -t borrower -J "b$k" -g 4 --checkpointable -- "$tmp/ck.sh" 100)"
+    j=$(submit -t borrower -J "b$k" -g 4 --checkpointable -- "$tmp/ck.sh" 100)
+    b="$b $j"
+    wait_state "$j" running 30
 done
-for j in $b; do wait_state "$j" running 30; done
 # running in gpupool once Slurm runs it
 for j in $b; do
     [ "$(sq job_state "$(sjob "$j")")" = RUNNING ] ||

@@ -56,8 +56,8 @@
 
 struct opts {
     const char *exe, *dir, *only;
-    const char *sync;  /* --sync: the submit case's one mode, or NULL */
-    unsigned clients;  /* --clients: the submit case's one count, or 0 */
+    const char *sync; /* --sync: the submit case's one mode, or NULL */
+    unsigned clients; /* --clients: the submit case's one count, or 0 */
     uint64_t submits, starts, store_jobs, pass_jobs;
 };
 

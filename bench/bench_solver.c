@@ -74,8 +74,8 @@ static struct gp_lp *max_min_lp(int jobs)
         scale[j] = u < 0.7 ? 1 : u < 0.85 ? 2 : u < 0.95 ? 4 : 8;
         for (int k = 0; k < NTYPES; k++) {
             tput[j * NTYPES + k] = base * rel[k] * (0.8 + 0.4 * uni());
-            if ((xcol[j * NTYPES + k] = gp_lp_add_col(lp, 0, 1, 0, false,
-                                                      &d)) < 0)
+            if ((xcol[j * NTYPES + k] = gp_lp_add_col(lp, 0, 1, 0, false, &d)) <
+                0)
                 goto bad;
         }
     }
@@ -86,8 +86,8 @@ static struct gp_lp *max_min_lp(int jobs)
         /* the throughput of an equal share: each type's GPUs split evenly
          * over the jobs, as a fraction of the time the job needs */
         for (int k = 0; k < NTYPES; k++)
-            equal += tput[j * NTYPES + k] *
-                     fmin(1.0, n[k] / jobs / scale[j]) / NTYPES;
+            equal += tput[j * NTYPES + k] * fmin(1.0, n[k] / jobs / scale[j]) /
+                     NTYPES;
         for (int k = 0; k < NTYPES; k++) {
             cols[k] = xcol[j * NTYPES + k];
             vals[k] = tput[j * NTYPES + k] / equal;
@@ -239,10 +239,9 @@ int main(int argc, char **argv)
         }
         for (size_t s = 1; s < nsolvers && s < 8; s++)
             if (fabs(obj[s] - obj[0]) > 1e-6 * fmax(1.0, fabs(obj[0]))) {
-                fprintf(stderr,
-                        PROG ": %" PRIu64 " jobs: %s finds %.9g, %s %.9g\n",
-                        jobs, solvers[0]->name, obj[0], solvers[s]->name,
-                        obj[s]);
+                fprintf(
+                    stderr, PROG ": %" PRIu64 " jobs: %s finds %.9g, %s %.9g\n",
+                    jobs, solvers[0]->name, obj[0], solvers[s]->name, obj[s]);
                 failed = 1;
             }
         gp_lp_free(lp);

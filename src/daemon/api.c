@@ -205,8 +205,8 @@ static void estimate(struct daemon *d, struct est *e, const struct gp_job *j,
 static json_t *job_json_spec(struct daemon *d, const struct gp_db_job *row,
                              int64_t now, struct est *e, json_t *given)
 {
-    json_t *spec = given ? json_incref(given)
-                         : json_loads(row->spec_json, 0, NULL),
+    json_t *spec =
+               given ? json_incref(given) : json_loads(row->spec_json, 0, NULL),
            *o;
     struct djob *dj = gp_djob_find(d, row->id);
     char dir[1100];

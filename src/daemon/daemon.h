@@ -99,7 +99,7 @@ struct daemon {
     struct gp_gpu_info *gpus; /* ngpus */
     struct gp_gpu_sample *samples;
     int64_t last_sample_us;
-    int64_t last_poll_us; /* running jobs last looked at */
+    int64_t last_poll_us;   /* running jobs last looked at */
     int64_t *busy_since_us; /* per GPU: when its job last showed use */
     uint32_t foreign[64];   /* pids on the GPUs gpupool did not start,
                                last sample (reported once each) */

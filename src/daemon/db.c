@@ -1231,8 +1231,9 @@ int gp_db_event_append(struct gp_db *db, const struct gp_db_event *ev,
     b_i64(&b, 3, ev->ts_us);
     b_text(&b, 4, ev->kind);
     b_text(&b, 5, ev->detail_json);
-    if ((rc = step_write(db, &b, NULL, diag, "append event '%s' to job %" PRId64,
-                         ev->kind, ev->job_id)) != GP_OK)
+    if ((rc =
+             step_write(db, &b, NULL, diag, "append event '%s' to job %" PRId64,
+                        ev->kind, ev->job_id)) != GP_OK)
         return rc;
     if (seq)
         *seq = (uint32_t)n;

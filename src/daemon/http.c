@@ -142,8 +142,8 @@ static void identify_peer(struct MHD_Connection *c, struct gp_identity *who)
 
     memset(who, 0, sizeof(*who));
     snprintf(who->via, sizeof(who->via), "unix");
-    if (ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred,
-                         &len) == 0) {
+    if (ci &&
+        getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
         who->known = true;
         who->uid = cred.uid;
         who->gid = cred.gid;
@@ -265,8 +265,7 @@ static struct conn *conn_new(struct listener *l)
     }
     r = &cn->req;
     memset(r, 0, offsetof(struct gp_http_request, args));
-    memset(&r->nargs, 0,
-           sizeof(*r) - offsetof(struct gp_http_request, nargs));
+    memset(&r->nargs, 0, sizeof(*r) - offsetof(struct gp_http_request, nargs));
     cn->cap = 0;
     cn->too_big = false;
     cn->c = NULL;
@@ -598,16 +597,16 @@ static int start_listener(struct listener *l, struct gp_diag *diag)
             flags, 0, NULL, NULL, handle, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
             MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
             MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, l, MHD_OPTION_NOTIFY_CONNECTION, notify_connection,
-            l, MHD_OPTION_HTTPS_MEM_KEY, l->key,
-            MHD_OPTION_HTTPS_MEM_CERT, l->cert, MHD_OPTION_END);
+            completed, l, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, l,
+            MHD_OPTION_HTTPS_MEM_KEY, l->key, MHD_OPTION_HTTPS_MEM_CERT,
+            l->cert, MHD_OPTION_END);
     else
         l->mhd = MHD_start_daemon(
             flags, 0, NULL, NULL, handle, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
             MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
             MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, l, MHD_OPTION_NOTIFY_CONNECTION, notify_connection,
-            l, MHD_OPTION_END);
+            completed, l, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, l,
+            MHD_OPTION_END);
     if (!l->mhd)
         return gp_diag_set(diag, GP_EIO, l->unix_socket ? "socket" : "listen",
                            "the HTTP server did not start%s",

@@ -324,7 +324,8 @@ static int cand_cmp(const void *a, const void *b)
  * quantum, would start over each time and never end. */
 static bool rotatable(const struct gp_view *v, const struct gp_job *job)
 {
-    return gp_view_may_preempt(v, job) && gp_view_loss_if_preempted(v, job) == 0;
+    return gp_view_may_preempt(v, job) &&
+           gp_view_loss_if_preempted(v, job) == 0;
 }
 
 static int gather(struct round *r)

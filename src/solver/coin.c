@@ -81,8 +81,9 @@ static Clp_Simplex *clp_model(const struct gp_lp *lp,
                     b->col_lo, b->col_hi, lp->obj, b->row_lo, b->row_hi);
     Clp_setOptimizationDirection(m, lp->sense == GP_LP_MAXIMIZE ? -1.0 : 1.0);
     if (lim && lim->iterations > 0)
-        Clp_setMaximumIterations(
-            m, lim->iterations > 2000000000 ? 2000000000 : (int)lim->iterations);
+        Clp_setMaximumIterations(m, lim->iterations > 2000000000
+                                        ? 2000000000
+                                        : (int)lim->iterations);
     if (lim && lim->seconds > 0)
         Clp_setMaximumSeconds(m, lim->seconds);
     return m;
@@ -158,8 +159,9 @@ done:
 
 /* A CBC model of the problem with objective `obj`, solved: its status,
  * and the model for the caller to read (NULL without memory). */
-static Cbc_Model *cbc_run(const struct gp_lp *lp, const struct gp_lp_limits *lim,
-                          const int *start, const int *idx, const double *val,
+static Cbc_Model *cbc_run(const struct gp_lp *lp,
+                          const struct gp_lp_limits *lim, const int *start,
+                          const int *idx, const double *val,
                           const struct coin_bounds *b, const double *obj,
                           enum gp_lp_status *status)
 {
@@ -184,7 +186,7 @@ static Cbc_Model *cbc_run(const struct gp_lp *lp, const struct gp_lp_limits *lim
         Cbc_setMaximumSeconds(m, lim->seconds);
     if (lim && lim->nodes > 0)
         Cbc_setMaximumNodes(m, lim->nodes > 2000000000 ? 2000000000
-                                                      : (int)lim->nodes);
+                                                       : (int)lim->nodes);
     Cbc_solve(m);
     if (Cbc_isProvenOptimal(m))
         *status = GP_LP_OPTIMAL;
@@ -241,8 +243,8 @@ static int solve_cbc(const struct gp_lp *lp, const struct gp_lp_limits *lim,
                 struct gp_lp_limits settle = {
                     .seconds = lim && lim->seconds ? lim->seconds
                                                    : GP_LP_SETTLE_SECONDS,
-                    .nodes = lim && lim->nodes ? lim->nodes
-                                               : GP_LP_SETTLE_NODES,
+                    .nodes =
+                        lim && lim->nodes ? lim->nodes : GP_LP_SETTLE_NODES,
                 };
                 enum gp_lp_status st;
 

@@ -222,8 +222,8 @@ static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
         struct nodes n = {.cap = lim && lim->nodes ? lim->nodes
                                                    : GP_LP_SETTLE_NODES};
         struct gp_lp_limits settle = {
-            .seconds = lim && lim->seconds ? lim->seconds
-                                           : GP_LP_SETTLE_SECONDS,
+            .seconds =
+                lim && lim->seconds ? lim->seconds : GP_LP_SETTLE_SECONDS,
         };
 
         for (size_t c = 0; c < lp->ncols; c++)
@@ -254,6 +254,6 @@ static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
 const struct gp_solver_ops gp__solver_glpk = {
     .name = "glpk",
     .what = "GNU GLPK " STR(GLP_MAJOR_VERSION) "." STR(
-                GLP_MINOR_VERSION) " (simplex; branch-and-cut)",
+        GLP_MINOR_VERSION) " (simplex; branch-and-cut)",
     .solve = glpk_solve,
 };

@@ -45,10 +45,22 @@ void gp_lp_set_sense(struct gp_lp *lp, enum gp_lp_sense sense)
     lp->sense = sense;
 }
 
-size_t gp_lp_ncols(const struct gp_lp *lp) { return lp->ncols; }
-size_t gp_lp_nrows(const struct gp_lp *lp) { return lp->nrows; }
-size_t gp_lp_nnz(const struct gp_lp *lp) { return lp->nnz; }
-bool gp_lp_has_integers(const struct gp_lp *lp) { return lp->nints > 0; }
+size_t gp_lp_ncols(const struct gp_lp *lp)
+{
+    return lp->ncols;
+}
+size_t gp_lp_nrows(const struct gp_lp *lp)
+{
+    return lp->nrows;
+}
+size_t gp_lp_nnz(const struct gp_lp *lp)
+{
+    return lp->nnz;
+}
+bool gp_lp_has_integers(const struct gp_lp *lp)
+{
+    return lp->nints > 0;
+}
 
 /* Grow an array of n elements of `size` to hold at least `need`. */
 static int grow(void **a, size_t size, size_t need, size_t *cap)
@@ -70,11 +82,10 @@ static int grow(void **a, size_t size, size_t need, size_t *cap)
 static int check_bounds(double lo, double hi, const char *what, size_t i,
                         struct gp_diag *diag)
 {
-    if (isnan(lo) || isnan(hi) || lo > hi || lo == INFINITY ||
-        hi == -INFINITY)
+    if (isnan(lo) || isnan(hi) || lo > hi || lo == INFINITY || hi == -INFINITY)
         return gp_diag_set(diag, GP_EINVAL, "lp",
-                           "%s %zu: bounds [%g, %g] hold no value", what, i,
-                           lo, hi);
+                           "%s %zu: bounds [%g, %g] hold no value", what, i, lo,
+                           hi);
     return GP_OK;
 }
 
@@ -85,8 +96,8 @@ int gp_lp_add_col(struct gp_lp *lp, double lo, double hi, double obj,
     int rc;
 
     if (n >= GP_LP_MAX_COLS)
-        return gp_diag_set(diag, GP_ERANGE, "lp",
-                           "more than %d columns", GP_LP_MAX_COLS);
+        return gp_diag_set(diag, GP_ERANGE, "lp", "more than %d columns",
+                           GP_LP_MAX_COLS);
     if ((rc = check_bounds(lo, hi, "column", n, diag)) != GP_OK)
         return rc;
     if (!isfinite(obj))
@@ -133,11 +144,11 @@ int gp_lp_add_row(struct gp_lp *lp, double lo, double hi, size_t n,
     int rc;
 
     if (r >= GP_LP_MAX_ROWS)
-        return gp_diag_set(diag, GP_ERANGE, "lp",
-                           "more than %d rows", GP_LP_MAX_ROWS);
+        return gp_diag_set(diag, GP_ERANGE, "lp", "more than %d rows",
+                           GP_LP_MAX_ROWS);
     if (n > GP_LP_MAX_NZ - lp->nnz)
-        return gp_diag_set(diag, GP_ERANGE, "lp",
-                           "more than %d coefficients", GP_LP_MAX_NZ);
+        return gp_diag_set(diag, GP_ERANGE, "lp", "more than %d coefficients",
+                           GP_LP_MAX_NZ);
     if ((rc = check_bounds(lo, hi, "row", r, diag)) != GP_OK)
         return rc;
     if (++lp->stamp == 0) { /* wrapped: no column may carry a stale stamp */
@@ -156,8 +167,7 @@ int gp_lp_add_row(struct gp_lp *lp, double lo, double hi, size_t n,
                                cols[k], vals[k]);
         if (lp->seen[cols[k]] == lp->stamp)
             return gp_diag_set(diag, GP_EINVAL, "lp",
-                               "row %zu: column %d appears twice", r,
-                               cols[k]);
+                               "row %zu: column %d appears twice", r, cols[k]);
         lp->seen[cols[k]] = lp->stamp;
     }
     cap = lp->nz_cap;

@@ -377,8 +377,8 @@ static struct gp_lp *dense_lp(int n)
             cols[c] = c;
             vals[c] = 1 + ((r * 31 + c * 17) % 11);
         }
-        assert_true(gp_lp_add_row(lp, -INFINITY, 100 + r, (size_t)n, cols,
-                                  vals, NULL) == r);
+        assert_true(gp_lp_add_row(lp, -INFINITY, 100 + r, (size_t)n, cols, vals,
+                                  NULL) == r);
     }
     free(cols);
     free(vals);
@@ -449,7 +449,6 @@ static const char *keep(const struct gp_lp *lp)
     gp_lp_write_mps(lp, path, NULL);
     return path;
 }
-
 
 static uint64_t rng_state;
 
@@ -577,8 +576,8 @@ static struct gp_lp *random_ilp(struct ilp *p)
         /* a band that x0 may or may not lie in: some are infeasible */
         p->rlo[r] = a - uni(0, 2);
         p->rhi[r] = p->rlo[r] + uni(0, 3);
-        assert_true(gp_lp_add_row(lp, p->rlo[r], p->rhi[r], p->k[r],
-                                  p->cols[r], p->vals[r], NULL) == r);
+        assert_true(gp_lp_add_row(lp, p->rlo[r], p->rhi[r], p->k[r], p->cols[r],
+                                  p->vals[r], NULL) == r);
     }
     return lp;
 }
@@ -637,12 +636,12 @@ static void milps_match_their_enumerated_optimum(void **state)
             struct gp_lp_result r;
 
             solve(all[s], lp, NULL, &r);
-            if (feasible && (r.status != GP_LP_OPTIMAL ||
-                             !close_to(r.objective, best)))
+            if (feasible &&
+                (r.status != GP_LP_OPTIMAL || !close_to(r.objective, best)))
                 fail_msg("problem %d (%s): %s says %s %.9g, enumeration "
                          "%.9g",
-                         i, keep(lp), all[s]->name,
-                         gp_lp_status_name(r.status), r.objective, best);
+                         i, keep(lp), all[s]->name, gp_lp_status_name(r.status),
+                         r.objective, best);
             if (!feasible && r.status != GP_LP_INFEASIBLE)
                 fail_msg("problem %d (%s): %s says %s, enumeration: "
                          "infeasible",

@@ -929,6 +929,8 @@ static json_t *nodes(struct daemon *d, const struct gp_identity *who,
                 if (s->pids[k] && !gp_daemon_pid_is_ours(d, s->pids[k]))
                     json_array_append_new(foreign, json_integer(s->pids[k]));
             json_object_set_new(g, "foreign_pids", foreign);
+            if (s->nprocs >= 0)
+                json_object_set_new(g, "processes", json_integer(s->nprocs));
             json_object_set_new(g, "util_pct", json_integer(s->util_pct));
             json_object_set_new(g, "mem_used_mib",
                                 json_integer(s->mem_used_mib));

@@ -613,6 +613,18 @@ int gp_cmd_serve(int argc, char **argv)
         status = gp_config_dump(&d->cfg, stdout) == GP_OK ? 0 : 1;
         goto out;
     }
+    /* Signals come through a signalfd (made below), so they are blocked in
+     * every thread: first, before any library can start a thread of its
+     * own. NVML's nvmlInit does (a real driver's, not the tests' stub);
+     * blocked only later, a SIGTERM could land in such a thread and kill
+     * the daemon without its clean shutdown. Threads inherit the mask; the
+     * job supervisor clears it for the jobs. */
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
     d->log_level = (int)d->cfg.server.log_level;
     if (d->cfg.server.log_file[0] &&
         !(d->log = fopen(d->cfg.server.log_file, "a"))) {
@@ -659,13 +671,6 @@ int gp_cmd_serve(int argc, char **argv)
     }
     if ((rc = gp_db_commit(d->db, &diag)) != GP_OK)
         goto fail;
-    /* signals through a signalfd; the HTTP threads inherit the mask */
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGHUP);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
-    signal(SIGPIPE, SIG_IGN);
     if ((d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
         (d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         rc = gp_diag_set(&diag, GP_EIO, "serve", "signalfd/eventfd: %s",

@@ -24,6 +24,25 @@ it_kill_all() {
     rm -rf "$tmp"
 }
 
+# it_stop_jobs: stop the runs started under $tmp that have no status file
+# yet (each job leads its own process group and outlives the daemon by
+# design), and give their supervisors 5 s to write how they ended.
+it_unended() {
+    find "$tmp" -name 'run-*.pid' 2>/dev/null | sed 's/\.pid$//' |
+        while read -r f; do [ -e "$f.status" ] || echo "$f"; done
+}
+it_stop_jobs() {
+    for f in $(it_unended); do
+        jp=$(sed -n 's/^job_pid=//p' "$f.pid")
+        [ -n "$jp" ] && kill -9 "-$jp" 2>/dev/null
+    done
+    it_n=50
+    while [ $it_n -gt 0 ] && [ -n "$(it_unended)" ]; do
+        it_n=$((it_n - 1))
+        sleep 0.1
+    done
+}
+
 # it_wait_up LOG: wait (10 s at most) until the daemon answers `gpupool
 # queue`; if it does not, print LOG and end the test with status 1.
 it_wait_up() {

@@ -56,25 +56,11 @@ pure)
 esac
 
 it_begin torch
-# unended: the runs started here that have no status file yet
-unended() {
-    find "$tmp" -name 'run-*.pid' 2>/dev/null | sed 's/\.pid$//' |
-        while read -r f; do [ -e "$f.status" ] || echo "$f"; done
-}
 cleanup() {
     [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
     # Jobs outlive the daemon by design: after a failure, stop the runs this
-    # test started (each job leads its own process group), let their
-    # supervisors write how they ended, then remove everything.
-    for f in $(unended); do
-        jp=$(sed -n 's/^job_pid=//p' "$f.pid")
-        [ -n "$jp" ] && kill -9 "-$jp" 2>/dev/null
-    done
-    n=50
-    while [ $n -gt 0 ] && [ -n "$(unended)" ]; do
-        n=$((n - 1))
-        sleep 0.1
-    done
+    # test started, then remove everything.
+    it_stop_jobs
     rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -22,15 +22,22 @@
  *                               bytes per process entry written (default:
  *                               the documented size of the function)
  *   NVML_STUB_MIG=i             device i has MIG mode on
+ *   NVML_STUB_THREAD=1          nvmlInit_v2 starts a thread of its own, as
+ *                               a real driver's library does (it waits
+ *                               until the last nvmlShutdown joins it), so
+ *                               a caller's signal mask is tested as in
+ *                               production
  * Built with -DNVML_STUB_OLD it is an old driver: only the plain
  * nvmlDeviceGetComputeRunningProcesses and no nvmlDeviceGetMigMode.
  *
  * nvml_stub_live() (not NVML) says how many nvmlInit_v2 calls have not yet
  * been matched by nvmlShutdown.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NVML_SUCCESS 0
 #define NVML_ERROR_UNINITIALIZED 1
@@ -140,12 +147,38 @@ static int check(const struct nvmlDevice_st *d, const char *call)
     return NVML_SUCCESS;
 }
 
+/* NVML_STUB_THREAD: the thread waits for the pipe to close */
+static pthread_t helper;
+static int helper_pipe[2] = {-1, -1};
+
+static void *helper_main(void *arg)
+{
+    char c;
+
+    (void)arg;
+    while (read(helper_pipe[0], &c, 1) != 0)
+        ;
+    return NULL;
+}
+
 int nvmlInit_v2(void)
 {
+    const char *t = getenv("NVML_STUB_THREAD");
+
     if (fails("init"))
         return NVML_ERROR_DRIVER_NOT_LOADED;
     for (unsigned i = 0; i < MAX_DEVICES; i++)
         devices[i].index = i;
+    if (!live && t && *t == '1' && helper_pipe[0] < 0) {
+        if (pipe(helper_pipe) != 0)
+            return NVML_ERROR_UNKNOWN;
+        if (pthread_create(&helper, NULL, helper_main, NULL) != 0) {
+            close(helper_pipe[0]);
+            close(helper_pipe[1]);
+            helper_pipe[0] = helper_pipe[1] = -1;
+            return NVML_ERROR_UNKNOWN;
+        }
+    }
     live++;
     return NVML_SUCCESS;
 }
@@ -154,7 +187,12 @@ int nvmlShutdown(void)
 {
     if (!live)
         return NVML_ERROR_UNINITIALIZED;
-    live--;
+    if (--live == 0 && helper_pipe[0] >= 0) {
+        close(helper_pipe[1]);
+        pthread_join(helper, NULL);
+        close(helper_pipe[0]);
+        helper_pipe[0] = helper_pipe[1] = -1;
+    }
     return NVML_SUCCESS;
 }
 

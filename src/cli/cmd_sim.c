@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "gpupool/policies.h"
 #include "gpupool/report.h"
 #include "gpupool/sim.h"
 #include "trace/tenants.h"
@@ -1238,11 +1239,11 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
             status = 2;
             goto out;
         }
-        if (!(pols[npol] = gp_policy_find(name))) {
+        if (!(pols[npol] = gp_policy_lookup(name))) {
             fprintf(stderr,
                     "gpupool: --policy: unknown policy '%s'; known:", name);
-            for (size_t i = 0; gp_policies[i]; i++)
-                fprintf(stderr, " %s", gp_policies[i]->name);
+            for (size_t i = 0; gp_policy_at(i); i++)
+                fprintf(stderr, " %s", gp_policy_at(i)->name);
             fprintf(stderr, "\n");
             status = 2;
             goto out;

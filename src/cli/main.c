@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "gpupool/core.h"
+#include "gpupool/policies.h"
 #include "gpupool/trace.h"
 #include "sim/version.h" /* generated: GP_VERSION */
 
@@ -93,9 +94,11 @@ int gp_cmd_policies(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    for (size_t i = 0; gp_policies[i]; i++)
-        printf("%-14s %s%s\n", gp_policies[i]->name, gp_policies[i]->summary,
-               gp_policies[i]->preemptive ? " [preemptive]" : "");
+    const struct gp_policy_ops *p;
+
+    for (size_t i = 0; (p = gp_policy_at(i)); i++)
+        printf("%-14s %s%s\n", p->name, p->summary,
+               p->preemptive ? " [preemptive]" : "");
     return 0;
 }
 

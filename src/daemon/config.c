@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "daemon/config.h"
+#include "gpupool/policies.h"
 
 #define US_MS INT64_C(1000)
 #define US_S INT64_C(1000000)
@@ -855,12 +856,12 @@ static int check_policy(const char *value, const char *where, const char *lab,
     char q[QUOTE_MAX + 4], list[256];
     size_t o = 0;
 
-    if (gp_policy_find(value))
+    if (gp_policy_lookup(value))
         return GP_OK;
     list[0] = '\0';
-    for (size_t i = 0; gp_policies[i] && o < sizeof(list); i++)
+    for (size_t i = 0; gp_policy_at(i) && o < sizeof(list); i++)
         o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
-                              gp_policies[i]->name);
+                              gp_policy_at(i)->name);
     return gp_diag_set(diag, GP_EPARSE, where,
                        "%s: unknown policy '%s' (known: %s)", lab,
                        quote(q, value), list);
@@ -1874,8 +1875,8 @@ static void doc_allowed(FILE *out, const struct entry *e)
     switch (e->type) {
     case T_STRING:
         if (e->check == check_policy)
-            for (size_t i = 0; gp_policies[i]; i++)
-                fprintf(out, "%s`%s`", i ? ", " : "", gp_policies[i]->name);
+            for (size_t i = 0; gp_policy_at(i); i++)
+                fprintf(out, "%s`%s`", i ? ", " : "", gp_policy_at(i)->name);
         else if (e->flags & EMPTY_OK)
             fprintf(out, "any, empty");
         else

@@ -31,6 +31,7 @@
 #include "daemon/daemon.h"
 #include "daemon/live.h"
 #include "daemon/tenancy.h"
+#include "gpupool/policies.h"
 
 #define MAX_BATCH 4096
 #define POLL_RUNNING_MS 200 /* how often running jobs are looked at */
@@ -151,7 +152,7 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
                        : d->gpus                  ? d->gpus[0].type
                                                   : "";
     struct gp_core_config cc = {
-        .policy = gp_policy_find(d->cfg.scheduler.policy),
+        .policy = gp_policy_lookup(d->cfg.scheduler.policy),
         .policy_opts = d->cfg.policy.opts,
         .npolicy_opts = d->cfg.policy.n,
         .model = d->cfg.scheduler.placement,

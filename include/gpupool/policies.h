@@ -1,0 +1,20 @@
+/* policies.h - every policy gpupool has, for the programs that look one up
+ * by name: the core's (gp_policies, core.h) and the ones that solve an
+ * optimization problem each round (src/policy/opt), which use the solver
+ * library (solver.h) and so live outside the core, in the library
+ * gpupool_policy_opt.
+ */
+#ifndef GPUPOOL_POLICIES_H
+#define GPUPOOL_POLICIES_H
+
+#include <stddef.h>
+
+#include "gpupool/core.h"
+
+/* The policy named `name`, or NULL. */
+const struct gp_policy_ops *gp_policy_lookup(const char *name);
+/* The i-th policy (the core's first, in gp_policies order), NULL past the
+ * last: for (i = 0; (p = gp_policy_at(i)); i++). */
+const struct gp_policy_ops *gp_policy_at(size_t i);
+
+#endif

@@ -1,0 +1,808 @@
+/* gavel.c - Gavel (Narayanan et al., "Heterogeneity-Aware Cluster
+ * Scheduling Policies for Deep Learning Workloads", OSDI'20), its
+ * heterogeneity-aware max-min fairness policy ("LAS", sec. 4.1:
+ * MaxMinFairnessPolicyWithPerf in the artifact) and its round-based
+ * mechanism (sec. 5).
+ *
+ * The allocation. X[j][k] is the fraction of time job j should spend on
+ * GPU type k. With T[j][k] its throughput there (gp_view_rate_on: the speed
+ * table of --speed gavel, else the types' relative speeds), s_j its scale
+ * factor (the GPUs it asks for) and W_k the type's GPUs, the LP is
+ *
+ *   maximize   min_j  sum_k T[j][k] s_j X[j][k] / P_j
+ *   subject to 0 <= X[j][k] <= 1,  sum_k X[j][k] <= 1 for each job,
+ *              sum_j s_j X[j][k] <= W_k for each type,
+ *
+ * where P_j = sum_k T[j][k] W_k / sum W is the throughput the job gets
+ * under an equal split of every type (Gavel's proportional allocation), so
+ * that a job's figure is its throughput normalized by what an equal share
+ * would give it. objective=max_min_fairness is the heterogeneity-agnostic
+ * variant: T = 1 on every type the job may use. The LP goes to the solver
+ * (include/gpupool/solver.h; CLP by default, solver=glpk for GLPK) when
+ * the set of active jobs changed since the last solve: a job arrived or
+ * ended, as in Gavel, which recomputes on those events.
+ *
+ * The mechanism. Time is cut in rounds (round=S, 360 s by default). Each
+ * policy round accounts the time each running job has had on its type
+ * since the last one; since the last solve, job j's fraction of type k is
+ * its time there over the time all jobs had there. At a round boundary
+ * every (job, type) with X[j][k] > 0 gets the priority X[j][k] / fraction
+ * (X[j][k] x 1e9 while the fraction is 0, as in the artifact); per type,
+ * fastest type first, the pairs go in priority order (ties: the larger
+ * X), and a job is chosen on a type if it was not chosen elsewhere and
+ * its gang fits the type's GPUs not yet given. A running job chosen again
+ * on the type it runs on keeps running (Gavel's lease extension); a
+ * running job not chosen, or chosen on another type, is preempted; a
+ * chosen waiting job starts on its type as soon as its GPUs are free
+ * (victims may first need their grace). Between boundaries nothing else
+ * starts: GPUs a job frees mid-round wait for the next round, as in the
+ * artifact's simulator.
+ *
+ * Where gpupool differs from the artifact (docs/policies/gavel.md): time
+ * run is reset at every solve, with no minimum time between resets and no
+ * half-round credit for the first round; ties are not broken by the
+ * artifact's deficit counters; a job whose gang is larger than a type's
+ * GPUs gets no time there (the artifact's LP may give it some, which its
+ * mechanism can never use); running jobs protected by the world (minimum
+ * run time, preemption cap) or whose preemption would lose work (not
+ * checkpointable in this world) are kept before the others are chosen;
+ * preemption follows the world's model (a grace period to checkpoint, a
+ * restart cost), where the artifact's rounds stop and start jobs for free.
+ *
+ * Cost per round: O(J x K) for J active jobs and K types, plus an LP solve
+ * of J x K columns when the job set changed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpupool/solver.h"
+#include "policy/policy.h"
+
+#define MAX_TYPES 32
+
+enum objective { OBJ_PERF, OBJ_AGNOSTIC };
+
+/* What the policy remembers of an active job. */
+struct gjob {
+    uint64_t seq;
+    double x[MAX_TYPES];   /* its allocation, from the last solve */
+    double run[MAX_TYPES]; /* seconds run on each type since that solve */
+    double t[MAX_TYPES];   /* throughput per type when last seen, 0 = may
+                              not run there */
+    uint32_t sf;           /* scale factor: the GPUs it asks for; 0 until
+                              t is known */
+    bool ended;            /* completed, failed or cancelled */
+    bool reserved;         /* chosen at a boundary, not started yet */
+    int8_t chosen_type;    /* where, for a reserved job */
+};
+
+struct gavel {
+    const struct gp_env *env;
+    int64_t round_us;
+    enum objective obj;
+    const struct gp_solver_ops *solver; /* NULL = the default */
+    struct gjob *jobs;                  /* sorted by seq */
+    size_t njobs, cap;
+    double type_run[MAX_TYPES]; /* seconds all jobs ran there since the
+                                   solve */
+    uint64_t w[MAX_TYPES];      /* GPUs up per type when rates were read */
+    bool dirty;                 /* the active set changed: solve again */
+    size_t nreserved;           /* entries with reserved set */
+    int64_t next_round_us;
+    int64_t last_acct_us;
+    uint64_t solves, fallbacks;
+};
+
+static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
+                      struct gp_diag *diag)
+{
+    for (size_t i = 0; i < args->nopts; i++) {
+        const char *key = args->opts[i].key, *val = args->opts[i].value;
+
+        if (strcmp(key, "round") == 0) {
+            char *end;
+            double s;
+
+            errno = 0;
+            s = strtod(val, &end);
+            if (end == val || *end || errno || !isfinite(s) || s < 1 ||
+                s > 86400.0 * 365)
+                return gp_diag_set(diag, GP_EINVAL, "gavel.round",
+                                   "expected seconds from 1 to one year, "
+                                   "got \"%s\"",
+                                   val);
+            g->round_us = (int64_t)(s * 1e6);
+        } else if (strcmp(key, "objective") == 0) {
+            if (strcmp(val, "max_min_fairness_perf") == 0)
+                g->obj = OBJ_PERF;
+            else if (strcmp(val, "max_min_fairness") == 0)
+                g->obj = OBJ_AGNOSTIC;
+            else
+                return gp_diag_set(diag, GP_EINVAL, "gavel.objective",
+                                   "expected max_min_fairness_perf (LAS, "
+                                   "heterogeneity-aware) or "
+                                   "max_min_fairness (agnostic), got \"%s\"",
+                                   val);
+        } else if (strcmp(key, "solver") == 0) {
+            if (!(g->solver = gp_solver_find(val)))
+                return gp_diag_set(diag, GP_EINVAL, "gavel.solver",
+                                   "unknown solver \"%s\" (known: coin, "
+                                   "glpk)",
+                                   val);
+        } else {
+            return gp_diag_set(diag, GP_EINVAL, key,
+                               "unknown option for gavel (known: round, "
+                               "objective, solver)");
+        }
+    }
+    return GP_OK;
+}
+
+static int gavel_init(void **priv, const struct gp_policy_args *args,
+                      struct gp_diag *diag)
+{
+    struct gavel *g = gp_env_calloc(args->env, 1, sizeof(*g));
+    int rc;
+
+    if (!g)
+        return GP_ENOMEM;
+    g->env = args->env;
+    g->round_us = 360 * GP_US_PER_S;
+    g->obj = OBJ_PERF;
+    g->next_round_us = GP_TIME_NONE;
+    g->last_acct_us = GP_TIME_NONE;
+    if ((rc = parse_opts(g, args, diag)) != GP_OK) {
+        gp_env_free(args->env, g);
+        return rc;
+    }
+    *priv = g;
+    return GP_OK;
+}
+
+static void gavel_fini(void *priv)
+{
+    struct gavel *g = priv;
+
+    if (!g)
+        return;
+    if (g->solves)
+        gp_logf(g->env, GP_LOG_DEBUG,
+                "gavel: %llu allocations solved, %llu fell back to the "
+                "proportional split",
+                (unsigned long long)g->solves,
+                (unsigned long long)g->fallbacks);
+    gp_env_free(g->env, g->jobs);
+    gp_env_free(g->env, g);
+}
+
+/* Waiting jobs in submission order: the mechanism, not the rank, decides. */
+static void gavel_rank(void *priv, const struct gp_job *job, int64_t now_us,
+                       int64_t rank[2])
+{
+    (void)priv;
+    (void)now_us;
+    rank[0] = 0;
+    rank[1] = (int64_t)job->seq;
+}
+
+static struct gjob *find(struct gavel *g, uint64_t seq);
+
+static void gavel_on_job_end(void *priv, const struct gp_job *job,
+                             int64_t now_us)
+{
+    struct gavel *g = priv;
+    struct gjob *e = find(g, job->seq);
+
+    (void)now_us;
+    if (e) {
+        e->ended = true;
+        g->dirty = true;
+    }
+}
+
+static struct gjob *find(struct gavel *g, uint64_t seq)
+{
+    size_t lo = 0, hi = g->njobs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (g->jobs[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->njobs && g->jobs[lo].seq == seq ? &g->jobs[lo] : NULL;
+}
+
+/* The job's entry, made (and the allocation marked stale) if new. */
+static int track(struct gavel *g, const struct gp_job *job, struct gjob **out)
+{
+    size_t at;
+    struct gjob *e = find(g, job->seq);
+
+    if (e) {
+        *out = e;
+        return GP_OK;
+    }
+    if (g->njobs == g->cap) {
+        size_t ncap = g->cap ? g->cap * 2 : 64;
+        struct gjob *n = gp_env_alloc(g->env, ncap * sizeof(*n));
+
+        if (!n)
+            return GP_ENOMEM;
+        if (g->njobs)
+            memcpy(n, g->jobs, g->njobs * sizeof(*n));
+        gp_env_free(g->env, g->jobs);
+        g->jobs = n;
+        g->cap = ncap;
+    }
+    at = g->njobs;
+    while (at > 0 && g->jobs[at - 1].seq > job->seq)
+        at--;
+    memmove(&g->jobs[at + 1], &g->jobs[at], (g->njobs - at) * sizeof(*g->jobs));
+    memset(&g->jobs[at], 0, sizeof(*g->jobs));
+    g->jobs[at].seq = job->seq;
+    g->jobs[at].chosen_type = -1;
+    g->njobs++;
+    g->dirty = true;
+    *out = &g->jobs[at];
+    return GP_OK;
+}
+
+/* Drop the entries of jobs that ended. A job that is stopping (preempted,
+ * in its grace) is in neither the running nor the waiting set, but it keeps
+ * its entry, and its place in the allocation, until it ends. */
+static void compact(struct gavel *g)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < g->njobs; i++)
+        if (!g->jobs[i].ended)
+            g->jobs[n++] = g->jobs[i];
+    g->njobs = n;
+}
+
+/* One active job of a round. */
+struct act {
+    const struct gp_job *job;
+    struct gjob *e;
+    double t[MAX_TYPES]; /* throughput per type, 0 = may not run there */
+    uint32_t sf;         /* scale factor: GPUs */
+    bool running;
+    bool keep; /* running and protected: kept where it is */
+    int8_t chosen;
+};
+
+struct round {
+    struct gavel *g;
+    const struct gp_view *v;
+    struct gp_plan *p;
+    struct act *a;
+    size_t n, cap;
+    uint32_t ntypes;
+    uint64_t w[MAX_TYPES]; /* GPUs up per type */
+    uint8_t order[MAX_TYPES];
+};
+
+static int push(struct round *r, const struct gp_job *job, bool running)
+{
+    const struct gp_cluster *cl = gp_view_cluster(r->v);
+    struct act *a;
+    int rc;
+
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 64;
+        struct act *na =
+            gp_arena_alloc(gp_view_scratch(r->v), ncap * sizeof(*na));
+
+        if (!na)
+            return GP_ENOMEM;
+        if (r->n)
+            memcpy(na, r->a, r->n * sizeof(*na));
+        r->a = na;
+        r->cap = ncap;
+    }
+    a = &r->a[r->n];
+    memset(a, 0, sizeof(*a));
+    a->job = job;
+    a->running = running;
+    a->chosen = -1;
+    a->sf = job->demand.gpus ? job->demand.gpus : 1;
+    if ((rc = track(r->g, job, &a->e)) != GP_OK)
+        return rc;
+    r->n++;
+    if (a->e->sf == a->sf) { /* known, and the cluster did not change */
+        memcpy(a->t, a->e->t, sizeof(a->t));
+        return GP_OK;
+    }
+    for (uint8_t k = 0; k < r->ntypes; k++) {
+        if (job->demand.type != GP_TYPE_ANY && job->demand.type != k)
+            continue;
+        if (r->w[k] < a->sf || gp_cluster_type_gpus(cl, k) == 0)
+            continue;
+        a->t[k] =
+            r->g->obj == OBJ_AGNOSTIC ? 1.0 : gp_view_rate_on(r->v, job, k);
+        if (!(a->t[k] > 0) || !isfinite(a->t[k]))
+            a->t[k] = 0;
+    }
+    memcpy(a->e->t, a->t, sizeof(a->t));
+    a->e->sf = a->sf;
+    r->g->dirty = true;
+    return GP_OK;
+}
+
+static int gather(struct round *r)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *job;
+    int rc;
+
+    compact(r->g);
+    for (size_t i = 0; i < gp_view_nrunning(r->v); i++)
+        if ((rc = push(r, gp_view_running_at(r->v, i), true)) != GP_OK)
+            return rc;
+    if ((rc = gp_pending_iter_init(&it, r->v)) != GP_OK)
+        return rc;
+    while ((job = gp_pending_iter_next(&it)))
+        if ((rc = push(r, job, false)) != GP_OK)
+            return rc;
+    /* a new entry moved the ones after it: find them again */
+    for (size_t i = 0; i < r->n; i++)
+        r->a[i].e = find(r->g, r->a[i].job->seq);
+    return GP_OK;
+}
+
+/* Between boundaries: the running jobs (for their time) and the waiting
+ * jobs chosen at the last boundary that have not started yet, and no
+ * others: nothing else starts before the next boundary. */
+static int gather_light(struct round *r)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *job;
+    size_t found = 0;
+    int rc;
+
+    compact(r->g);
+    for (size_t i = 0; i < gp_view_nrunning(r->v); i++)
+        if ((rc = push(r, gp_view_running_at(r->v, i), true)) != GP_OK)
+            return rc;
+    if (r->g->nreserved > 0) {
+        if ((rc = gp_pending_iter_init(&it, r->v)) != GP_OK)
+            return rc;
+        while (found < r->g->nreserved && (job = gp_pending_iter_next(&it))) {
+            const struct gjob *e = find(r->g, job->seq);
+
+            if (!e || !e->reserved)
+                continue;
+            found++;
+            if ((rc = push(r, job, false)) != GP_OK)
+                return rc;
+        }
+    }
+    for (size_t i = 0; i < r->n; i++)
+        r->a[i].e = find(r->g, r->a[i].job->seq);
+    return GP_OK;
+}
+
+/* Time since the last round, to each running job's type. */
+static void account(struct round *r, int64_t now)
+{
+    struct gavel *g = r->g;
+
+    if (g->last_acct_us != GP_TIME_NONE && now > g->last_acct_us)
+        for (size_t i = 0; i < r->n; i++) {
+            const struct gp_job *job = r->a[i].job;
+            int64_t from = g->last_acct_us;
+            uint8_t k = job->where.type;
+            double s;
+
+            if (!r->a[i].running || job->state != GP_JOB_RUNNING ||
+                k >= r->ntypes)
+                continue;
+            if (job->held_since_us > from)
+                from = job->held_since_us;
+            if (now <= from)
+                continue;
+            s = (double)(now - from) / GP_US_PER_S;
+            r->a[i].e->run[k] += s;
+            g->type_run[k] += s;
+        }
+    g->last_acct_us = now;
+}
+
+/* Gavel's proportional split: every job X[k] = W_k / sum W. */
+static void proportional(struct round *r, double *prop)
+{
+    uint64_t sum = 0;
+
+    for (uint8_t k = 0; k < r->ntypes; k++)
+        sum += r->w[k];
+    for (uint8_t k = 0; k < r->ntypes; k++)
+        prop[k] = sum ? (double)r->w[k] / (double)sum : 0;
+}
+
+/* Solve the allocation LP for every job with an entry (waiting, running,
+ * stopping); on a solver failure fall back to the proportional split (and
+ * say so in the log). Time run is counted afresh from here. */
+static int solve(struct round *r)
+{
+    struct gavel *g = r->g;
+    struct gp_arena *ar = gp_view_scratch(r->v);
+    const size_t nj = g->njobs, nt = r->ntypes;
+    double prop[MAX_TYPES];
+    struct gp_lp *lp;
+    struct gp_lp_result res = {0};
+    struct gp_lp_limits lim = {.seconds = 60};
+    struct gp_diag diag = {{0}, {0}};
+    int *col, *cols, rc = GP_OK;
+    double *vals;
+    size_t ncand = 0;
+
+    proportional(r, prop);
+    memset(g->type_run, 0, sizeof(g->type_run));
+    for (size_t i = 0; i < nj; i++) {
+        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
+        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
+    }
+    g->dirty = false;
+    col = gp_arena_alloc(ar, (nj * nt + 1) * sizeof(*col));
+    cols = gp_arena_alloc(ar, (nj + nt + 1) * sizeof(*cols));
+    vals = gp_arena_alloc(ar, (nj + nt + 1) * sizeof(*vals));
+    if (!col || !cols || !vals || !(lp = gp_lp_new()))
+        return GP_ENOMEM;
+    gp_lp_set_sense(lp, GP_LP_MAXIMIZE);
+    /* column 0: z, the smallest normalized throughput */
+    if ((rc = gp_lp_add_col(lp, 0, INFINITY, 1, false, &diag)) < 0)
+        goto out;
+    for (size_t i = 0; i < nj; i++)
+        for (size_t k = 0; k < nt; k++) {
+            col[i * nt + k] = -1;
+            if (g->jobs[i].t[k] > 0) {
+                col[i * nt + k] = (int)gp_lp_ncols(lp);
+                if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, &diag)) < 0)
+                    goto out;
+            }
+        }
+    for (size_t i = 0; i < nj; i++) {
+        const struct gjob *e = &g->jobs[i];
+        double pj = 0;
+        size_t m = 0;
+
+        for (size_t k = 0; k < nt; k++)
+            pj += e->t[k] * prop[k];
+        if (!(pj > 0))
+            continue; /* it may run nowhere: not in the min */
+        ncand++;
+        /* sum_k T s X / P - z >= 0 */
+        for (size_t k = 0; k < nt; k++)
+            if (col[i * nt + k] >= 0) {
+                cols[m] = col[i * nt + k];
+                vals[m++] = e->t[k] * e->sf / pj;
+            }
+        cols[m] = 0;
+        vals[m++] = -1;
+        if ((rc = gp_lp_add_row(lp, 0, INFINITY, m, cols, vals, &diag)) < 0)
+            goto out;
+        /* sum_k X <= 1 */
+        for (size_t q = 0; q + 1 < m; q++)
+            vals[q] = 1;
+        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m - 1, cols, vals, &diag)) <
+            0)
+            goto out;
+    }
+    if (ncand == 0)
+        goto out;
+    {
+        int *kc = gp_arena_alloc(ar, (nj + 1) * sizeof(*kc));
+        double *kv = gp_arena_alloc(ar, (nj + 1) * sizeof(*kv));
+
+        if (!kc || !kv) {
+            rc = GP_ENOMEM;
+            goto out;
+        }
+        /* sum_j s X <= W_k */
+        for (size_t k = 0; k < nt; k++) {
+            size_t m = 0;
+
+            for (size_t i = 0; i < nj; i++)
+                if (col[i * nt + k] >= 0) {
+                    kc[m] = col[i * nt + k];
+                    kv[m++] = g->jobs[i].sf;
+                }
+            if (m && (rc = gp_lp_add_row(lp, -INFINITY, (double)r->w[k], m, kc,
+                                         kv, &diag)) < 0)
+                goto out;
+        }
+    }
+    g->solves++;
+    rc = g->solver ? g->solver->solve(lp, &lim, &res, &diag)
+                   : gp_lp_solve(lp, &lim, &res, &diag);
+    if (rc == GP_ENOMEM)
+        goto out;
+    if (rc != GP_OK || !res.feasible || !res.x) {
+        g->fallbacks++;
+        gp_logf(g->env, GP_LOG_WARN,
+                "gavel: the allocation LP of %zu jobs was not solved (%s%s%s):"
+                " the proportional split is used until the next solve",
+                nj, rc != GP_OK ? "error" : gp_lp_status_name(res.status),
+                diag.msg[0] ? ": " : "", diag.msg);
+        for (size_t i = 0; i < nj; i++)
+            for (size_t k = 0; k < nt; k++)
+                g->jobs[i].x[k] = g->jobs[i].t[k] > 0 ? prop[k] : 0;
+        rc = GP_OK;
+        goto out;
+    }
+    for (size_t i = 0; i < nj; i++)
+        for (size_t k = 0; k < nt; k++) {
+            int c = col[i * nt + k];
+            double x = c >= 0 ? res.x[c] : 0;
+
+            g->jobs[i].x[k] = x < 1e-9 ? 0 : x > 1 ? 1 : x;
+        }
+out:
+    gp_lp_result_free(&res);
+    gp_lp_free(lp);
+    return rc < 0 ? rc : GP_OK; /* a column's or a row's index is no error */
+}
+
+struct pick {
+    uint32_t i; /* into r->a */
+    uint8_t k;
+    double prio, x;
+};
+
+static int pick_cmp(const void *pa, const void *pb)
+{
+    const struct pick *a = pa, *b = pb;
+
+    if (a->prio != b->prio)
+        return a->prio > b->prio ? -1 : 1;
+    if (a->x != b->x)
+        return a->x > b->x ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Types fastest first: by their relative speed, then index. */
+static void order_types(struct round *r)
+{
+    const struct gp_cluster *cl = gp_view_cluster(r->v);
+
+    for (uint8_t k = 0; k < r->ntypes; k++)
+        r->order[k] = k;
+    for (uint8_t a = 1; a < r->ntypes; a++)
+        for (uint8_t b = a; b > 0; b--) {
+            uint8_t x = r->order[b - 1], y = r->order[b];
+
+            if (gp_cluster_type_speed(cl, y) <= gp_cluster_type_speed(cl, x))
+                break;
+            r->order[b - 1] = y;
+            r->order[b] = x;
+        }
+}
+
+/* At a boundary: choose the jobs of the next round. */
+static int choose(struct round *r)
+{
+    uint64_t left[MAX_TYPES];
+    struct pick *pk;
+    size_t np = 0;
+
+    for (uint8_t k = 0; k < r->ntypes; k++)
+        left[k] = r->w[k];
+    /* running jobs the world protects, and those a preemption would set
+     * back (they cannot checkpoint here), stay where they are */
+    for (size_t i = 0; i < r->n; i++) {
+        struct act *a = &r->a[i];
+        uint8_t k = a->job->where.type;
+
+        if (!a->running)
+            continue;
+        if (a->job->state == GP_JOB_RUNNING &&
+            gp_view_may_preempt(r->v, a->job) &&
+            gp_view_loss_if_preempted(r->v, a->job) == 0)
+            continue;
+        a->keep = true;
+        a->chosen = (int8_t)k;
+        if (k < r->ntypes)
+            left[k] -= left[k] < a->sf ? left[k] : a->sf;
+    }
+    pk = gp_arena_alloc(gp_view_scratch(r->v),
+                        (r->n * r->ntypes + 1) * sizeof(*pk));
+    if (!pk)
+        return GP_ENOMEM;
+    for (uint8_t o = 0; o < r->ntypes; o++) {
+        uint8_t k = r->order[o];
+        size_t first = np;
+        struct gavel *g = r->g;
+
+        for (size_t i = 0; i < r->n; i++) {
+            const struct act *a = &r->a[i];
+            double x = a->e->x[k], frac;
+
+            if (a->keep || !(x > 0) || !(a->t[k] > 0))
+                continue;
+            frac = g->type_run[k] > 0 ? a->e->run[k] / g->type_run[k] : 0;
+            pk[np].i = (uint32_t)i;
+            pk[np].k = k;
+            pk[np].x = x;
+            pk[np].prio = frac > 0 ? x / frac : x * 1e9;
+            np++;
+        }
+        if (np - first > 1)
+            qsort(pk + first, np - first, sizeof(*pk), pick_cmp);
+    }
+    for (size_t q = 0; q < np; q++) {
+        struct act *a = &r->a[pk[q].i];
+
+        if (a->chosen >= 0 || a->sf > left[pk[q].k])
+            continue;
+        a->chosen = (int8_t)pk[q].k;
+        left[pk[q].k] -= a->sf;
+    }
+    return GP_OK;
+}
+
+/* Carry the choice out. At a boundary: preempt the running jobs not
+ * chosen; move those chosen on another type (gp_plan_migrate) where their
+ * new GPUs are free, in passes, so that one move can make room for the
+ * next; preempt the rest of them (a cycle: two jobs that swap types) and
+ * reserve them for their new type. Then start every chosen (or still
+ * reserved) waiting job whose GPUs are free on its type. *retry: a job
+ * chosen here could not start yet, and may in a round right after this
+ * one (the plan frees its GPUs). */
+static int apply(struct round *r, bool boundary, bool *retry)
+{
+    struct gavel *g = r->g;
+    bool moved;
+    int rc;
+
+    *retry = false;
+    if (boundary) {
+        for (size_t i = 0; i < g->njobs; i++)
+            g->jobs[i].reserved = false;
+        g->nreserved = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            struct act *a = &r->a[i];
+
+            if (!a->running || a->keep || a->chosen >= 0 ||
+                a->job->state != GP_JOB_RUNNING)
+                continue;
+            rc = gp_plan_preempt(r->p, a->job);
+            if (rc != GP_OK && rc != GP_EPLAN) /* EPLAN: protected */
+                return rc;
+        }
+        for (size_t i = 0; i < r->n; i++) {
+            struct act *a = &r->a[i];
+
+            if (a->chosen >= 0 && !a->running) {
+                a->e->reserved = true;
+                a->e->chosen_type = a->chosen;
+                g->nreserved++;
+            }
+        }
+        do {
+            moved = false;
+            for (size_t i = 0; i < r->n; i++) {
+                struct act *a = &r->a[i];
+                struct gp_placement where;
+
+                if (!a->running || a->keep || a->chosen < 0 ||
+                    a->chosen == (int8_t)a->job->where.type ||
+                    a->job->state != GP_JOB_RUNNING ||
+                    gp_plan_has(r->p, a->job))
+                    continue;
+                rc = gp_view_fit_type(r->v, a->job, (uint8_t)a->chosen, &where);
+                if (rc == GP_ENOFIT)
+                    continue;
+                if (rc == GP_OK)
+                    rc = gp_plan_migrate(r->p, a->job, &where);
+                if (rc == GP_EPLAN)
+                    continue;
+                if (rc != GP_OK)
+                    return rc;
+                moved = true;
+            }
+        } while (moved);
+        for (size_t i = 0; i < r->n; i++) {
+            struct act *a = &r->a[i];
+
+            if (!a->running || a->keep || a->chosen < 0 ||
+                a->chosen == (int8_t)a->job->where.type ||
+                a->job->state != GP_JOB_RUNNING || gp_plan_has(r->p, a->job))
+                continue;
+            rc = gp_plan_preempt(r->p, a->job);
+            if (rc == GP_EPLAN)
+                continue;
+            if (rc != GP_OK)
+                return rc;
+            a->e->reserved = true;
+            a->e->chosen_type = a->chosen;
+            g->nreserved++;
+            *retry = true;
+        }
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        struct act *a = &r->a[i];
+        struct gp_placement where;
+
+        if (a->running || !a->e->reserved)
+            continue;
+        rc = gp_view_fit_type(r->v, a->job, (uint8_t)a->e->chosen_type, &where);
+        if (rc == GP_ENOFIT)
+            continue; /* its victims are still stopping */
+        if (rc == GP_OK)
+            rc = gp_plan_start(r->p, a->job, &where);
+        if (rc != GP_OK)
+            return rc;
+        a->e->reserved = false;
+        g->nreserved--;
+    }
+    /* a job waiting for GPUs that this plan frees (a move's old ones, a
+     * victim's): a round right after this one starts it, or, under a grace
+     * period, the round when the victim stops */
+    if (boundary && g->nreserved > 0 && gp_plan_nactions(r->p) > 0)
+        *retry = true;
+    return GP_OK;
+}
+
+static int gavel_schedule(void *priv, const struct gp_view *view,
+                          struct gp_plan *plan)
+{
+    struct gavel *g = priv;
+    const struct gp_cluster *cl = gp_view_cluster(view);
+    int64_t now = gp_view_now(view);
+    struct round r = {.g = g, .v = view, .p = plan};
+    bool boundary, retry;
+    int rc;
+
+    r.ntypes = gp_cluster_ntypes(cl);
+    if (r.ntypes > MAX_TYPES)
+        r.ntypes = MAX_TYPES;
+    for (uint8_t k = 0; k < r.ntypes; k++)
+        r.w[k] = gp_cluster_type_up_gpus(cl, k);
+    if (memcmp(r.w, g->w, sizeof(r.w)) != 0) {
+        /* nodes came or went: read every job's rates again */
+        memcpy(g->w, r.w, sizeof(r.w));
+        for (size_t i = 0; i < g->njobs; i++)
+            g->jobs[i].sf = 0;
+        g->dirty = true;
+    }
+    boundary = g->next_round_us == GP_TIME_NONE || now >= g->next_round_us;
+    if ((rc = boundary ? gather(&r) : gather_light(&r)) != GP_OK)
+        return rc;
+    account(&r, now);
+    if (boundary) {
+        g->next_round_us = now + g->round_us;
+        /* as the artifact's simulator: the allocation is computed again at
+         * the first round after the set of jobs changed */
+        if (g->dirty && (rc = solve(&r)) != GP_OK)
+            return rc;
+        order_types(&r);
+        if ((rc = choose(&r)) != GP_OK)
+            return rc;
+    }
+    if ((rc = apply(&r, boundary, &retry)) != GP_OK)
+        return rc;
+    if (retry) /* movers preempted: start them once they are stopped */
+        return gp_plan_wake_at(plan, now + 1);
+    if (g->njobs > 0 || gp_view_npending(view) > 0)
+        return gp_plan_wake_at(plan, g->next_round_us);
+    g->next_round_us = GP_TIME_NONE; /* idle: the next job opens a round */
+    return GP_OK;
+}
+
+const struct gp_policy_ops gp_policy_gavel = {
+    .name = "gavel",
+    .summary = "heterogeneity-aware max-min fairness: an LP allocation of "
+               "time per GPU type, carried out in rounds",
+    .preemptive = true,
+    .rounds_when_idle = true,
+    .init = gavel_init,
+    .fini = gavel_fini,
+    .rank = gavel_rank,
+    .schedule = gavel_schedule,
+    .on_job_end = gavel_on_job_end,
+};

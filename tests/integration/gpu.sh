@@ -56,17 +56,9 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-report() {
-    echo "--- daemon log"
-    tail -n 40 "$tmp/daemon.log"
-    find "$tmp" -name stdout -o -name stderr | sort | while read -r f; do
-        echo "--- $f"
-        tail -n 15 "$f"
-    done
-}
 finish() {
     [ $fails -eq 0 ] && return
-    report
+    it_report
     exit 1
 }
 
@@ -92,27 +84,6 @@ nodes_json() {
     "$exe" nodes --json | "$py" -c "import json,sys; n=json.load(sys.stdin); print($1)"
 }
 
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds. The limit only
-# ends a test that hangs; nothing here is timed.
-wait_for() {
-    n=$(($1 * 10))
-    what=$2
-    shift 2
-    while ! "$@"; do
-        n=$((n - 1))
-        if [ $n -le 0 ]; then
-            fail "waited too long for $what"
-            return 1
-        fi
-        sleep 0.1
-    done
-}
-has_state() { [ "$(field "$1" state)" = "$2" ]; }
-past_step() {
-    awk -v k="$2" '$1 == "step" && $2 + 0 >= k { f = 1 } END { exit !f }' \
-        "$1" 2>/dev/null
-}
-final_hash() { sed -n 's/^final_state_sha256 //p' "$1" | tail -n 1; }
 # metrics: GET /metrics over the socket (python: no curl needed)
 metrics() {
     "$py" - "$sock" <<'PY'

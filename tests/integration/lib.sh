@@ -43,6 +43,17 @@ it_stop_jobs() {
     done
 }
 
+# it_report: the end of the daemon's log ($tmp/daemon.log) and of every
+# job's stdout and stderr, after a failure.
+it_report() {
+    echo "--- daemon log"
+    tail -n 40 "$tmp/daemon.log"
+    find "$tmp" -name stdout -o -name stderr | sort | while read -r f; do
+        echo "--- $f"
+        tail -n 15 "$f"
+    done
+}
+
 # it_wait_up LOG: wait (10 s at most) until the daemon answers `gpupool
 # queue`; if it does not, print LOG and end the test with status 1.
 it_wait_up() {
@@ -77,3 +88,29 @@ wait_state() {
 }
 
 submit() { "$exe" submit "$@" | sed -n 's/^Submitted job //p'; }
+
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds. The limit only
+# ends a test that hangs; nothing here is timed.
+wait_for() {
+    it_w=$(($1 * 10))
+    it_what=$2
+    shift 2
+    while ! "$@"; do
+        it_w=$((it_w - 1))
+        if [ $it_w -le 0 ]; then
+            fail "waited too long for $it_what"
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+has_state() { [ "$(field "$1" state)" = "$2" ]; }
+
+# The training examples' output (examples/train_*.py): past_step FILE K,
+# the job logged a step >= K; final_hash FILE, the model hash it printed
+# last.
+past_step() {
+    awk -v k="$2" '$1 == "step" && $2 + 0 >= k { f = 1 } END { exit !f }' \
+        "$1" 2>/dev/null
+}
+final_hash() { sed -n 's/^final_state_sha256 //p' "$1" | tail -n 1; }

@@ -64,14 +64,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-report() {
-    echo "--- daemon log"
-    tail -n 40 "$tmp/daemon.log"
-    find "$tmp" -name stdout -o -name stderr | sort | while read -r f; do
-        echo "--- $f"
-        tail -n 15 "$f"
-    done
-}
 
 cat >"$tmp/tenants.json" <<JSON
 {"tenants": [{"name": "lender", "guarantee": 1},
@@ -91,29 +83,6 @@ field() {
         "$py" -c "import json,sys; print(json.load(sys.stdin).get('$2'))"
 }
 
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds. The limit only
-# ends a test that hangs; nothing here is timed.
-wait_for() {
-    n=$(($1 * 10))
-    what=$2
-    shift 2
-    while ! "$@"; do
-        n=$((n - 1))
-        if [ $n -le 0 ]; then
-            fail "waited too long for $what"
-            return 1
-        fi
-        sleep 0.1
-    done
-}
-has_state() { [ "$(field "$1" state)" = "$2" ]; }
-# past_step FILE K: the job logged a step >= K
-past_step() {
-    awk -v k="$2" '$1 == "step" && $2 + 0 >= k { f = 1 } END { exit !f }' \
-        "$1" 2>/dev/null
-}
-# the hash a run printed last
-final_hash() { sed -n 's/^final_state_sha256 //p' "$1" | tail -n 1; }
 
 submit() { "$exe" submit "$@" | sed -n 's/^Submitted job //p'; }
 
@@ -142,7 +111,7 @@ b2=$(submit -t borrower --checkpointable -J train2 -- "$py" "$train" \
     --steps $steps --seed $seed $dev --step-seconds 0.03)
 if [ -z "$b1" ] || [ -z "$b2" ]; then
     echo "FAIL: submit refused the training jobs"
-    report
+    it_report
     exit 1
 fi
 for b in $b1 $b2; do
@@ -192,7 +161,7 @@ kill -TERM "$pid"
 wait "$pid" || fail "SIGTERM: the daemon did not exit 0"
 pid=
 if [ $fails -ne 0 ]; then
-    report
+    it_report
     exit 1
 fi
 echo "ok: $mode: jobs $b1 and $b2 end with model $ref;" \

@@ -63,6 +63,26 @@ __attribute__((unused)) static void play(struct gp_core *core, int64_t now)
     }
 }
 
+/* A cluster of `nv` V100 GPUs on node "v" and `nk` K80 GPUs on node "k"
+ * (no K80 node when 0), for the policies that weigh GPU types; NULL if it
+ * cannot be built. */
+__attribute__((unused)) static struct gp_cluster *v100_k80_cluster(uint32_t nv,
+                                                                   uint32_t nk)
+{
+    struct gp_cluster *c;
+    struct gp_node_spec v = {.name = "v", .gpus = nv, .type = "V100"};
+    struct gp_node_spec k = {.name = "k", .gpus = nk, .type = "K80"};
+
+    if (gp_cluster_new(&c) != GP_OK)
+        return NULL;
+    if (gp_cluster_add_node(c, &v, NULL) != GP_OK ||
+        (nk && gp_cluster_add_node(c, &k, NULL) != GP_OK)) {
+        gp_cluster_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 /* A round, and the world carries it out; as in the simulator, kills due
  * by now (grace periods that ran out) take effect before it decides. */
 __attribute__((unused)) static int round_at(struct gp_core *core, int64_t now)

@@ -25,8 +25,6 @@ static struct gp_core *mkgv(uint32_t nv, uint32_t nk,
 {
     struct gp_cluster *c;
     struct gp_core *core = NULL;
-    struct gp_node_spec v = {.name = "v", .gpus = nv, .type = "V100"};
-    struct gp_node_spec k = {.name = "k", .gpus = nk, .type = "K80"};
     struct gp_core_config cfg = {
         .policy = gp_policy_lookup("gavel"),
         .policy_opts = opts,
@@ -37,11 +35,9 @@ static struct gp_core *mkgv(uint32_t nv, uint32_t nk,
 
     memset(r, 0, sizeof(*r));
     harness_rec = r;
-    if (gp_cluster_new(&c) != GP_OK)
+    if (!(c = v100_k80_cluster(nv, nk)))
         return NULL;
-    if (gp_cluster_add_node(c, &v, NULL) != GP_OK ||
-        (nk && gp_cluster_add_node(c, &k, NULL) != GP_OK) ||
-        gp_core_new(&core, c, &cfg, diag) != GP_OK) {
+    if (gp_core_new(&core, c, &cfg, diag) != GP_OK) {
         gp_cluster_free(c);
         return NULL;
     }

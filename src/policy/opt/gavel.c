@@ -18,9 +18,10 @@
  * that a job's figure is its throughput normalized by what an equal share
  * would give it. objective=max_min_fairness is the heterogeneity-agnostic
  * variant: T = 1 on every type the job may use. The LP goes to the solver
- * (include/gpupool/solver.h; CLP by default, solver=glpk for GLPK) when
- * the set of active jobs changed since the last solve: a job arrived or
- * ended, as in Gavel, which recomputes on those events.
+ * (include/gpupool/solver.h; CLP by default, solver=glpk for GLPK), built
+ * per class of interchangeable jobs (solve()), at the first round boundary
+ * after the set of jobs changed (a job arrived or ended), as the artifact's
+ * simulator does.
  *
  * The mechanism. Time is cut in rounds (round=S, 360 s by default). Each
  * policy round accounts the time each running job has had on its type
@@ -49,8 +50,10 @@
  * preemption follows the world's model (a grace period to checkpoint, a
  * restart cost), where the artifact's rounds stop and start jobs for free.
  *
- * Cost per round: O(J x K) for J active jobs and K types, plus an LP solve
- * of J x K columns when the job set changed.
+ * Cost per round: between boundaries O(R) for R running jobs (plus the
+ * waiting jobs up to the last one chosen); at a boundary O(J x K + J log J)
+ * for J active jobs and K types, plus an LP of C x K columns for C classes
+ * of jobs when the job set changed.
  */
 #include <errno.h>
 #include <math.h>
@@ -424,9 +427,39 @@ static void proportional(struct round *r, double *prop)
         prop[k] = sum ? (double)r->w[k] / (double)sum : 0;
 }
 
+/* Jobs with the same scale factor and throughputs are interchangeable in
+ * the LP: sorted by those, they form its classes. */
+static int same_kind_cmp(const void *pa, const void *pb)
+{
+    const struct gjob *a = *(const struct gjob *const *)pa;
+    const struct gjob *b = *(const struct gjob *const *)pb;
+
+    if (a->sf != b->sf)
+        return a->sf < b->sf ? -1 : 1;
+    for (size_t k = 0; k < MAX_TYPES; k++)
+        if (a->t[k] != b->t[k])
+            return a->t[k] < b->t[k] ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* One class of interchangeable jobs. */
+struct kind {
+    const struct gjob *first; /* its scale factor and throughputs */
+    uint32_t n;               /* jobs */
+    int col[MAX_TYPES];       /* LP column per type, -1 = none */
+};
+
 /* Solve the allocation LP for every job with an entry (waiting, running,
  * stopping); on a solver failure fall back to the proportional split (and
- * say so in the log). Time run is counted afresh from here. */
+ * say so in the log). Time run is counted afresh from here.
+ *
+ * The LP is solved for classes of jobs with the same scale factor and
+ * throughputs (the same model, batch size and GPU count under --speed
+ * gavel): one allocation per class, each job of the class gets it, and the
+ * capacity rows count it n times. Averaging any optimal allocation over the
+ * jobs of a class keeps it feasible and keeps every job's figure at least
+ * the class's smallest, so the optimum is the per-job LP's; a long queue of
+ * a few kinds of jobs gives a small LP. */
 static int solve(struct round *r)
 {
     struct gavel *g = r->g;
@@ -437,9 +470,12 @@ static int solve(struct round *r)
     struct gp_lp_result res = {0};
     struct gp_lp_limits lim = {.seconds = 60};
     struct gp_diag diag = {{0}, {0}};
-    int *col, *cols, rc = GP_OK;
-    double *vals;
-    size_t ncand = 0;
+    const struct gjob **by;
+    struct kind *kinds;
+    uint32_t *kind_of; /* per entry (index into g->jobs) */
+    size_t nk = 0, ncand = 0;
+    int cols[MAX_TYPES + 1], rc = GP_OK;
+    double vals[MAX_TYPES + 1];
 
     proportional(r, prop);
     memset(g->type_run, 0, sizeof(g->type_run));
@@ -448,26 +484,45 @@ static int solve(struct round *r)
         memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
     }
     g->dirty = false;
-    col = gp_arena_alloc(ar, (nj * nt + 1) * sizeof(*col));
-    cols = gp_arena_alloc(ar, (nj + nt + 1) * sizeof(*cols));
-    vals = gp_arena_alloc(ar, (nj + nt + 1) * sizeof(*vals));
-    if (!col || !cols || !vals || !(lp = gp_lp_new()))
+    if (nj == 0)
+        return GP_OK;
+    by = gp_arena_alloc(ar, nj * sizeof(*by));
+    kinds = gp_arena_alloc(ar, nj * sizeof(*kinds));
+    kind_of = gp_arena_alloc(ar, nj * sizeof(*kind_of));
+    if (!by || !kinds || !kind_of)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < nj; i++)
+        by[i] = &g->jobs[i];
+    qsort(by, nj, sizeof(*by), same_kind_cmp);
+    for (size_t i = 0; i < nj; i++) {
+        const struct gjob *e = by[i];
+
+        if (nk == 0 || e->sf != kinds[nk - 1].first->sf ||
+            memcmp(e->t, kinds[nk - 1].first->t, sizeof(e->t)) != 0) {
+            kinds[nk].first = e;
+            kinds[nk].n = 0;
+            nk++;
+        }
+        kinds[nk - 1].n++;
+        kind_of[e - g->jobs] = (uint32_t)(nk - 1);
+    }
+    if (!(lp = gp_lp_new()))
         return GP_ENOMEM;
     gp_lp_set_sense(lp, GP_LP_MAXIMIZE);
     /* column 0: z, the smallest normalized throughput */
     if ((rc = gp_lp_add_col(lp, 0, INFINITY, 1, false, &diag)) < 0)
         goto out;
-    for (size_t i = 0; i < nj; i++)
+    for (size_t c = 0; c < nk; c++)
         for (size_t k = 0; k < nt; k++) {
-            col[i * nt + k] = -1;
-            if (g->jobs[i].t[k] > 0) {
-                col[i * nt + k] = (int)gp_lp_ncols(lp);
+            kinds[c].col[k] = -1;
+            if (kinds[c].first->t[k] > 0) {
+                kinds[c].col[k] = (int)gp_lp_ncols(lp);
                 if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, &diag)) < 0)
                     goto out;
             }
         }
-    for (size_t i = 0; i < nj; i++) {
-        const struct gjob *e = &g->jobs[i];
+    for (size_t c = 0; c < nk; c++) {
+        const struct gjob *e = kinds[c].first;
         double pj = 0;
         size_t m = 0;
 
@@ -478,8 +533,8 @@ static int solve(struct round *r)
         ncand++;
         /* sum_k T s X / P - z >= 0 */
         for (size_t k = 0; k < nt; k++)
-            if (col[i * nt + k] >= 0) {
-                cols[m] = col[i * nt + k];
+            if (kinds[c].col[k] >= 0) {
+                cols[m] = kinds[c].col[k];
                 vals[m++] = e->t[k] * e->sf / pj;
             }
         cols[m] = 0;
@@ -496,21 +551,21 @@ static int solve(struct round *r)
     if (ncand == 0)
         goto out;
     {
-        int *kc = gp_arena_alloc(ar, (nj + 1) * sizeof(*kc));
-        double *kv = gp_arena_alloc(ar, (nj + 1) * sizeof(*kv));
+        int *kc = gp_arena_alloc(ar, (nk + 1) * sizeof(*kc));
+        double *kv = gp_arena_alloc(ar, (nk + 1) * sizeof(*kv));
 
         if (!kc || !kv) {
             rc = GP_ENOMEM;
             goto out;
         }
-        /* sum_j s X <= W_k */
+        /* sum_j s X <= W_k: a class counts once per job */
         for (size_t k = 0; k < nt; k++) {
             size_t m = 0;
 
-            for (size_t i = 0; i < nj; i++)
-                if (col[i * nt + k] >= 0) {
-                    kc[m] = col[i * nt + k];
-                    kv[m++] = g->jobs[i].sf;
+            for (size_t c = 0; c < nk; c++)
+                if (kinds[c].col[k] >= 0) {
+                    kc[m] = kinds[c].col[k];
+                    kv[m++] = (double)kinds[c].first->sf * kinds[c].n;
                 }
             if (m && (rc = gp_lp_add_row(lp, -INFINITY, (double)r->w[k], m, kc,
                                          kv, &diag)) < 0)
@@ -537,7 +592,7 @@ static int solve(struct round *r)
     }
     for (size_t i = 0; i < nj; i++)
         for (size_t k = 0; k < nt; k++) {
-            int c = col[i * nt + k];
+            int c = kinds[kind_of[i]].col[k];
             double x = c >= 0 ? res.x[c] : 0;
 
             g->jobs[i].x[k] = x < 1e-9 ? 0 : x > 1 ? 1 : x;

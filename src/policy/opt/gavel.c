@@ -92,6 +92,7 @@ struct gavel {
                                    solve */
     uint64_t w[MAX_TYPES];      /* GPUs up per type when rates were read */
     bool dirty;                 /* the active set changed: solve again */
+    bool ended;                 /* an entry has ended: compact() */
     size_t nreserved;           /* entries with reserved set */
     int64_t next_round_us;
     int64_t last_acct_us;
@@ -201,6 +202,7 @@ static void gavel_on_job_end(void *priv, const struct gp_job *job,
     (void)now_us;
     if (e) {
         e->ended = true;
+        g->ended = true;
         g->dirty = true;
     }
 }
@@ -220,7 +222,7 @@ static struct gjob *find(struct gavel *g, uint64_t seq)
     return lo < g->njobs && g->jobs[lo].seq == seq ? &g->jobs[lo] : NULL;
 }
 
-/* The job's entry, made (and the allocation marked stale) if new. */
+/* The job's entry, made if new. */
 static int track(struct gavel *g, const struct gp_job *job, struct gjob **out)
 {
     size_t at;
@@ -248,9 +250,8 @@ static int track(struct gavel *g, const struct gp_job *job, struct gjob **out)
     memmove(&g->jobs[at + 1], &g->jobs[at], (g->njobs - at) * sizeof(*g->jobs));
     memset(&g->jobs[at], 0, sizeof(*g->jobs));
     g->jobs[at].seq = job->seq;
-    g->jobs[at].chosen_type = -1;
+    g->jobs[at].chosen_type = -1; /* sf 0: push() reads its rates */
     g->njobs++;
-    g->dirty = true;
     *out = &g->jobs[at];
     return GP_OK;
 }
@@ -262,6 +263,9 @@ static void compact(struct gavel *g)
 {
     size_t n = 0;
 
+    if (!g->ended)
+        return;
+    g->ended = false;
     for (size_t i = 0; i < g->njobs; i++)
         if (!g->jobs[i].ended)
             g->jobs[n++] = g->jobs[i];
@@ -271,9 +275,7 @@ static void compact(struct gavel *g)
 /* One active job of a round. */
 struct act {
     const struct gp_job *job;
-    struct gjob *e;
-    double t[MAX_TYPES]; /* throughput per type, 0 = may not run there */
-    uint32_t sf;         /* scale factor: GPUs */
+    struct gjob *e; /* its throughputs and scale factor, its allocation */
     bool running;
     bool keep; /* running and protected: kept where it is */
     int8_t chosen;
@@ -290,9 +292,14 @@ struct round {
     uint8_t order[MAX_TYPES];
 };
 
+/* The job into this round's list; its entry's throughputs read (again)
+ * when it is new or the cluster's GPUs changed, and the allocation then
+ * marked stale. */
 static int push(struct round *r, const struct gp_job *job, bool running)
 {
     const struct gp_cluster *cl = gp_view_cluster(r->v);
+    uint32_t sf = job->demand.gpus ? job->demand.gpus : 1;
+    struct gjob *e;
     struct act *a;
     int rc;
 
@@ -308,60 +315,36 @@ static int push(struct round *r, const struct gp_job *job, bool running)
         r->a = na;
         r->cap = ncap;
     }
-    a = &r->a[r->n];
+    if ((rc = track(r->g, job, &e)) != GP_OK)
+        return rc;
+    a = &r->a[r->n++];
     memset(a, 0, sizeof(*a));
     a->job = job;
     a->running = running;
     a->chosen = -1;
-    a->sf = job->demand.gpus ? job->demand.gpus : 1;
-    if ((rc = track(r->g, job, &a->e)) != GP_OK)
-        return rc;
-    r->n++;
-    if (a->e->sf == a->sf) { /* known, and the cluster did not change */
-        memcpy(a->t, a->e->t, sizeof(a->t));
+    if (e->sf == sf) /* known, and the cluster did not change */
         return GP_OK;
-    }
+    memset(e->t, 0, sizeof(e->t));
     for (uint8_t k = 0; k < r->ntypes; k++) {
+        double t;
+
         if (job->demand.type != GP_TYPE_ANY && job->demand.type != k)
             continue;
-        if (r->w[k] < a->sf || gp_cluster_type_gpus(cl, k) == 0)
+        if (r->w[k] < sf || gp_cluster_type_gpus(cl, k) == 0)
             continue;
-        a->t[k] =
-            r->g->obj == OBJ_AGNOSTIC ? 1.0 : gp_view_rate_on(r->v, job, k);
-        if (!(a->t[k] > 0) || !isfinite(a->t[k]))
-            a->t[k] = 0;
+        t = r->g->obj == OBJ_AGNOSTIC ? 1.0 : gp_view_rate_on(r->v, job, k);
+        e->t[k] = t > 0 && isfinite(t) ? t : 0;
     }
-    memcpy(a->e->t, a->t, sizeof(a->t));
-    a->e->sf = a->sf;
+    e->sf = sf;
     r->g->dirty = true;
     return GP_OK;
 }
 
-static int gather(struct round *r)
-{
-    struct gp_pending_iter it;
-    const struct gp_job *job;
-    int rc;
-
-    compact(r->g);
-    for (size_t i = 0; i < gp_view_nrunning(r->v); i++)
-        if ((rc = push(r, gp_view_running_at(r->v, i), true)) != GP_OK)
-            return rc;
-    if ((rc = gp_pending_iter_init(&it, r->v)) != GP_OK)
-        return rc;
-    while ((job = gp_pending_iter_next(&it)))
-        if ((rc = push(r, job, false)) != GP_OK)
-            return rc;
-    /* a new entry moved the ones after it: find them again */
-    for (size_t i = 0; i < r->n; i++)
-        r->a[i].e = find(r->g, r->a[i].job->seq);
-    return GP_OK;
-}
-
-/* Between boundaries: the running jobs (for their time) and the waiting
- * jobs chosen at the last boundary that have not started yet, and no
- * others: nothing else starts before the next boundary. */
-static int gather_light(struct round *r)
+/* The round's jobs: the running ones (for their time), then at a boundary
+ * (`all`) every waiting job, between boundaries only the waiting jobs
+ * chosen at the last boundary that have not started yet: nothing else
+ * starts before the next boundary. */
+static int gather(struct round *r, bool all)
 {
     struct gp_pending_iter it;
     const struct gp_job *job;
@@ -372,19 +355,23 @@ static int gather_light(struct round *r)
     for (size_t i = 0; i < gp_view_nrunning(r->v); i++)
         if ((rc = push(r, gp_view_running_at(r->v, i), true)) != GP_OK)
             return rc;
-    if (r->g->nreserved > 0) {
+    if (all || r->g->nreserved > 0) {
         if ((rc = gp_pending_iter_init(&it, r->v)) != GP_OK)
             return rc;
-        while (found < r->g->nreserved && (job = gp_pending_iter_next(&it))) {
-            const struct gjob *e = find(r->g, job->seq);
+        while ((all || found < r->g->nreserved) &&
+               (job = gp_pending_iter_next(&it))) {
+            if (!all) {
+                const struct gjob *e = find(r->g, job->seq);
 
-            if (!e || !e->reserved)
-                continue;
-            found++;
+                if (!e || !e->reserved)
+                    continue;
+                found++;
+            }
             if ((rc = push(r, job, false)) != GP_OK)
                 return rc;
         }
     }
+    /* a new entry moved the ones after it: find them all again */
     for (size_t i = 0; i < r->n; i++)
         r->a[i].e = find(r->g, r->a[i].job->seq);
     return GP_OK;
@@ -662,7 +649,7 @@ static int choose(struct round *r)
         a->keep = true;
         a->chosen = (int8_t)k;
         if (k < r->ntypes)
-            left[k] -= left[k] < a->sf ? left[k] : a->sf;
+            left[k] -= left[k] < a->e->sf ? left[k] : a->e->sf;
     }
     pk = gp_arena_alloc(gp_view_scratch(r->v),
                         (r->n * r->ntypes + 1) * sizeof(*pk));
@@ -677,7 +664,7 @@ static int choose(struct round *r)
             const struct act *a = &r->a[i];
             double x = a->e->x[k], frac;
 
-            if (a->keep || !(x > 0) || !(a->t[k] > 0))
+            if (a->keep || !(x > 0) || !(a->e->t[k] > 0))
                 continue;
             frac = g->type_run[k] > 0 ? a->e->run[k] / g->type_run[k] : 0;
             pk[np].i = (uint32_t)i;
@@ -692,10 +679,10 @@ static int choose(struct round *r)
     for (size_t q = 0; q < np; q++) {
         struct act *a = &r->a[pk[q].i];
 
-        if (a->chosen >= 0 || a->sf > left[pk[q].k])
+        if (a->chosen >= 0 || a->e->sf > left[pk[q].k])
             continue;
         a->chosen = (int8_t)pk[q].k;
-        left[pk[q].k] -= a->sf;
+        left[pk[q].k] -= a->e->sf;
     }
     return GP_OK;
 }
@@ -826,7 +813,7 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
         g->dirty = true;
     }
     boundary = g->next_round_us == GP_TIME_NONE || now >= g->next_round_us;
-    if ((rc = boundary ? gather(&r) : gather_light(&r)) != GP_OK)
+    if ((rc = gather(&r, boundary)) != GP_OK)
         return rc;
     account(&r, now);
     if (boundary) {

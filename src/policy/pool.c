@@ -99,7 +99,8 @@ struct pool {
     struct memo gang_fail; /* the last gang reclaim that failed */
     /* adaptive line hold (wait_ratio > 0): a gang never started that waited
      * more than wait_ratio times its tenant's recent 1-GPU wait (w1, at
-     * least wait_floor) goes first in its tenant's line and holds it; with
+     * least wait_floor) goes first in its tenant's line and holds it, and
+     * while its tenant is short it may reclaim past the entitlement; with
      * swap, it may also preempt its own tenant's jobs that passed it */
     double wait_ratio;
     int64_t wait_floor_us;
@@ -2110,6 +2111,8 @@ static int reclaim(struct pool *p, const struct gp_view *v,
         /* a line holder first, then the queue's order */
         while ((job = holder ? holder : gp_pending_iter_next(&it)) &&
                nlist < MAX_RECLAIM_JOBS) {
+            bool is_holder = job == holder;
+
             if (job == holder)
                 holder = NULL;
             else if (nlist > 0 && job == list[0])
@@ -2120,11 +2123,14 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                 /* beyond its entitlement it waits or borrows - unless it
                  * is high priority and first in line, or its gang brings
                  * the tenant nearer its entitlement than it is without
-                 * (a gang of 8 for a tenant 6 short of it) */
+                 * (a gang of 8 for a tenant 6 short of it), or it holds
+                 * its tenant's line and the tenant is short: it would
+                 * keep the tenant short while its own jobs free GPUs */
                 if ((nlist == 0 && gp_job_class(job) == GP_PRIO_HIGH &&
                      incoming_of(v, ts[i].t) == 0) || /* unless GPUs
                                                          are coming */
-                    (p->nearest && ask(job) < 2 * room))
+                    (p->nearest && ask(job) < 2 * room) ||
+                    (is_holder && room > 0))
                     list[nlist++] = job;
                 break;
             }

@@ -1278,6 +1278,69 @@ static void an_overdue_gang_starts_before_its_tenants_later_jobs(void **state)
     }
 }
 
+/* A line holder may reclaim past its tenant's entitlement while the
+ * tenant is short: otherwise it kept the tenant short, holding the line
+ * until the tenant's own jobs ended. 10x8 GPUs; a (guarantee 20) runs 18
+ * 1-GPU jobs, b (60) the other 62; a's 4-GPU gang comes at 10 s: a is
+ * entitled to 20, 2 short, and the gang would take it 2 over (not nearer:
+ * no reclaim). Overdue at 130 s (twice the 60 s floor), it holds a's line
+ * and takes 4 GPUs from b, which is left at 58 - within the tolerance of
+ * its 60. Without wait_ratio it waits. */
+static void a_line_holder_reclaims_past_its_tenants_entitlement(void **state)
+{
+    static const struct gp_tenant_spec ab[] = {{.name = "a", .guarantee = 20},
+                                               {.name = "b", .guarantee = 60}};
+    static const struct gp_kv opts[2][2] = {
+        {{"wait_floor", "60"}, {"wait_ratio", "0"}},
+        {{"wait_floor", "60"}, {"wait_ratio", "2"}},
+    };
+
+    (void)state;
+    for (int h = 0; h < 2; h++) {
+        struct rec r;
+        struct setup s = {S(30), 0, 10, 0, 0, false};
+        struct gp_core *core;
+        uint32_t gang, b[62];
+        int stopping = 0;
+
+        struct gp_cluster *c;
+
+        assert_int_equal(gp_cluster_new(&c), GP_OK);
+        assert_int_equal(gp_cluster_add_uniform(c, 10, 8, NULL, 0, NULL),
+                         GP_OK);
+        next_opts = opts[h];
+        next_nopts = 2;
+        core = core_on("pool", c, ab, 2, &s, &r);
+        for (int k = 0; k < 18; k++)
+            job_of(core, "a", 1, 100000, 0, 0, true);
+        for (int k = 0; k < 62; k++)
+            b[k] = job_of(core, "b", 1, 100000, 0, 0, true);
+        round_at(core, 0);
+        gang = job_of(core, "a", 4, 1000, 10, 0, true);
+        round_at(core, S(10));
+        round_at(core, S(100));
+        for (int k = 0; k < 62; k++)
+            assert_int_equal(state_of(core, b[k]), GP_JOB_RUNNING);
+        job_of(core, "b", 1, 100000, 200, 0, true); /* a round's event */
+        round_at(core, S(200));
+        for (int k = 0; k < 62; k++) {
+            if (state_of(core, b[k]) != GP_JOB_STOPPING)
+                continue;
+            stopping++;
+            assert_int_equal(
+                gp_core_job_stopped(
+                    core, b[k], gp_job_work_at(gp_core_job(core, b[k]), S(210)),
+                    S(210)),
+                GP_OK);
+        }
+        assert_int_equal(stopping, h ? 4 : 0);
+        round_at(core, S(210));
+        assert_int_equal(state_of(core, gang),
+                         h ? GP_JOB_RUNNING : GP_JOB_PENDING);
+        gp_core_free(core);
+    }
+}
+
 /* defrag=1 under consolidate: a 4-GPU gang waits while 4 GPUs are free
  * as 3 + 1 on two nodes; pool moves the 1-GPU job off the node with 3
  * free onto the other, and the gang starts there once it stopped. */
@@ -2110,6 +2173,7 @@ int main(void)
         cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
         cmocka_unit_test(new_options_apply_to_a_running_core),
         cmocka_unit_test(an_overdue_gang_starts_before_its_tenants_later_jobs),
+        cmocka_unit_test(a_line_holder_reclaims_past_its_tenants_entitlement),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
         cmocka_unit_test(a_consolidate_reclaim_counts_each_victim_once),
         cmocka_unit_test(a_job_wider_than_its_tenants_cap_is_rejected),

@@ -277,7 +277,8 @@ struct totals {
     const struct gp_job **holder;
     bool *holder_known;
     double *w1, w1_alpha;
-    double *w1_now; /* per tenant: the 1-GPU wait a gang is judged by (us) */
+    double *w1_now;   /* per tenant: the 1-GPU wait a gang is judged by (us) */
+    int64_t hold_due; /* the earliest a gang looked at becomes overdue */
 };
 
 /* What tenant t will hold once the plan so far applies and its stopping
@@ -869,6 +870,21 @@ static bool overdue(const struct pool *p, const struct gp_view *v,
            p->wait_ratio * tot->w1_now[job->tenant];
 }
 
+/* No event marks the moment a gang becomes overdue: the earliest such
+ * moment of the gangs looked at is asked for at the end of the round (an
+ * estimate: the tenant's 1-GPU wait may move by then). */
+static void due_of(const struct pool *p, struct totals *tot,
+                   const struct gp_job *job)
+{
+    double at;
+
+    if (job->demand.gpus < 2 || job->starts > 0)
+        return;
+    at = (double)job->submit_us + p->wait_ratio * tot->w1_now[job->tenant] + 1;
+    if (at < (double)tot->hold_due)
+        tot->hold_due = (int64_t)at;
+}
+
 /* Tenant t's line holder: its overdue gang that waited longest, not in the
  * plan yet (NULL: none). Looked for once a round: it walks every pending
  * gang of the tenant, as their order (QSSF) says nothing of their waits. */
@@ -891,9 +907,12 @@ static int line_holder(const struct pool *p, const struct gp_view *v,
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
-            if (overdue(p, v, tot, j) &&
-                (!best || j->submit_us < best->submit_us ||
-                 (j->submit_us == best->submit_us && j->seq < best->seq)))
+            if (!overdue(p, v, tot, j)) {
+                due_of(p, tot, j);
+                continue;
+            }
+            if (!best || j->submit_us < best->submit_us ||
+                (j->submit_us == best->submit_us && j->seq < best->seq))
                 best = j;
         }
         tot->holder[t] = best;
@@ -2743,6 +2762,7 @@ static int hold_books(struct pool *p, const struct gp_view *v,
     memset(tot->holder_known, 0, (nt + 1) * sizeof(*tot->holder_known));
     tot->w1 = p->w1;
     tot->w1_alpha = p->wait_alpha;
+    tot->hold_due = INT64_MAX;
     tot->w1_now =
         gp_arena_alloc(gp_view_scratch(v), (nt + 1) * sizeof(*tot->w1_now));
     if (!tot->w1_now)
@@ -2975,7 +2995,7 @@ static int pool_schedule(void *priv, const struct gp_view *v,
         if ((rc = start_pass(p, v, plan, ts, &tot, i, PASS_LEND, &r)))
             return rc;
     }
-    return GP_OK;
+    return tot.holder ? wake_at(p, v, plan, tot.hold_due) : GP_OK;
 }
 
 #define GRACE_DEFAULT (120 * GP_US_PER_S)

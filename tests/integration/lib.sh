@@ -74,16 +74,22 @@ it_wait_up() {
 state() { "$exe" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])'; }
 field() { "$exe" show --json "$1" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$2'))"; }
 
+# it_deadline SECONDS: sets it_end, SECONDS of wall-clock time from now;
+# it_late: true once it_end is past. (The waits count time, not tries: on
+# a loaded machine a try costs more than its 0.1 s of sleep.)
+it_deadline() { it_end=$(($(date +%s) + $1)); }
+it_late() { [ "$(date +%s)" -ge "$it_end" ]; }
+
 # wait_state JOB STATE [SECONDS]
 wait_state() {
-    n=$((${3:-30} * 10))
-    while [ $n -gt 0 ]; do
+    it_deadline "${3:-30}"
+    while :; do
         s=$(state "$1")
         [ "$s" = "$2" ] && return 0
-        n=$((n - 1))
+        it_late && break
         sleep 0.1
     done
-    fail "job $1 is $s, expected $2"
+    fail "job $1 is $s, expected $2 (after ${3:-30} s)"
     return 1
 }
 
@@ -92,12 +98,11 @@ submit() { "$exe" submit "$@" | sed -n 's/^Submitted job //p'; }
 # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds. The limit only
 # ends a test that hangs; nothing here is timed.
 wait_for() {
-    it_w=$(($1 * 10))
+    it_deadline "$1"
     it_what=$2
     shift 2
     while ! "$@"; do
-        it_w=$((it_w - 1))
-        if [ $it_w -le 0 ]; then
+        if it_late; then
             fail "waited too long for $it_what"
             return 1
         fi

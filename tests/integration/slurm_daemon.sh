@@ -36,12 +36,43 @@ chmod 755 "$tmp" # munged wants the folders above its socket searchable
 cluster="$src/scripts/slurm-cluster.sh"
 lab=$tmp/cluster
 poll=1
+watchdog=
 cleanup() {
+    [ -n "$watchdog" ] && { pkill -P "$watchdog"; kill "$watchdog"; } 2>/dev/null
     [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
     "$cluster" stop "$lab" >/dev/null 2>&1
     rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+# phase WHAT: where the test is, with the time, in its output and in
+# $tmp/phase for the watchdog
+phase() {
+    echo "$*" >"$tmp/phase"
+    echo "[$(date +%T)] $*"
+}
+report() {
+    echo "--- gpupool queue -a"
+    timeout 10 "$exe" queue -a 2>&1 | tail -n 30
+    echo "--- gpupool nodes"
+    timeout 10 "$exe" nodes 2>&1 | grep -v "^  job"
+    echo "--- squeue"
+    timeout 10 "$cluster" exec "$lab" -- squeue -a 2>&1 | tail -n 30
+    echo "--- daemon log (tail)"
+    grep -v "stop step" "$tmp/daemon.log" | tail -n 60
+    echo "--- slurmctld log (tail)"
+    tail -n 30 "$lab/log/slurmctld.log"
+}
+# The watchdog: a test that hangs ends (before meson's 400 s) saying
+# where, with the logs, rather than being killed silently.
+(
+    sleep "${GP_TEST_WATCHDOG:-330}" >/dev/null 2>&1
+    echo "FAIL: the test still runs after ${GP_TEST_WATCHDOG:-330} s, at: $(cat "$tmp/phase" 2>/dev/null)"
+    report
+    kill -TERM $$
+    pkill -TERM -P $$
+) &
+watchdog=$!
 if ! "$cluster" start "$lab" --nodes 4 --gpus 4 --per-switch 2 \
     --gpu-type v100 >"$tmp/cluster.log" 2>&1; then
     echo "FAIL: the test cluster did not start"
@@ -56,13 +87,16 @@ cat >"$tmp/tenants.json" <<JSON
 JSON
 # ck.sh STEPS [every]: 0.2 s a step; at the preempt signal it saves its
 # step and leaves (with `every`, it also saves each step); a run resumes
-# from the step saved
+# from the step saved. STEPS 0: until the test creates $tmp/release-JOB
+# (a job runs until the test is done with it, however slow the machine,
+# rather than for a time the test must keep within)
 cat >"$tmp/ck.sh" <<'EOF'
 #!/bin/sh
 trap 'echo "$step" >"$GPUPOOL_CHECKPOINT_DIR/step"; echo "preempted at $step on $SLURMD_NODENAME"; exit 0' "$GPUPOOL_PREEMPT_SIGNAL"
 step=$(cat "$GPUPOOL_CHECKPOINT_DIR/step" 2>/dev/null || echo 0)
 echo "start restart=$GPUPOOL_RESTART_COUNT step=$step node=$SLURMD_NODENAME nodes=$SLURM_JOB_NODELIST gpus=$CUDA_VISIBLE_DEVICES leak=${GP_TEST_LEAK:-none}"
-while [ "$step" -lt "$1" ]; do
+while [ "$step" -lt "$1" ] ||
+    { [ "$1" = 0 ] && [ ! -e "${0%/*}/release-$GPUPOOL_JOB_ID" ]; }; do
     sleep 0.2
     step=$((step + 1))
     [ "${2:-}" != every ] || echo "$step" >"$GPUPOOL_CHECKPOINT_DIR/step"
@@ -105,6 +139,7 @@ for j in json.load(sys.stdin)['jobs']:
     if j['job_id'] == $2: print(j['$1'])"
 }
 
+phase "the daemon starts"
 start
 grep -q "slurm 22\|slurm [0-9]" "$tmp/daemon.log" ||
     fail "the daemon does not say which Slurm it drives"
@@ -114,6 +149,7 @@ grep -q "slurm 22\|slurm [0-9]" "$tmp/daemon.log" ||
 # ---- a time limit (Slurm's are in minutes: it ends at the next check of
 # limits after 60 s, while the rest goes on). A CPU-only job, so that it
 # takes no GPU from what follows.
+phase "a job with a time limit"
 tj=$(submit -t lender -J limit -g 0 --time 1m -- sleep 600)
 wait_state "$tj" running 30
 
@@ -122,9 +158,10 @@ wait_state "$tj" running 30
 # the last two nodes the placer filled, under one switch). Submitted at
 # once, they can start in one round, and the latest-started rule then has
 # no order to go by.
+phase "a borrower fills the cluster"
 b=
 for k in 1 2 3 4; do
-    j=$(submit -t borrower -J "b$k" -g 4 --checkpointable -- "$tmp/ck.sh" 100)
+    j=$(submit -t borrower -J "b$k" -g 4 --checkpointable -- "$tmp/ck.sh" 0)
     b="$b $j"
     wait_state "$j" running 30
 done
@@ -135,7 +172,8 @@ for j in $b; do
 done
 
 # ---- the lender reclaims two nodes for an 8-GPU gang
-l=$(submit -t lender -J gang -g 8 -- "$tmp/ck.sh" 60)
+phase "the lender's gang reclaims two nodes"
+l=$(submit -t lender -J gang -g 8 -- "$tmp/ck.sh" 0)
 wait_state "$l" running 30
 victims=
 for j in $b; do
@@ -160,21 +198,29 @@ sl=$(sjob "$l")
 grep -q "leak=none" "$tmp/jobs/$l/stdout" ||
     fail "the gang's job has the daemon's environment: $(cat "$tmp/jobs/$l/stdout")"
 [ "$(sq node_count "$sl")" = 2 ] || fail "the gang has $(sq node_count "$sl") nodes in Slurm"
+# the borrower's jobs not preempted end, leaving room for the others
+for j in $b; do
+    case " $victims " in *" $j "*) ;; *) touch "$tmp/release-$j" ;; esac
+done
 
 # ---- a node of the gang drained mid-run
+phase "a node of the gang drains"
 drained=${gang%%,*}
 slurm scontrol update NodeName="$drained" State=DRAIN Reason=maintenance
 wait_node "$drained" drain drained
 [ "$(state "$l")" = running ] || fail "the gang stopped when its node drained"
 
 # ---- slurmctld restarts under the daemon
+phase "slurmctld restarts"
 "$cluster" restart-ctld "$lab" >>"$tmp/cluster.log" 2>&1 ||
     fail "slurmctld did not restart"
 sleep 2
 kill -0 "$pid" 2>/dev/null || fail "the daemon died with slurmctld's restart"
+touch "$tmp/release-$l"
 wait_state "$l" completed 60
 
 # ---- the preempted jobs resume from their checkpoints, elsewhere
+phase "the preempted jobs resume"
 for v in $victims; do wait_state "$v" running 90; done
 # (Slurm says RUNNING a moment before slurmd has the script going)
 resumed() { grep -q "start restart=1 step=[1-9]" "$tmp/jobs/$1/stdout"; }
@@ -197,6 +243,7 @@ done
 [ $moved -ge 1 ] || fail "no preempted job resumed on another node"
 
 # ---- kill -9 of the daemon while jobs run; restarted, it adopts them
+phase "the daemon is killed and restarted"
 before=""
 for j in $b; do before="$before $(sq restart_cnt "$(sjob "$j")")"; done
 kill -9 "$pid"
@@ -208,8 +255,11 @@ after=""
 for j in $b; do after="$after $(sq restart_cnt "$(sjob "$j")")"; done
 [ "$before" = "$after" ] ||
     fail "a job was started again by the restart (Slurm restarts $before -> $after)"
+# the preempted jobs end now, leaving the cluster to what follows
+for v in $victims; do touch "$tmp/release-$v"; done
 
 # ---- plain sbatch: held by the plugin, adopted by gpupool
+phase "plain sbatch, adopted"
 sid=$(slurm sh -c "printf '#!/bin/sh\necho adopted on \$SLURMD_NODENAME\nsleep 1\n' |
     sbatch --parsable --account=lender --gres=gpu:v100:2 --time=5 -o $tmp/adopted.out")
 a=
@@ -238,7 +288,8 @@ wait_slurm() { # JOB STATE: the job's Slurm state, 30 s at most
         sleep 0.1
     done
 }
-dj=$(submit -t lender -J down -g 4 --checkpointable -- "$tmp/ck.sh" 30)
+phase "a node goes down under a job"
+dj=$(submit -t lender -J down -g 4 --checkpointable -- "$tmp/ck.sh" 0)
 wait_state "$dj" running 60
 wait_slurm "$dj" RUNNING
 dn=$(nodes_of "$dj" -1)
@@ -252,6 +303,7 @@ until [ "$(py "$dj" 'j["runs"][0].get("end_reason")')" = "node down" ]; do
     sleep 0.1
 done
 slurm scontrol update NodeName="$dn" State=RESUME 2>/dev/null
+touch "$tmp/release-$dj"
 wait_state "$dj" completed 40
 
 # ---- a node crashes under a job and stays down (its slurmd and the job's
@@ -259,7 +311,8 @@ wait_state "$dj" completed 40
 # gpupool sees it down within a poll, the run ends "node down", the job
 # resumes from its last checkpoint on another node; back up once its
 # slurmd is
-kj=$(submit -t lender -J crash -g 4 --checkpointable -- "$tmp/ck.sh" 40 every)
+phase "a node crashes under a job"
+kj=$(submit -t lender -J crash -g 4 --checkpointable -- "$tmp/ck.sh" 0 every)
 wait_state "$kj" running 60
 wait_slurm "$kj" RUNNING
 kn=$(nodes_of "$kj" -1)
@@ -286,9 +339,11 @@ done
 "$cluster" start-node "$lab" "$kn" >>"$tmp/cluster.log" 2>&1 ||
     fail "node $kn did not come back"
 wait_node "$kn" up "up again"
+touch "$tmp/release-$kj"
 wait_state "$kj" completed 40
 
 # ---- a run that fails, and one cancelled while it runs
+phase "a failing run, a cancel"
 fj=$(submit -t lender -J fails -g 1 -- sh -c 'exit 3')
 wait_state "$fj" failed 30
 [ "$(field "$fj" exit_code)" = 3 ] || fail "job $fj: exit code $(field "$fj" exit_code), not 3"
@@ -300,12 +355,14 @@ wait_state "$cj" cancelled 30
 wait_slurm "$cj" CANCELLED
 
 # ---- the time limit: Slurm's TIMEOUT, the job failed "time limit"
+phase "the time limit"
 wait_state "$tj" failed 120
 [ "$(py "$tj" 'j.get("reason")')" = "time limit" ] ||
     fail "job $tj: reason '$(py "$tj" 'j.get("reason")')', not 'time limit'"
 [ "$(sq job_state "$(sjob "$tj")")" = TIMEOUT ] || fail "job $tj is not TIMEOUT in Slurm"
 
 # ---- everything completes; the ledger against Slurm's record
+phase "everything completes; the ledger"
 for j in $b; do wait_state "$j" completed 90; done
 ids="$b $l $a $dj $kj $fj $cj $tj"
 {
@@ -322,10 +379,7 @@ python3 "$(dirname "$0")/slurm_ledger.py" "$tmp/jobs.json" \
     "$lab/log/jobcomp.log" "$poll" || fail "GPU-seconds do not match Slurm's"
 
 if [ $fails -ne 0 ]; then
-    echo "--- daemon log (tail)"
-    grep -v "stop step" "$tmp/daemon.log" | tail -n 60
-    echo "--- slurmctld log (tail)"
-    tail -n 20 "$lab/log/slurmctld.log"
+    report
     exit 1
 fi
 echo "ok: reclaim, gang under one switch, drain, restarts, adoption, node down, node crash, failure, cancel, time limit, ledger"

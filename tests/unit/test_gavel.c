@@ -1,6 +1,7 @@
 /* test_gavel.c - gavel: the max-min fairness LP over GPU types, the round
  * mechanism that carries it out (priorities = allocation / time share),
- * lease extension, the agnostic objective, both solvers, and its options.
+ * lease extension, the agnostic, makespan and finish-time fairness
+ * objectives, both solvers, and its options.
  * One behaviour per test. */
 #include <math.h>
 #include <setjmp.h>
@@ -44,20 +45,26 @@ static struct gp_core *mkgv(uint32_t nv, uint32_t nk,
     return core;
 }
 
-static uint64_t job(struct gp_core *core, const char *id, const char *cls,
-                    uint32_t gpus)
+static uint64_t job_for(struct gp_core *core, const char *id, const char *cls,
+                        uint32_t gpus, int64_t work_us)
 {
     struct gp_job_spec spec = {
         .id = id,
         .job_class = cls,
         .gpus = gpus,
-        .duration_us = S(10000000),
+        .duration_us = work_us,
         .checkpointable = true,
     };
     uint64_t jid = UINT32_MAX;
 
     assert_int_equal(gp_core_submit(core, &spec, 0, &jid, NULL), GP_OK);
     return jid;
+}
+
+static uint64_t job(struct gp_core *core, const char *id, const char *cls,
+                    uint32_t gpus)
+{
+    return job_for(core, id, cls, gpus, S(10000000));
 }
 
 /* The type a job runs on ("V100", "K80"), or "-" when it does not run. */
@@ -235,6 +242,73 @@ static void a_new_job_waits_for_the_next_round(void **state)
     gp_core_free(core);
 }
 
+/* min_total_duration_perf (makespan), with the true work left: one V100
+ * and one K80; "small" (1.25x faster on the V100: paces 1 and 0.8) has 20
+ * times the work of "big" (10x: paces 1 and 0.1). Both end by T only if
+ * small runs at 1 (all its time on the V100, T = its work): big then has
+ * the K80, where half its time will do. The max-min objective gives big
+ * the V100 first; the makespan one gives it to small, in every round. */
+static void makespan_gives_the_fast_type_to_the_longest_job(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    static const struct gp_kv mk[2] = {{"objective", "min_total_duration_perf"},
+                                       {"remaining", "true"}};
+
+    (void)state;
+    for (int m = 0; m < 2; m++) {
+        struct rec r;
+        struct gp_core *core =
+            mkgv(1, 1, t, m ? mk : NULL, m ? 2 : 0, &r, NULL);
+        uint64_t big, small;
+
+        assert_non_null(core);
+        big = job_for(core, "big", "big", 1, S(50000));
+        small = job_for(core, "small", "small", 1, S(1000000));
+        round_at(core, 0);
+        assert_string_equal(on(core, big), m ? "K80" : "V100");
+        assert_string_equal(on(core, small), m ? "V100" : "K80");
+        for (int i = 1; m && i <= 20; i++) {
+            round_at(core, S(360) * i);
+            round_at(core, S(360) * i + 1);
+            assert_string_equal(on(core, small), "V100");
+            assert_string_not_equal(on(core, big), "V100");
+        }
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
+/* finish_time_fairness_perf: two jobs submitted together, with the same
+ * work, have waited nothing, so rho_j = iso_j / (t_j + L_j / thr_j) is
+ * each one's throughput against its isolated (equal-split) one: the
+ * max-min split, half of each type each. Over 40 rounds each is on the
+ * V100 about half the time. */
+static void finish_time_fairness_splits_as_max_min_at_the_start(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    static const struct gp_kv ftf[2] = {
+        {"objective", "finish_time_fairness_perf"}, {"remaining", "true"}};
+    struct rec r;
+    struct gp_core *core = mkgv(1, 1, t, ftf, 2, &r, NULL);
+    uint64_t big, small;
+    int fast = 0;
+
+    (void)state;
+    assert_non_null(core);
+    big = job_for(core, "big", "big", 1, S(1000000));
+    small = job_for(core, "small", "small", 1, S(1000000));
+    for (int i = 0; i < 40; i++) {
+        round_at(core, S(360) * i);
+        round_at(core, S(360) * i + 1);
+        assert_string_not_equal(on(core, big), "-");
+        assert_string_not_equal(on(core, small), "-");
+        fast += strcmp(on(core, big), "V100") == 0;
+    }
+    assert_true(fast >= 18 && fast <= 22);
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 static void bad_options_are_refused_naming_the_key(void **state)
 {
     static const struct {
@@ -244,6 +318,7 @@ static void bad_options_are_refused_naming_the_key(void **state)
         {{"round", "0"}, "gavel.round"},
         {{"round", "1h"}, "gavel.round"},
         {{"objective", "fifo"}, "gavel.objective"},
+        {{"remaining", "oracle"}, "gavel.remaining"},
         {{"solver", "cplex"}, "gavel.solver"},
         {{"lease", "1"}, "lease"},
     };
@@ -266,6 +341,8 @@ int main(void)
         cmocka_unit_test(jobs_take_turns_by_their_time_share),
         cmocka_unit_test(a_gang_too_big_for_a_type_never_runs_there),
         cmocka_unit_test(a_new_job_waits_for_the_next_round),
+        cmocka_unit_test(makespan_gives_the_fast_type_to_the_longest_job),
+        cmocka_unit_test(finish_time_fairness_splits_as_max_min_at_the_start),
         cmocka_unit_test(bad_options_are_refused_naming_the_key),
     };
 

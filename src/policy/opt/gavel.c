@@ -65,7 +65,7 @@
 
 #define MAX_TYPES 32
 
-enum objective { OBJ_PERF, OBJ_AGNOSTIC };
+enum objective { OBJ_PERF, OBJ_AGNOSTIC, OBJ_MAKESPAN, OBJ_FTF };
 
 /* What the policy remembers of an active job. */
 struct gjob {
@@ -76,15 +76,24 @@ struct gjob {
                               not run there */
     uint32_t sf;           /* scale factor: the GPUs it asks for; 0 until
                               t is known */
-    bool ended;            /* completed, failed or cancelled */
-    bool reserved;         /* chosen at a boundary, not started yet */
-    int8_t chosen_type;    /* where, for a reserved job */
+    /* for the objectives on time (makespan, finish-time fairness), as of
+     * the job's last look (push): its work left (reference work-seconds)
+     * and its submission; at each solve, the time its progress so far
+     * would have taken in isolation, and its isolated throughput */
+    double left_s;
+    int64_t submit_us;
+    double iso_time, iso_rate, iso_left;
+    bool ended;         /* completed, failed or cancelled */
+    bool reserved;      /* chosen at a boundary, not started yet */
+    int8_t chosen_type; /* where, for a reserved job */
 };
 
 struct gavel {
     const struct gp_env *env;
     int64_t round_us;
     enum objective obj;
+    bool true_left; /* remaining=true: the world's true work, not the
+                       predicted */
     const struct gp_solver_ops *solver; /* NULL = the default */
     struct gjob *jobs;                  /* sorted by seq */
     size_t njobs, cap;
@@ -123,11 +132,26 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_PERF;
             else if (strcmp(val, "max_min_fairness") == 0)
                 g->obj = OBJ_AGNOSTIC;
+            else if (strcmp(val, "min_total_duration_perf") == 0)
+                g->obj = OBJ_MAKESPAN;
+            else if (strcmp(val, "finish_time_fairness_perf") == 0)
+                g->obj = OBJ_FTF;
             else
                 return gp_diag_set(diag, GP_EINVAL, "gavel.objective",
                                    "expected max_min_fairness_perf (LAS, "
-                                   "heterogeneity-aware) or "
-                                   "max_min_fairness (agnostic), got \"%s\"",
+                                   "heterogeneity-aware), "
+                                   "max_min_fairness (agnostic), "
+                                   "min_total_duration_perf (makespan) or "
+                                   "finish_time_fairness_perf, got \"%s\"",
+                                   val);
+        } else if (strcmp(key, "remaining") == 0) {
+            if (strcmp(val, "predicted") == 0)
+                g->true_left = false;
+            else if (strcmp(val, "true") == 0)
+                g->true_left = true;
+            else
+                return gp_diag_set(diag, GP_EINVAL, "gavel.remaining",
+                                   "expected predicted or true, got \"%s\"",
                                    val);
         } else if (strcmp(key, "solver") == 0) {
             if (!(g->solver = gp_solver_find(val)))
@@ -138,7 +162,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
         } else {
             return gp_diag_set(diag, GP_EINVAL, key,
                                "unknown option for gavel (known: round, "
-                               "objective, solver)");
+                               "objective, remaining, solver)");
         }
     }
     return GP_OK;
@@ -292,6 +316,25 @@ struct round {
     uint8_t order[MAX_TYPES];
 };
 
+/* A job's work left, in reference work-seconds (at least one): the
+ * predicted run time less the work done, or with remaining=true the
+ * world's true work where it is known (the simulator's; Gavel's simulator
+ * reads its jobs' true remaining steps). Past its prediction a job is
+ * taken to need half as much again as it did (as the core's estimates). */
+static double work_left(const struct gavel *g, const struct gp_job *job,
+                        int64_t now)
+{
+    int64_t done = gp_job_work_at(job, now),
+            total = g->true_left && job->duration_us > 0 ? job->duration_us
+                                                         : job->predicted_us,
+            left = total - done;
+
+    if (!g->true_left || job->duration_us <= 0)
+        if (left < done / 2)
+            left = done / 2;
+    return left > GP_US_PER_S ? (double)left / GP_US_PER_S : 1.0;
+}
+
 /* The job into this round's list; its entry's throughputs read (again)
  * when it is new or the cluster's GPUs changed, and the allocation then
  * marked stale. */
@@ -322,6 +365,8 @@ static int push(struct round *r, const struct gp_job *job, bool running)
     a->job = job;
     a->running = running;
     a->chosen = -1;
+    e->submit_us = job->submit_us;
+    e->left_s = work_left(r->g, job, gp_view_now(r->v));
     if (e->sf == sf) /* known, and the cluster did not change */
         return GP_OK;
     memset(e->t, 0, sizeof(e->t));
@@ -590,6 +635,271 @@ out:
     return rc < 0 ? rc : GP_OK; /* a column's or a row's index is no error */
 }
 
+/* Gavel's isolated allocation of a job among n: an equal share of every
+ * type, W_k / (n s_j), scaled down to at most all of its time; its
+ * throughput there. */
+static double isolated_rate(const struct round *r, const struct gjob *e,
+                            size_t n)
+{
+    double x[MAX_TYPES], sum = 0, rate = 0;
+
+    for (uint8_t k = 0; k < r->ntypes; k++) {
+        x[k] = (double)r->w[k] / ((double)n * e->sf);
+        sum += x[k];
+    }
+    for (uint8_t k = 0; k < r->ntypes; k++)
+        rate += e->t[k] * (sum > 1 ? x[k] / sum : x[k]);
+    return rate;
+}
+
+/* A feasibility test of finish-time fairness rho: the throughput rows'
+ * lower bounds for it, then a solve. *ok: feasible (x in *res). */
+static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
+                   double rho, struct gp_lp_result *res, bool *ok)
+{
+    struct gavel *g = r->g;
+    const double now = (double)gp_view_now(r->v) / GP_US_PER_S;
+    struct gp_lp_limits lim = {.seconds = 60};
+    struct gp_diag diag = {{0}, {0}};
+    int rc;
+
+    *ok = false;
+    for (size_t i = 0; i < g->njobs; i++) {
+        const struct gjob *e = &g->jobs[i];
+        double since = now - (double)e->submit_us / GP_US_PER_S,
+               room = rho * (e->iso_time + e->left_s / e->iso_rate) - since;
+
+        if (row[i] < 0)
+            continue;
+        if (!(room > 0))
+            return GP_OK; /* it cannot finish by then at any rate */
+        if ((rc = gp_lp_set_row_bounds(lp, row[i], e->left_s / room, INFINITY,
+                                       &diag)) != GP_OK)
+            return rc;
+    }
+    gp_lp_result_free(res);
+    memset(res, 0, sizeof(*res));
+    g->solves++;
+    rc = g->solver ? g->solver->solve(lp, &lim, res, &diag)
+                   : gp_lp_solve(lp, &lim, res, &diag);
+    if (rc == GP_ENOMEM)
+        return rc;
+    *ok = rc == GP_OK && res->feasible && res->x;
+    return GP_OK;
+}
+
+/* The objectives on time (Gavel's MinTotalDurationPolicyWithPerf and
+ * FinishTimeFairnessPolicyWithPerf), one set of columns per job, as the
+ * jobs' work left differs: X[j][k] for the types job j may use; rows
+ * sum_k X[j][k] <= 1 per job, sum_j s_j X[j][k] <= W_k per type, and per
+ * job a throughput row sum_k T[j][k] X[j][k] >= b_j.
+ *  - min_total_duration_perf (makespan): every job ends by T iff each runs
+ *    at least L_j / T (L_j its work left). With y = L / T (L the largest
+ *    L_j) the rows read sum_k T X - (L_j / L) y >= 0 and the LP maximizes
+ *    y: the least T, exactly. (Gavel finds T by bisection on the LP's
+ *    feasibility, to within 5%, and takes any feasible point there.)
+ *  - finish_time_fairness_perf: rho_j = (t_j + L_j / thr_j) / iso_j, with
+ *    t_j the time since submission and iso_j the job's time in isolation
+ *    (Gavel's IsolatedPolicy: its progress so far at the isolated rates it
+ *    had, plus L_j at today's); minimize the largest. rho_j <= rho iff
+ *    thr_j >= L_j / (rho iso_j - t_j): bisection on rho, each step a
+ *    feasibility LP with those bounds, to 0.1%. (Gavel hands cvxpy the
+ *    convex form with inv_pos.)
+ * A job that may run nowhere gets no row. On failure, the proportional
+ * split. */
+static int solve_time(struct round *r)
+{
+    struct gavel *g = r->g;
+    struct gp_arena *ar = gp_view_scratch(r->v);
+    const size_t nj = g->njobs, nt = r->ntypes;
+    double prop[MAX_TYPES], lmax = 0;
+    struct gp_lp *lp;
+    struct gp_lp_result res = {0};
+    struct gp_diag diag = {{0}, {0}};
+    int(*col)[MAX_TYPES], *row, *kc, cols[MAX_TYPES + 1], rc = GP_OK;
+    double vals[MAX_TYPES + 1], *kv;
+    size_t nrow = 0;
+    bool ok = false;
+
+    proportional(r, prop);
+    memset(g->type_run, 0, sizeof(g->type_run));
+    for (size_t i = 0; i < nj; i++) {
+        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
+        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
+    }
+    g->dirty = false;
+    if (nj == 0)
+        return GP_OK;
+    col = gp_arena_alloc(ar, nj * sizeof(*col));
+    row = gp_arena_alloc(ar, nj * sizeof(*row));
+    kc = gp_arena_alloc(ar, (nj + 1) * sizeof(*kc));
+    kv = gp_arena_alloc(ar, (nj + 1) * sizeof(*kv));
+    if (!col || !row || !kc || !kv)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < nj; i++) {
+        struct gjob *e = &g->jobs[i];
+        double rate = isolated_rate(r, e, nj);
+
+        /* the time in isolation of the progress since the last solve */
+        if (e->iso_rate > 0 && e->iso_left > e->left_s)
+            e->iso_time += (e->iso_left - e->left_s) / e->iso_rate;
+        e->iso_left = e->left_s;
+        e->iso_rate = rate;
+        if (e->left_s > lmax)
+            lmax = e->left_s;
+    }
+    if (!(lp = gp_lp_new()))
+        return GP_ENOMEM;
+    gp_lp_set_sense(lp, GP_LP_MAXIMIZE);
+    /* column 0: y (makespan), or nothing to optimize (fairness: a test) */
+    if ((rc = gp_lp_add_col(lp, 0, g->obj == OBJ_MAKESPAN ? INFINITY : 0,
+                            g->obj == OBJ_MAKESPAN ? 1 : 0, false, &diag)) < 0)
+        goto out;
+    for (size_t i = 0; i < nj; i++) {
+        const struct gjob *e = &g->jobs[i];
+        size_t m = 0;
+
+        row[i] = -1;
+        for (size_t k = 0; k < nt; k++) {
+            col[i][k] = -1;
+            if (e->t[k] > 0) {
+                col[i][k] = (int)gp_lp_ncols(lp);
+                if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, &diag)) < 0)
+                    goto out;
+                cols[m] = col[i][k];
+                vals[m++] = e->t[k];
+            }
+        }
+        if (m == 0 || !(e->iso_rate > 0))
+            continue; /* it may run nowhere */
+        /* sum_k T X (- (L_j / L) y) >= 0 (makespan) or >= b_j (fairness,
+         * set by each test) */
+        if (g->obj == OBJ_MAKESPAN) {
+            cols[m] = 0;
+            vals[m++] = -e->left_s / lmax;
+        }
+        if ((rc = gp_lp_add_row(lp, 0, INFINITY, m, cols, vals, &diag)) < 0)
+            goto out;
+        row[i] = rc;
+        nrow++;
+        /* sum_k X <= 1 */
+        m = 0;
+        for (size_t k = 0; k < nt; k++)
+            if (col[i][k] >= 0) {
+                cols[m] = col[i][k];
+                vals[m++] = 1;
+            }
+        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m, cols, vals, &diag)) < 0)
+            goto out;
+    }
+    if (nrow == 0)
+        goto out;
+    /* sum_j s X <= W_k */
+    for (size_t k = 0; k < nt; k++) {
+        size_t m = 0;
+
+        for (size_t i = 0; i < nj; i++)
+            if (col[i][k] >= 0) {
+                kc[m] = col[i][k];
+                kv[m++] = (double)g->jobs[i].sf;
+            }
+        if (m && (rc = gp_lp_add_row(lp, -INFINITY, (double)r->w[k], m, kc, kv,
+                                     &diag)) < 0)
+            goto out;
+    }
+    if (g->obj == OBJ_MAKESPAN) {
+        struct gp_lp_limits lim = {.seconds = 60};
+
+        g->solves++;
+        rc = g->solver ? g->solver->solve(lp, &lim, &res, &diag)
+                       : gp_lp_solve(lp, &lim, &res, &diag);
+        if (rc == GP_ENOMEM)
+            goto out;
+        ok = rc == GP_OK && res.feasible && res.x;
+    } else {
+        /* bisection on rho: below lo no job can end in time even alone on
+         * its fastest type; hi doubles until feasible */
+        const double now = (double)gp_view_now(r->v) / GP_US_PER_S;
+        struct gp_lp_result best = {0};
+        double lo = 0, hi;
+        bool have = false;
+
+        for (size_t i = 0; i < nj; i++) {
+            const struct gjob *e = &g->jobs[i];
+            double fast = 0, iso;
+
+            if (row[i] < 0)
+                continue;
+            for (size_t k = 0; k < nt; k++)
+                if (e->t[k] > fast)
+                    fast = e->t[k];
+            iso = e->iso_time + e->left_s / e->iso_rate;
+            if ((now - (double)e->submit_us / GP_US_PER_S + e->left_s / fast) /
+                    iso >
+                lo)
+                lo = (now - (double)e->submit_us / GP_US_PER_S +
+                      e->left_s / fast) /
+                     iso;
+        }
+        hi = lo > 0 ? 2 * lo : 1;
+        for (int d = 0; d < 60 && !have; d++) {
+            if ((rc = ftf_try(r, lp, row, hi, &res, &have)) != GP_OK)
+                break;
+            if (!have) {
+                lo = hi;
+                hi *= 2;
+            }
+        }
+        if (have) {
+            best = res;
+            memset(&res, 0, sizeof(res));
+            for (int it = 0; it < 60 && hi > lo * 1.001; it++) {
+                double mid = (lo + hi) / 2;
+                bool f;
+
+                if ((rc = ftf_try(r, lp, row, mid, &res, &f)) != GP_OK)
+                    break;
+                if (f) {
+                    hi = mid;
+                    gp_lp_result_free(&best);
+                    best = res;
+                    memset(&res, 0, sizeof(res));
+                } else {
+                    lo = mid;
+                }
+            }
+        }
+        gp_lp_result_free(&res);
+        res = best;
+        ok = have && res.x;
+        if (rc == GP_ENOMEM)
+            goto out;
+    }
+    if (!ok) {
+        g->fallbacks++;
+        gp_logf(g->env, GP_LOG_WARN,
+                "gavel: the allocation LP of %zu jobs was not solved (%s%s%s):"
+                " the proportional split is used until the next solve",
+                nj, rc != GP_OK ? "error" : gp_lp_status_name(res.status),
+                diag.msg[0] ? ": " : "", diag.msg);
+        for (size_t i = 0; i < nj; i++)
+            for (size_t k = 0; k < nt; k++)
+                g->jobs[i].x[k] = g->jobs[i].t[k] > 0 ? prop[k] : 0;
+        rc = GP_OK;
+        goto out;
+    }
+    for (size_t i = 0; i < nj; i++)
+        for (size_t k = 0; k < nt; k++) {
+            double x = col[i][k] >= 0 ? res.x[col[i][k]] : 0;
+
+            g->jobs[i].x[k] = x < 1e-9 ? 0 : x > 1 ? 1 : x;
+        }
+out:
+    gp_lp_result_free(&res);
+    gp_lp_free(lp);
+    return rc < 0 ? rc : GP_OK;
+}
+
 struct pick {
     uint32_t i; /* into r->a */
     uint8_t k;
@@ -820,7 +1130,9 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
         g->next_round_us = now + g->round_us;
         /* as the artifact's simulator: the allocation is computed again at
          * the first round after the set of jobs changed */
-        if (g->dirty && (rc = solve(&r)) != GP_OK)
+        if (g->dirty && (rc = g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
+                                  ? solve_time(&r)
+                                  : solve(&r)) != GP_OK)
             return rc;
         order_types(&r);
         if ((rc = choose(&r)) != GP_OK)

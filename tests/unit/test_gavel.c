@@ -1,6 +1,6 @@
 /* test_gavel.c - gavel: the max-min fairness LP over GPU types, the round
  * mechanism that carries it out (priorities = allocation / time share),
- * lease extension, the agnostic, makespan and finish-time fairness
+ * lease extension, the agnostic, makespan, finish-time fairness and FIFO
  * objectives, both solvers, and its options.
  * One behaviour per test. */
 #include <math.h>
@@ -309,6 +309,37 @@ static void finish_time_fairness_splits_as_max_min_at_the_start(void **state)
     gp_speed_table_free(t);
 }
 
+/* fifo_perf: in submission order each job takes the type, with room,
+ * where it runs fastest. One V100 and one K80: "small", submitted first,
+ * takes the V100 (1.25x), "big" the K80 though it gains 10x from the
+ * V100, and a third job waits; over 10 rounds nothing changes (max-min
+ * fairness would swap them round by round). */
+static void fifo_serves_in_submission_order_on_the_fastest_type(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    static const struct gp_kv fifo = {"objective", "fifo_perf"};
+    struct rec r;
+    struct gp_core *core = mkgv(1, 1, t, &fifo, 1, &r, NULL);
+    uint64_t small, big, third;
+
+    (void)state;
+    assert_non_null(core);
+    small = job(core, "small", "small", 1);
+    big = job(core, "big", "big", 1);
+    third = job(core, "third", "big", 1);
+    for (int i = 0; i < 10; i++) {
+        round_at(core, S(360) * i);
+        round_at(core, S(360) * i + 1);
+        assert_string_equal(on(core, small), "V100");
+        assert_string_equal(on(core, big), "K80");
+        assert_string_equal(on(core, third), "-");
+    }
+    assert_int_equal(gp_core_job(core, small)->preemptions, 0);
+    assert_int_equal(gp_core_job(core, big)->preemptions, 0);
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 static void bad_options_are_refused_naming_the_key(void **state)
 {
     static const struct {
@@ -343,6 +374,7 @@ int main(void)
         cmocka_unit_test(a_new_job_waits_for_the_next_round),
         cmocka_unit_test(makespan_gives_the_fast_type_to_the_longest_job),
         cmocka_unit_test(finish_time_fairness_splits_as_max_min_at_the_start),
+        cmocka_unit_test(fifo_serves_in_submission_order_on_the_fastest_type),
         cmocka_unit_test(bad_options_are_refused_naming_the_key),
     };
 

@@ -65,7 +65,7 @@
 
 #define MAX_TYPES 32
 
-enum objective { OBJ_PERF, OBJ_AGNOSTIC, OBJ_MAKESPAN, OBJ_FTF };
+enum objective { OBJ_PERF, OBJ_AGNOSTIC, OBJ_MAKESPAN, OBJ_FTF, OBJ_FIFO };
 
 /* What the policy remembers of an active job. */
 struct gjob {
@@ -136,13 +136,16 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_MAKESPAN;
             else if (strcmp(val, "finish_time_fairness_perf") == 0)
                 g->obj = OBJ_FTF;
+            else if (strcmp(val, "fifo_perf") == 0)
+                g->obj = OBJ_FIFO;
             else
                 return gp_diag_set(diag, GP_EINVAL, "gavel.objective",
                                    "expected max_min_fairness_perf (LAS, "
                                    "heterogeneity-aware), "
                                    "max_min_fairness (agnostic), "
-                                   "min_total_duration_perf (makespan) or "
-                                   "finish_time_fairness_perf, got \"%s\"",
+                                   "min_total_duration_perf (makespan), "
+                                   "finish_time_fairness_perf or fifo_perf, "
+                                   "got \"%s\"",
                                    val);
         } else if (strcmp(key, "remaining") == 0) {
             if (strcmp(val, "predicted") == 0)
@@ -900,6 +903,43 @@ out:
     return rc < 0 ? rc : GP_OK;
 }
 
+/* fifo_perf (the artifact's FIFOPolicyWithPerf; no LP): in submission
+ * order, each job gets all its time (X = 1) on the type with free GPUs for
+ * its gang where it runs fastest (ties: the lower type index), until the
+ * next job finds no type with room for it: it and those after it get none
+ * (no job passes another). Computed afresh at each solve, so a job may
+ * move to a faster type that came free. */
+static int solve_fifo(struct round *r)
+{
+    struct gavel *g = r->g;
+    uint64_t left[MAX_TYPES];
+
+    memset(g->type_run, 0, sizeof(g->type_run));
+    memcpy(left, r->w, sizeof(left));
+    g->dirty = false;
+    g->solves++;
+    for (size_t i = 0; i < g->njobs; i++) {
+        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
+        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
+    }
+    for (size_t i = 0; i < g->njobs; i++) {
+        struct gjob *e = &g->jobs[i];
+        int best = -1;
+
+        if (e->ended)
+            continue;
+        for (uint8_t k = 0; k < r->ntypes; k++)
+            if (left[k] >= e->sf && e->t[k] > 0 &&
+                (best < 0 || e->t[k] > e->t[best]))
+                best = k;
+        if (best < 0)
+            break; /* the queue's head waits: no one passes it */
+        e->x[best] = 1;
+        left[best] -= e->sf;
+    }
+    return GP_OK;
+}
+
 struct pick {
     uint32_t i; /* into r->a */
     uint8_t k;
@@ -1130,7 +1170,8 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
         g->next_round_us = now + g->round_us;
         /* as the artifact's simulator: the allocation is computed again at
          * the first round after the set of jobs changed */
-        if (g->dirty && (rc = g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
+        if (g->dirty && (rc = g->obj == OBJ_FIFO ? solve_fifo(&r)
+                              : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
                                   ? solve_time(&r)
                                   : solve(&r)) != GP_OK)
             return rc;

@@ -105,7 +105,8 @@ struct gavel {
     size_t nreserved;           /* entries with reserved set */
     int64_t next_round_us;
     int64_t last_acct_us;
-    uint64_t solves, fallbacks;
+    uint64_t allocs, solves, fallbacks; /* allocations; LPs solved (a
+                                           bisection solves several) */
 };
 
 static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
@@ -198,11 +199,11 @@ static void gavel_fini(void *priv)
 
     if (!g)
         return;
-    if (g->solves)
+    if (g->allocs)
         gp_logf(g->env, GP_LOG_DEBUG,
-                "gavel: %llu allocations solved, %llu fell back to the "
-                "proportional split",
-                (unsigned long long)g->solves,
+                "gavel: %llu allocations (%llu LPs solved), %llu fell back "
+                "to the proportional split",
+                (unsigned long long)g->allocs, (unsigned long long)g->solves,
                 (unsigned long long)g->fallbacks);
     gp_env_free(g->env, g->jobs);
     gp_env_free(g->env, g);
@@ -917,7 +918,6 @@ static int solve_fifo(struct round *r)
     memset(g->type_run, 0, sizeof(g->type_run));
     memcpy(left, r->w, sizeof(left));
     g->dirty = false;
-    g->solves++;
     for (size_t i = 0; i < g->njobs; i++) {
         memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
         memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
@@ -1170,6 +1170,8 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
         g->next_round_us = now + g->round_us;
         /* as the artifact's simulator: the allocation is computed again at
          * the first round after the set of jobs changed */
+        if (g->dirty)
+            g->allocs++;
         if (g->dirty && (rc = g->obj == OBJ_FIFO ? solve_fifo(&r)
                               : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
                                   ? solve_time(&r)

@@ -637,13 +637,18 @@ static int adopt_run(struct daemon *d, struct djob *dj,
     int rc;
 
     if ((rc = placement_on(d, sj->nodes, j->demand.gpus, &p, slots, diag)) !=
-            GP_OK ||
-        (rc = gp_core_adopt(d->core, dj->handle, &p,
-                            started_us <= now ? started_us : now, now, diag)) !=
-            GP_OK)
+        GP_OK)
         return rc;
-    gp_djob_set_proc(d, dj, true);
+    /* before the adoption: its start (the log, the history's event) names
+     * the nodes */
     snprintf(dj->devices, sizeof(dj->devices), "%.255s", sj->nodes);
+    if ((rc = gp_core_adopt(d->core, dj->handle, &p,
+                            started_us <= now ? started_us : now, now, diag)) !=
+        GP_OK) {
+        dj->devices[0] = '\0';
+        return rc;
+    }
+    gp_djob_set_proc(d, dj, true);
     return GP_OK;
 }
 

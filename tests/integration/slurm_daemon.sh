@@ -251,6 +251,15 @@ wait "$pid" 2>/dev/null
 start
 grep -q "adopted: Slurm job" "$tmp/daemon.log" ||
     fail "the restarted daemon adopted no running Slurm job"
+# an adopted run's start names its nodes, in the history and the log
+for v in $victims; do
+    case $(py "$v" '[e["detail"].get("nodes") for e in j["events"] if e["kind"] == "started"][-1]') in
+    n*) ;;
+    *) fail "job $v's adopted run names no nodes in its history" ;;
+    esac
+done
+grep -q 'started run=[0-9]* gpus="' "$tmp/daemon.log" &&
+    fail "a start in the log names no nodes"
 after=""
 for j in $b; do after="$after $(sq restart_cnt "$(sjob "$j")")"; done
 [ "$before" = "$after" ] ||

@@ -340,6 +340,41 @@ static void fifo_serves_in_submission_order_on_the_fastest_type(void **state)
     gp_speed_table_free(t);
 }
 
+/* reset_min (the artifact's minimum time between allocation resets): a
+ * job that arrives after a solve gets no time until reset_min has passed
+ * since it. One V100 with a running job; a second job is submitted
+ * (pending from then). Without reset_min the next boundary (360 s) solves
+ * again: each job half the V100; the tie of two jobs with no time run
+ * since goes to the earlier, and the newcomer runs in the round after
+ * (720 s). With reset_min=1920 the solve waits for the boundary at
+ * 2160 s, and the newcomer runs from 2520 s. */
+static void reset_min_spaces_the_solves(void **state)
+{
+    static const struct gp_kv rm = {"reset_min", "1920"};
+
+    (void)state;
+    for (int m = 0; m < 2; m++) {
+        struct rec r;
+        struct gp_core *core = mkgv(1, 0, NULL, m ? &rm : NULL, m, &r, NULL);
+        uint64_t first, late;
+        int64_t started = -1;
+
+        assert_non_null(core);
+        first = job(core, "first", NULL, 1);
+        round_at(core, 0);
+        assert_string_equal(on(core, first), "V100");
+        late = job(core, "late", NULL, 1);
+        for (int i = 1; i <= 10 && started < 0; i++) {
+            round_at(core, S(360) * i);
+            round_at(core, S(360) * i + 1);
+            if (strcmp(on(core, late), "V100") == 0)
+                started = S(360) * i;
+        }
+        assert_int_equal(started, m ? S(2520) : S(720));
+        gp_core_free(core);
+    }
+}
+
 static void bad_options_are_refused_naming_the_key(void **state)
 {
     static const struct {
@@ -350,6 +385,7 @@ static void bad_options_are_refused_naming_the_key(void **state)
         {{"round", "1h"}, "gavel.round"},
         {{"objective", "fifo"}, "gavel.objective"},
         {{"remaining", "oracle"}, "gavel.remaining"},
+        {{"reset_min", "-1"}, "gavel.reset_min"},
         {{"solver", "cplex"}, "gavel.solver"},
         {{"lease", "1"}, "lease"},
     };
@@ -375,6 +411,7 @@ int main(void)
         cmocka_unit_test(makespan_gives_the_fast_type_to_the_longest_job),
         cmocka_unit_test(finish_time_fairness_splits_as_max_min_at_the_start),
         cmocka_unit_test(fifo_serves_in_submission_order_on_the_fastest_type),
+        cmocka_unit_test(reset_min_spaces_the_solves),
         cmocka_unit_test(bad_options_are_refused_naming_the_key),
     };
 

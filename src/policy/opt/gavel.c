@@ -91,6 +91,10 @@ struct gjob {
 struct gavel {
     const struct gp_env *env;
     int64_t round_us;
+    int64_t reset_min_us; /* reset_min: the least time between two solves
+                             (the artifact's minimum time between
+                             allocation resets; 0 = none) */
+    int64_t last_reset_us;
     enum objective obj;
     bool true_left; /* remaining=true: the world's true work, not the
                        predicted */
@@ -128,6 +132,19 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "got \"%s\"",
                                    val);
             g->round_us = (int64_t)(s * 1e6);
+        } else if (strcmp(key, "reset_min") == 0) {
+            char *end;
+            double s;
+
+            errno = 0;
+            s = strtod(val, &end);
+            if (end == val || *end || errno || !isfinite(s) || s < 0 ||
+                s > 86400.0 * 365)
+                return gp_diag_set(diag, GP_EINVAL, "gavel.reset_min",
+                                   "expected seconds from 0 to one year, "
+                                   "got \"%s\"",
+                                   val);
+            g->reset_min_us = (int64_t)(s * 1e6);
         } else if (strcmp(key, "objective") == 0) {
             if (strcmp(val, "max_min_fairness_perf") == 0)
                 g->obj = OBJ_PERF;
@@ -166,7 +183,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
         } else {
             return gp_diag_set(diag, GP_EINVAL, key,
                                "unknown option for gavel (known: round, "
-                               "objective, remaining, solver)");
+                               "reset_min, objective, remaining, solver)");
         }
     }
     return GP_OK;
@@ -185,6 +202,7 @@ static int gavel_init(void **priv, const struct gp_policy_args *args,
     g->obj = OBJ_PERF;
     g->next_round_us = GP_TIME_NONE;
     g->last_acct_us = GP_TIME_NONE;
+    g->last_reset_us = GP_TIME_NONE;
     if ((rc = parse_opts(g, args, diag)) != GP_OK) {
         gp_env_free(args->env, g);
         return rc;
@@ -1147,7 +1165,7 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     const struct gp_cluster *cl = gp_view_cluster(view);
     int64_t now = gp_view_now(view);
     struct round r = {.g = g, .v = view, .p = plan};
-    bool boundary, retry;
+    bool boundary, retry, solve_now;
     int rc;
 
     r.ntypes = gp_cluster_ntypes(cl);
@@ -1169,13 +1187,19 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     if (boundary) {
         g->next_round_us = now + g->round_us;
         /* as the artifact's simulator: the allocation is computed again at
-         * the first round after the set of jobs changed */
-        if (g->dirty)
+         * the first round after the set of jobs changed, and with
+         * reset_min no sooner than that after the last (jobs that came
+         * since get no time until then) */
+        solve_now = g->dirty && (g->last_reset_us == GP_TIME_NONE ||
+                                 now - g->last_reset_us >= g->reset_min_us);
+        if (solve_now) {
             g->allocs++;
-        if (g->dirty && (rc = g->obj == OBJ_FIFO ? solve_fifo(&r)
-                              : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
-                                  ? solve_time(&r)
-                                  : solve(&r)) != GP_OK)
+            g->last_reset_us = now;
+        }
+        if (solve_now && (rc = g->obj == OBJ_FIFO ? solve_fifo(&r)
+                               : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
+                                   ? solve_time(&r)
+                                   : solve(&r)) != GP_OK)
             return rc;
         order_types(&r);
         if ((rc = choose(&r)) != GP_OK)

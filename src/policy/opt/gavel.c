@@ -481,6 +481,48 @@ static void proportional(struct round *r, double *prop)
         prop[k] = sum ? (double)r->w[k] / (double)sum : 0;
 }
 
+/* A new allocation: none yet, and time run counted afresh from here. */
+static void reset(struct gavel *g)
+{
+    memset(g->type_run, 0, sizeof(g->type_run));
+    for (size_t i = 0; i < g->njobs; i++) {
+        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
+        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
+    }
+    g->dirty = false;
+}
+
+/* One LP to the solver chosen (60 s at most). */
+static int run_lp(struct gavel *g, const struct gp_lp *lp,
+                  struct gp_lp_result *res, struct gp_diag *diag)
+{
+    struct gp_lp_limits lim = {.seconds = 60};
+
+    g->solves++;
+    return g->solver ? g->solver->solve(lp, &lim, res, diag)
+                     : gp_lp_solve(lp, &lim, res, diag);
+}
+
+/* An LP not solved: say so, and use the proportional split until the next
+ * solve. */
+static void fall_back(struct round *r, int rc, const struct gp_lp_result *res,
+                      const struct gp_diag *diag)
+{
+    struct gavel *g = r->g;
+    double prop[MAX_TYPES];
+
+    proportional(r, prop);
+    g->fallbacks++;
+    gp_logf(g->env, GP_LOG_WARN,
+            "gavel: the allocation LP of %zu jobs was not solved (%s%s%s):"
+            " the proportional split is used until the next solve",
+            g->njobs, rc != GP_OK ? "error" : gp_lp_status_name(res->status),
+            diag->msg[0] ? ": " : "", diag->msg);
+    for (size_t i = 0; i < g->njobs; i++)
+        for (size_t k = 0; k < r->ntypes; k++)
+            g->jobs[i].x[k] = g->jobs[i].t[k] > 0 ? prop[k] : 0;
+}
+
 /* Jobs with the same scale factor and throughputs are interchangeable in
  * the LP: sorted by those, they form its classes. */
 static int same_kind_cmp(const void *pa, const void *pb)
@@ -522,7 +564,6 @@ static int solve(struct round *r)
     double prop[MAX_TYPES];
     struct gp_lp *lp;
     struct gp_lp_result res = {0};
-    struct gp_lp_limits lim = {.seconds = 60};
     struct gp_diag diag = {{0}, {0}};
     const struct gjob **by;
     struct kind *kinds;
@@ -532,12 +573,7 @@ static int solve(struct round *r)
     double vals[MAX_TYPES + 1];
 
     proportional(r, prop);
-    memset(g->type_run, 0, sizeof(g->type_run));
-    for (size_t i = 0; i < nj; i++) {
-        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
-        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
-    }
-    g->dirty = false;
+    reset(g);
     if (nj == 0)
         return GP_OK;
     by = gp_arena_alloc(ar, nj * sizeof(*by));
@@ -626,21 +662,11 @@ static int solve(struct round *r)
                 goto out;
         }
     }
-    g->solves++;
-    rc = g->solver ? g->solver->solve(lp, &lim, &res, &diag)
-                   : gp_lp_solve(lp, &lim, &res, &diag);
+    rc = run_lp(g, lp, &res, &diag);
     if (rc == GP_ENOMEM)
         goto out;
     if (rc != GP_OK || !res.feasible || !res.x) {
-        g->fallbacks++;
-        gp_logf(g->env, GP_LOG_WARN,
-                "gavel: the allocation LP of %zu jobs was not solved (%s%s%s):"
-                " the proportional split is used until the next solve",
-                nj, rc != GP_OK ? "error" : gp_lp_status_name(res.status),
-                diag.msg[0] ? ": " : "", diag.msg);
-        for (size_t i = 0; i < nj; i++)
-            for (size_t k = 0; k < nt; k++)
-                g->jobs[i].x[k] = g->jobs[i].t[k] > 0 ? prop[k] : 0;
+        fall_back(r, rc, &res, &diag);
         rc = GP_OK;
         goto out;
     }
@@ -681,7 +707,6 @@ static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
 {
     struct gavel *g = r->g;
     const double now = (double)gp_view_now(r->v) / GP_US_PER_S;
-    struct gp_lp_limits lim = {.seconds = 60};
     struct gp_diag diag = {{0}, {0}};
     int rc;
 
@@ -701,9 +726,7 @@ static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
     }
     gp_lp_result_free(res);
     memset(res, 0, sizeof(*res));
-    g->solves++;
-    rc = g->solver ? g->solver->solve(lp, &lim, res, &diag)
-                   : gp_lp_solve(lp, &lim, res, &diag);
+    rc = run_lp(g, lp, res, &diag);
     if (rc == GP_ENOMEM)
         return rc;
     *ok = rc == GP_OK && res->feasible && res->x;
@@ -734,7 +757,7 @@ static int solve_time(struct round *r)
     struct gavel *g = r->g;
     struct gp_arena *ar = gp_view_scratch(r->v);
     const size_t nj = g->njobs, nt = r->ntypes;
-    double prop[MAX_TYPES], lmax = 0;
+    double lmax = 0;
     struct gp_lp *lp;
     struct gp_lp_result res = {0};
     struct gp_diag diag = {{0}, {0}};
@@ -743,13 +766,7 @@ static int solve_time(struct round *r)
     size_t nrow = 0;
     bool ok = false;
 
-    proportional(r, prop);
-    memset(g->type_run, 0, sizeof(g->type_run));
-    for (size_t i = 0; i < nj; i++) {
-        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
-        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
-    }
-    g->dirty = false;
+    reset(g);
     if (nj == 0)
         return GP_OK;
     col = gp_arena_alloc(ar, nj * sizeof(*col));
@@ -830,11 +847,7 @@ static int solve_time(struct round *r)
             goto out;
     }
     if (g->obj == OBJ_MAKESPAN) {
-        struct gp_lp_limits lim = {.seconds = 60};
-
-        g->solves++;
-        rc = g->solver ? g->solver->solve(lp, &lim, &res, &diag)
-                       : gp_lp_solve(lp, &lim, &res, &diag);
+        rc = run_lp(g, lp, &res, &diag);
         if (rc == GP_ENOMEM)
             goto out;
         ok = rc == GP_OK && res.feasible && res.x;
@@ -898,15 +911,7 @@ static int solve_time(struct round *r)
             goto out;
     }
     if (!ok) {
-        g->fallbacks++;
-        gp_logf(g->env, GP_LOG_WARN,
-                "gavel: the allocation LP of %zu jobs was not solved (%s%s%s):"
-                " the proportional split is used until the next solve",
-                nj, rc != GP_OK ? "error" : gp_lp_status_name(res.status),
-                diag.msg[0] ? ": " : "", diag.msg);
-        for (size_t i = 0; i < nj; i++)
-            for (size_t k = 0; k < nt; k++)
-                g->jobs[i].x[k] = g->jobs[i].t[k] > 0 ? prop[k] : 0;
+        fall_back(r, rc, &res, &diag);
         rc = GP_OK;
         goto out;
     }
@@ -933,13 +938,8 @@ static int solve_fifo(struct round *r)
     struct gavel *g = r->g;
     uint64_t left[MAX_TYPES];
 
-    memset(g->type_run, 0, sizeof(g->type_run));
+    reset(g);
     memcpy(left, r->w, sizeof(left));
-    g->dirty = false;
-    for (size_t i = 0; i < g->njobs; i++) {
-        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
-        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
-    }
     for (size_t i = 0; i < g->njobs; i++) {
         struct gjob *e = &g->jobs[i];
         int best = -1;

@@ -113,6 +113,21 @@ struct gavel {
                                            bisection solves several) */
 };
 
+/* Seconds from `lo` to one year, as microseconds in *us. */
+static bool seconds(const char *val, double lo, int64_t *us)
+{
+    char *end;
+    double s;
+
+    errno = 0;
+    s = strtod(val, &end);
+    if (end == val || *end || errno || !isfinite(s) || s < lo ||
+        s > 86400.0 * 365)
+        return false;
+    *us = (int64_t)(s * 1e6);
+    return true;
+}
+
 static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                       struct gp_diag *diag)
 {
@@ -120,31 +135,17 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
         const char *key = args->opts[i].key, *val = args->opts[i].value;
 
         if (strcmp(key, "round") == 0) {
-            char *end;
-            double s;
-
-            errno = 0;
-            s = strtod(val, &end);
-            if (end == val || *end || errno || !isfinite(s) || s < 1 ||
-                s > 86400.0 * 365)
+            if (!seconds(val, 1, &g->round_us))
                 return gp_diag_set(diag, GP_EINVAL, "gavel.round",
                                    "expected seconds from 1 to one year, "
                                    "got \"%s\"",
                                    val);
-            g->round_us = (int64_t)(s * 1e6);
         } else if (strcmp(key, "reset_min") == 0) {
-            char *end;
-            double s;
-
-            errno = 0;
-            s = strtod(val, &end);
-            if (end == val || *end || errno || !isfinite(s) || s < 0 ||
-                s > 86400.0 * 365)
+            if (!seconds(val, 0, &g->reset_min_us))
                 return gp_diag_set(diag, GP_EINVAL, "gavel.reset_min",
                                    "expected seconds from 0 to one year, "
                                    "got \"%s\"",
                                    val);
-            g->reset_min_us = (int64_t)(s * 1e6);
         } else if (strcmp(key, "objective") == 0) {
             if (strcmp(val, "max_min_fairness_perf") == 0)
                 g->obj = OBJ_PERF;

@@ -198,10 +198,6 @@ sl=$(sjob "$l")
 grep -q "leak=none" "$tmp/jobs/$l/stdout" ||
     fail "the gang's job has the daemon's environment: $(cat "$tmp/jobs/$l/stdout")"
 [ "$(sq node_count "$sl")" = 2 ] || fail "the gang has $(sq node_count "$sl") nodes in Slurm"
-# the borrower's jobs not preempted end, leaving room for the others
-for j in $b; do
-    case " $victims " in *" $j "*) ;; *) touch "$tmp/release-$j" ;; esac
-done
 
 # ---- a node of the gang drained mid-run
 phase "a node of the gang drains"
@@ -216,8 +212,17 @@ phase "slurmctld restarts"
     fail "slurmctld did not restart"
 sleep 2
 kill -0 "$pid" 2>/dev/null || fail "the daemon died with slurmctld's restart"
+# every slurmd registered with the new slurmctld (sinfo marks a node not
+# responding with '*'): a job started before may be launched into the
+# void, and Slurm requeues it only minutes later
+responding() { ! slurm sinfo -h -N -o '%T' | grep -q '\*'; }
+wait_for 60 "every node to answer the new slurmctld" responding
 touch "$tmp/release-$l"
 wait_state "$l" completed 60
+# the borrower's jobs not preempted end, leaving room for the others
+for j in $b; do
+    case " $victims " in *" $j "*) ;; *) touch "$tmp/release-$j" ;; esac
+done
 
 # ---- the preempted jobs resume from their checkpoints, elsewhere
 phase "the preempted jobs resume"
@@ -225,11 +230,7 @@ for v in $victims; do wait_state "$v" running 90; done
 # (Slurm says RUNNING a moment before slurmd has the script going)
 resumed() { grep -q "start restart=1 step=[1-9]" "$tmp/jobs/$1/stdout"; }
 for v in $victims; do
-    n=100
-    while ! resumed "$v" && [ $n -gt 0 ]; do
-        n=$((n - 1))
-        sleep 0.1
-    done
+    wait_for 60 "job $v's script to start again" resumed "$v"
     resumed "$v" ||
         fail "job $v did not resume from its checkpoint: $(cat "$tmp/jobs/$v/stdout")"
     [ "$(nodes_of "$v" -1)" != "$drained" ] ||

@@ -68,7 +68,7 @@ struct sim_args {
     const char *parity;      /* a peer simulator's world; NULL = gpupool's */
     const char *parity_line; /* what the output says of it (set_parity) */
     /* given on the command line (--parity checks them) */
-    bool restart_given, round_given, preemption_given;
+    bool restart_given, round_given, preemption_given, speed_given;
 };
 
 static double now_s(void)
@@ -103,42 +103,49 @@ static void sim_usage(FILE *out, bool demo)
                 "an HTML report\nto ./gpupool-report/. Every job can "
                 "checkpoint.\n");
     else
-        fprintf(out,
-                "usage: gpupool sim --trace FILE [options]\n\n"
-                "  -t, --trace FILE        the trace (.csv, .json, .trace; "
-                "plain, .gz, .xz, .tar.gz)\n"
-                "      --format NAME       its format (default: detected; "
-                "see 'gpupool formats')\n"
-                "      --trace-aux FILE    a second table (PAI task table)\n"
-                "  -c, --cluster SPEC      NxG, NxG:TYPE, a preset, a JSON or "
-                "node-list file\n"
-                "                          (default: the trace's preset; see "
-                "docs/cluster.md)\n"
-                "      --placement MODEL   count | pack | topo | consolidate "
-                "(default pack)\n"
-                "  -p, --policy LIST       comma-separated policies (default "
-                "fifo)\n"
-                "      --opt [POLICY.]KEY=VALUE   a policy option "
-                "(repeatable)\n"
-                "      --restart-cost S    seconds a job pays to resume after "
-                "preemption (default 30)\n"
-                "      --round S           also run a round every S seconds "
-                "(default 0: on events)\n"
-                "      --seed N            random seed (default 1)\n"
-                "      --shares M          jobs asking for a share of one "
-                "GPU (gpu_milli): real\n"
-                "                          (default: several share a device, "
-                "best fit) or\n"
-                "                          round-up (a whole GPU each)\n"
-                "      --parity SIM        a peer simulator's world: tiresias "
-                "(GPUs as one\n"
-                "                          pool, free preemption, no restart "
-                "cost, whole\n"
-                "                          seconds; tiresias in mode=artifact) "
-                "or helios\n"
-                "                          (consolidate placement, no "
-                "preemption, whole\n"
-                "                          seconds; qssf in mode=artifact)\n");
+        fprintf(
+            out,
+            "usage: gpupool sim --trace FILE [options]\n\n"
+            "  -t, --trace FILE        the trace (.csv, .json, .trace; "
+            "plain, .gz, .xz, .tar.gz)\n"
+            "      --format NAME       its format (default: detected; "
+            "see 'gpupool formats')\n"
+            "      --trace-aux FILE    a second table (PAI task table)\n"
+            "  -c, --cluster SPEC      NxG, NxG:TYPE, a preset, a JSON or "
+            "node-list file\n"
+            "                          (default: the trace's preset; see "
+            "docs/cluster.md)\n"
+            "      --placement MODEL   count | pack | topo | consolidate "
+            "(default pack)\n"
+            "  -p, --policy LIST       comma-separated policies (default "
+            "fifo)\n"
+            "      --opt [POLICY.]KEY=VALUE   a policy option "
+            "(repeatable)\n"
+            "      --restart-cost S    seconds a job pays to resume after "
+            "preemption (default 30)\n"
+            "      --round S           also run a round every S seconds "
+            "(default 0: on events)\n"
+            "      --seed N            random seed (default 1)\n"
+            "      --shares M          jobs asking for a share of one "
+            "GPU (gpu_milli): real\n"
+            "                          (default: several share a device, "
+            "best fit) or\n"
+            "                          round-up (a whole GPU each)\n"
+            "      --parity SIM        a peer simulator's world: tiresias "
+            "(GPUs as one\n"
+            "                          pool, free preemption, no restart "
+            "cost, whole\n"
+            "                          seconds; tiresias in mode=artifact), "
+            "helios\n"
+            "                          (consolidate placement, no "
+            "preemption, whole\n"
+            "                          seconds; qssf in mode=artifact) or "
+            "gavel\n"
+            "                          (Gavel's throughputs, free "
+            "preemption, no\n"
+            "                          restart cost; gavel with "
+            "reset_min=1920,\n"
+            "                          remaining=true)\n");
     if (!demo)
         fputs("\nmulti-tenant pooling (see docs/pooling.md):\n"
               "      --tenants FILE      tenants: guarantees, weights, caps "
@@ -351,22 +358,36 @@ static size_t distance(const char *x, const char *y)
 /* A peer simulator's world, as --parity sets it and the output states. */
 struct parity {
     const char *name;
-    const char *placement; /* the only placement model it has */
-    const char *policy;    /* whose mode=artifact it needs */
-    const char *line;      /* the output's `parity` line */
+    const char *placement;    /* the only placement model it has (NULL: any) */
+    const char *policy;       /* whose options below it sets */
+    const struct gp_kv *opts; /* the policy's options for the peer's ways,
+                                 each unless given */
+    size_t nopts;
+    bool whole_seconds; /* its clock counts whole seconds */
+    bool gavel_speeds;  /* Gavel's throughputs (--speed gavel) */
+    const char *line;   /* the output's `parity` line */
 };
+
+static const struct gp_kv artifact_mode[] = {{"mode", "artifact"}};
+static const struct gp_kv gavel_ways[] = {{"reset_min", "1920"},
+                                          {"remaining", "true"}};
 
 static const struct parity parities[] = {
     /* github SymbioticLab/Tiresias, simulator/ */
-    {"tiresias", "count", "tiresias",
+    {"tiresias", "count", "tiresias", artifact_mode, 1, true, false,
      "tiresias (the published Tiresias simulator's world: GPUs as one "
      "pool, free preemption, no restart cost, events only, whole seconds; "
      "tiresias in mode=artifact)"},
     /* github S-Lab-System-Group/HeliosArtifact, framework/QSSF Service/ */
-    {"helios", "consolidate", "qssf",
+    {"helios", "consolidate", "qssf", artifact_mode, 1, true, false,
      "helios (the published Helios QSSF simulator's world: consolidate "
      "placement, no preemption, no restart cost, a look every second, "
      "whole seconds; qssf in mode=artifact)"},
+    /* github stanford-futuredata/gavel, scheduler/ (simulate=True) */
+    {"gavel", NULL, "gavel", gavel_ways, 2, false, true,
+     "gavel (the published Gavel simulator's world: Gavel's throughputs, "
+     "free preemption, no restart cost; gavel with reset_min=1920 and "
+     "remaining=true)"},
 };
 
 static const struct parity *parity_find(const char *name)
@@ -393,50 +414,59 @@ static int set_parity(struct sim_args *a)
 {
     const struct parity *par = parity_find(a->parity);
     const char *clash = NULL;
-    bool mode_given = false;
 
     if (!par) {
         fprintf(stderr,
-                "gpupool: --parity: expected tiresias or helios, got '%s' "
-                "(Gavel's world is not built yet)\n",
+                "gpupool: --parity: expected tiresias, helios or gavel, got "
+                "'%s'\n",
                 a->parity);
         return 2;
     }
-    if (a->placement && strcmp(a->placement, par->placement) != 0)
+    if (par->placement && a->placement &&
+        strcmp(a->placement, par->placement) != 0)
         clash = strcmp(par->placement, "count") == 0
                     ? "--placement (its GPUs are one pool: count)"
                     : "--placement (it places by consolidate)";
+    else if (par->gavel_speeds && a->speed_given &&
+             (!a->gavel_speeds || a->gavel_spread))
+        clash = "--speed (its throughputs are Gavel's: gavel)";
     else if (a->preemption_given && a->preemption != GP_PREEMPTION_FREE)
         clash = "--preemption (its preemption is free)";
     else if (a->restart_given && a->restart_cost_s != 0)
         clash = "--restart-cost (it has none)";
     else if (a->round_given && a->round_s != 0)
-        clash = "--round (it decides at events only)";
+        clash = par->gavel_speeds ? "--round (its rounds are gavel's own)"
+                                  : "--round (it decides at events only)";
     if (clash) {
         fprintf(stderr, "gpupool: --parity %s: conflicts with %s\n", par->name,
                 clash);
         return 2;
     }
     a->parity_line = par->line;
-    a->placement = par->placement;
+    if (par->placement)
+        a->placement = par->placement;
+    if (par->gavel_speeds)
+        a->gavel_speeds = true;
     a->preemption = GP_PREEMPTION_FREE;
     a->restart_cost_s = 0;
     a->round_s = 0;
-    for (size_t k = 0; k < a->nopts; k++)
-        mode_given |=
-            strcmp(a->opts[k].key, "mode") == 0 &&
-            (!a->opt_policy[k] || strcmp(a->opt_policy[k], par->policy) == 0);
-    if (!mode_given) {
+    for (size_t i = 0; i < par->nopts; i++) {
         static char pol[16];
+        bool given = false;
 
+        for (size_t k = 0; k < a->nopts; k++)
+            given |= strcmp(a->opts[k].key, par->opts[i].key) == 0 &&
+                     (!a->opt_policy[k] ||
+                      strcmp(a->opt_policy[k], par->policy) == 0);
+        if (given)
+            continue;
         snprintf(pol, sizeof(pol), "%s", par->policy);
         if (a->nopts == MAX_OPTS) {
             fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
             return 2;
         }
         a->opt_policy[a->nopts] = pol;
-        a->opts[a->nopts].key = "mode";
-        a->opts[a->nopts].value = "artifact";
+        a->opts[a->nopts] = par->opts[i];
         a->nopts++;
     }
     return 0;
@@ -718,6 +748,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             a->node_events = optarg;
             break;
         case O_SPEED:
+            a->speed_given = true;
             a->gavel_speeds = a->gavel_spread = false;
             if (!strcmp(optarg, "gavel")) {
                 a->gavel_speeds = true;
@@ -1187,6 +1218,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
     struct gp_trace *trace = NULL;
     struct gp_diag diag = {{0}, {0}};
     enum gp_place_model model = GP_PLACE_PACK;
+    bool whole;
     enum gp_share_placer placer = GP_SHARE_BESTFIT;
     const char *cluster_spec = a->cluster;
     char buf[600], cmdline[2048] = "", polbuf[512], cluster_desc[1024];
@@ -1285,9 +1317,11 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                 gp_diag_format(&diag, rc, buf, sizeof(buf)));
         goto out;
     }
-    /* the peer's clock: whole seconds (submit and duration rounded down,
-     * a duration to 1 s at least) */
-    for (size_t k = 0; a->parity && k < wl.n; k++) {
+    /* the peer's clock, where it counts whole seconds (submit and duration
+     * rounded down, a duration to 1 s at least) */
+    whole = a->parity && parity_find(a->parity) &&
+            parity_find(a->parity)->whole_seconds;
+    for (size_t k = 0; whole && k < wl.n; k++) {
         struct gp_job_spec *j = &wl.jobs[k];
 
         j->submit_us -= j->submit_us % GP_US_PER_S;

@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""run-peer.py GAVEL TRACE OBJECTIVE GPUS OUT.csv - run Gavel's own simulator
+(GAVEL: a checkout of github stanford-futuredata/gavel; it is not modified)
+on TRACE (gpupool's copy of a Gavel msr trace, 7 fields) with OBJECTIVE
+(max_min_fairness_perf, min_total_duration_perf, finish_time_fairness_perf
+or fifo_perf) on GPUS V100, P100 and K80 each (8 to a server), and write
+each job's completion time to OUT.csv as gpupool names the job
+(<trace>-<line>).
+
+cvxpy, which Debian lacks, is replaced at run time (the artifact's files
+stay as they are) by scipy's HiGHS in the three LP policies:
+max_min_fairness_perf solves the same max-min LP, min_total_duration_perf
+the same feasibility LP inside its own bisection, and
+finish_time_fairness_perf minimizes the same largest finish-time fraction
+by bisection on it with feasibility LPs (the artifact states it in cvxpy's
+convex inv_pos form). The RPC layer and matrix_completion, which the
+simulation does not use, are stubbed. Needs Debian's python3-numpy,
+python3-scipy and python3-psutil."""
+import contextlib
+import copy
+import io
+import os
+import re
+import runpy
+import sys
+import tempfile
+import types
+
+import numpy as np
+from scipy.optimize import linprog
+
+gavel, trace, objective, gpus, out = sys.argv[1:6]
+sched_dir = os.path.join(gavel, "scheduler")
+
+# ---- stubs for what the simulation does not use
+for name in ("cvxpy", "matrix_completion"):
+    sys.modules[name] = types.ModuleType(name)
+rpc = types.ModuleType("runtime.rpc")
+rpc.scheduler_server = types.ModuleType("scheduler_server")
+rpc.scheduler_client = types.ModuleType("scheduler_client")
+sys.modules["runtime"] = types.ModuleType("runtime")
+sys.modules["runtime.rpc"] = rpc
+sys.path.insert(0, sched_dir)
+
+# as the artifact's utils.py imports them (after the stubs)
+from policies import finish_time_fairness  # noqa: E402
+from policies import max_min_fairness  # noqa: E402
+from policies import min_total_duration  # noqa: E402
+
+
+def base_rows(m, n, sf, workers):
+    """sum_k x[j,k] <= 1 per job; sum_j sf x[j,k] <= W_k per type, as
+    (rows, rhs) over x flattened row-major."""
+    rows, rhs = [], []
+    for j in range(m):
+        r = np.zeros(m * n)
+        r[j * n:(j + 1) * n] = 1.0
+        rows.append(r)
+        rhs.append(1.0)
+    for k in range(n):
+        r = np.zeros(m * n)
+        for j in range(m):
+            r[j * n + k] = sf[j, k]
+        rows.append(r)
+        rhs.append(workers[k])
+    return rows, rhs
+
+
+def feasible(rate, need, sf, workers):
+    """x with sum_k rate[j,k] x[j,k] >= need[j], or None."""
+    m, n = rate.shape
+    rows, rhs = base_rows(m, n, sf, workers)
+    for j in range(m):
+        r = np.zeros(m * n)
+        r[j * n:(j + 1) * n] = -rate[j]
+        rows.append(r)
+        rhs.append(-need[j])
+    res = linprog(np.zeros(m * n), A_ub=np.array(rows), b_ub=np.array(rhs),
+                  bounds=[(0.0, None)] * (m * n), method="highs")
+    return res.x.reshape((m, n)) if res.status == 0 else None
+
+
+def max_min_perf(self, unflattened_throughputs, scale_factors,
+                 unflattened_priority_weights, cluster_spec):
+    throughputs, index = self.flatten(unflattened_throughputs, cluster_spec)
+    if throughputs is None:
+        return None
+    (m, n) = throughputs.shape
+    (job_ids, worker_types) = index
+    sf = self.scale_factors_array(scale_factors, job_ids, m, n)
+    weights = np.array([1. / unflattened_priority_weights[j] for j in job_ids])
+    prop = self._proportional_policy.get_throughputs(throughputs, index,
+                                                     cluster_spec)
+    weights = weights.reshape((m, 1)) / prop.reshape((m, 1))
+    c = throughputs * weights * sf
+    # maximize z: z - sum_k c x <= 0 per job
+    rows, rhs = base_rows(m, n, sf, [cluster_spec[w] for w in worker_types])
+    rows = [np.append(r, 0.0) for r in rows]
+    for j in range(m):
+        r = np.zeros(m * n + 1)
+        r[j * n:(j + 1) * n] = -c[j]
+        r[-1] = 1.0
+        rows.append(r)
+        rhs.append(0.0)
+    obj = np.zeros(m * n + 1)
+    obj[-1] = -1.0
+    res = linprog(obj, A_ub=np.array(rows), b_ub=np.array(rhs),
+                  bounds=[(0.0, 1.0)] * (m * n) + [(None, None)],
+                  method="highs")
+    if res.status != 0:
+        print("WARNING: Allocation returned by policy not optimal!")
+        return None
+    x = res.x[:-1].reshape((m, n))
+    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
+
+
+def makespan_helper(self, throughputs, scale_factors_array, T):
+    x = types.SimpleNamespace(value=feasible(
+        throughputs, self._num_steps_remaining / T, scale_factors_array,
+        self._num_workers))
+    return ("optimal" if x.value is not None else "infeasible"), x
+
+
+def ftf_perf(self, unflattened_throughputs, scale_factors,
+             unflattened_priority_weights, times_since_start,
+             num_steps_remaining, cluster_spec):
+    throughputs, index = self.flatten(unflattened_throughputs, cluster_spec)
+    if throughputs is None:
+        self._isolated_throughputs_prev_iteration = {}
+        self._num_steps_remaining_prev_iteration = {}
+        return None
+    (m, n) = throughputs.shape
+    (job_ids, worker_types) = index
+    sf = self.scale_factors_array(scale_factors, job_ids, m, n)
+    iso_rate = self._isolated_policy.get_throughputs(
+        throughputs, index, scale_factors, cluster_spec)
+    left = np.zeros(m)
+    since = np.zeros(m)
+    iso = np.zeros(m)
+    for i, j in enumerate(job_ids):
+        if j not in self._cumulative_isolated_time:
+            self._cumulative_isolated_time[j] = 0
+        if j in self._num_steps_remaining_prev_iteration:
+            self._cumulative_isolated_time[j] += (
+                self._num_steps_remaining_prev_iteration[j] -
+                num_steps_remaining[j]) / \
+                self._isolated_throughputs_prev_iteration[j]
+        left[i] = num_steps_remaining[j]
+        since[i] = times_since_start[j]
+        iso[i] = self._cumulative_isolated_time[j] + \
+            left[i] / float(iso_rate[i])
+    workers = [cluster_spec[w] for w in worker_types]
+
+    def test(rho):
+        room = rho * iso - since
+        if np.any(room <= 0):
+            return None
+        return feasible(throughputs, left / room, sf, workers)
+
+    lo = max(0.0, float(np.max((since + left / throughputs.max(axis=1)) / iso)))
+    hi = max(2 * lo, 1e-6)
+    best = None
+    for _ in range(60):
+        best = test(hi)
+        if best is not None:
+            break
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        if best is None or hi <= lo * 1.001:
+            break
+        mid = (lo + hi) / 2
+        x = test(mid)
+        if x is not None:
+            hi, best = mid, x
+        else:
+            lo = mid
+    self._num_steps_remaining_prev_iteration = copy.copy(num_steps_remaining)
+    self._isolated_throughputs_prev_iteration = {
+        j: iso_rate[i] for i, j in enumerate(job_ids)}
+    if best is None:
+        return self._isolated_policy.get_allocation(
+            unflattened_throughputs, scale_factors, cluster_spec)
+    return self.unflatten(best.clip(min=0.0).clip(max=1.0), index)
+
+
+max_min_fairness.MaxMinFairnessPolicyWithPerf.get_allocation = max_min_perf
+min_total_duration.MinTotalDurationPolicyWithPerf.get_allocation_helper = \
+    makespan_helper
+finish_time_fairness.FinishTimeFairnessPolicyWithPerf.get_allocation = \
+    ftf_perf
+
+# ---- the trace in the layout the artifact's parse_trace reads (10 fields:
+# priority weight 1, SLO -1)
+rows = []
+for line in open(trace):
+    f = line.rstrip("\n").split("\t")
+    rows.append("\t".join([f[0], f[1], "", f[2], f[3], f[4], f[6], "1", "-1",
+                           f[5]]) + "\n")
+with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as t:
+    t.writelines(rows)
+driver = os.path.join(sched_dir, "scripts", "drivers",
+                      "simulate_scheduler_with_trace.py")
+sys.argv = [driver, "-t", t.name, "-p", objective, "-c",
+            f"{gpus}:{gpus}:{gpus}", "--num_gpus_per_server", "8:8:8",
+            "--throughputs_file",
+            os.path.join(sched_dir, "simulation_throughputs.json"),
+            "--seed", "0"]
+buf = io.StringIO()
+cwd = os.getcwd()
+os.chdir(sched_dir)
+try:
+    with open(os.devnull, "w") as null, contextlib.redirect_stdout(buf), \
+            contextlib.redirect_stderr(null):  # its log, on stderr
+        runpy.run_path(driver, run_name="__main__")
+finally:
+    os.chdir(cwd)
+    os.unlink(t.name)
+name = os.path.basename(trace).rsplit(".", 1)[0]
+jct = [(int(mt.group(1)), mt.group(2)) for mt in
+       (re.match(r"^Job (\d+): ([0-9.]+)$", s) for s in buf.getvalue().splitlines())
+       if mt]
+with open(out, "w") as f:
+    f.write("id,jct_s\n")
+    for i, v in sorted(jct):
+        f.write(f"{name}-{i + 1},{v}\n")
+avg = [s for s in buf.getvalue().splitlines() if s.startswith("Average job completion time:")]
+print(f"{len(jct)} jobs; {avg[0] if avg else 'no average printed'}")

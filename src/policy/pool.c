@@ -860,29 +860,18 @@ static bool holds_line(const struct pool *p, const struct gp_view *v,
  * tenant's 1-GPU jobs by K (its wait since submission against the
  * tenant's 1-GPU wait, w1_now: see hold_books) is served before them. Only
  * a job never started counts: a wait is measured to the first start. */
-static bool overdue(const struct pool *p, const struct gp_view *v,
-                    const struct totals *tot, const struct gp_job *job)
+static double overdue_at(const struct pool *p, const struct totals *tot,
+                         const struct gp_job *job)
 {
     if (p->wait_ratio <= 0 || !tot->w1_now || job->demand.gpus < 2 ||
         job->starts > 0)
-        return false;
-    return (double)(gp_view_now(v) - job->submit_us) >
-           p->wait_ratio * tot->w1_now[job->tenant];
+        return INFINITY;
+    return (double)job->submit_us + p->wait_ratio * tot->w1_now[job->tenant];
 }
-
-/* No event marks the moment a gang becomes overdue: the earliest such
- * moment of the gangs looked at is asked for at the end of the round (an
- * estimate: the tenant's 1-GPU wait may move by then). */
-static void due_of(const struct pool *p, struct totals *tot,
-                   const struct gp_job *job)
+static bool overdue(const struct pool *p, const struct gp_view *v,
+                    const struct totals *tot, const struct gp_job *job)
 {
-    double at;
-
-    if (job->demand.gpus < 2 || job->starts > 0)
-        return;
-    at = (double)job->submit_us + p->wait_ratio * tot->w1_now[job->tenant] + 1;
-    if (at < (double)tot->hold_due)
-        tot->hold_due = (int64_t)at;
+    return (double)gp_view_now(v) > overdue_at(p, tot, job);
 }
 
 /* Tenant t's line holder: its overdue gang that waited longest, not in the
@@ -908,7 +897,13 @@ static int line_holder(const struct pool *p, const struct gp_view *v,
                 continue;
             }
             if (!overdue(p, v, tot, j)) {
-                due_of(p, tot, j);
+                /* no event marks the moment it becomes overdue: the
+                 * earliest such moment is asked for at the end of the
+                 * round (an estimate: the tenant's 1-GPU wait may move) */
+                double at = overdue_at(p, tot, j) + 1;
+
+                if (at < (double)tot->hold_due)
+                    tot->hold_due = (int64_t)at;
                 continue;
             }
             if (!best || j->submit_us < best->submit_us ||
@@ -2132,7 +2127,7 @@ static int reclaim(struct pool *p, const struct gp_view *v,
                nlist < MAX_RECLAIM_JOBS) {
             bool is_holder = job == holder;
 
-            if (job == holder)
+            if (is_holder)
                 holder = NULL;
             else if (nlist > 0 && job == list[0])
                 continue;

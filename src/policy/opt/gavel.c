@@ -701,6 +701,15 @@ static double isolated_rate(const struct round *r, const struct gjob *e,
     return rate;
 }
 
+/* Job e's terms of finish-time fairness at `now` (seconds): the time since
+ * its submission and its time in isolation. */
+static void ftf_terms(const struct gjob *e, double now, double *since,
+                      double *iso)
+{
+    *since = now - (double)e->submit_us / GP_US_PER_S;
+    *iso = e->iso_time + e->left_s / e->iso_rate;
+}
+
 /* A feasibility test of finish-time fairness rho: the throughput rows'
  * lower bounds for it, then a solve. *ok: feasible (x in *res). */
 static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
@@ -714,11 +723,12 @@ static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
     *ok = false;
     for (size_t i = 0; i < g->njobs; i++) {
         const struct gjob *e = &g->jobs[i];
-        double since = now - (double)e->submit_us / GP_US_PER_S,
-               room = rho * (e->iso_time + e->left_s / e->iso_rate) - since;
+        double since, iso, room;
 
         if (row[i] < 0)
             continue;
+        ftf_terms(e, now, &since, &iso);
+        room = rho * iso - since;
         if (!(room > 0))
             return GP_OK; /* it cannot finish by then at any rate */
         if ((rc = gp_lp_set_row_bounds(lp, row[i], e->left_s / room, INFINITY,
@@ -862,20 +872,16 @@ static int solve_time(struct round *r)
 
         for (size_t i = 0; i < nj; i++) {
             const struct gjob *e = &g->jobs[i];
-            double fast = 0, iso;
+            double fast = 0, since, iso;
 
             if (row[i] < 0)
                 continue;
             for (size_t k = 0; k < nt; k++)
                 if (e->t[k] > fast)
                     fast = e->t[k];
-            iso = e->iso_time + e->left_s / e->iso_rate;
-            if ((now - (double)e->submit_us / GP_US_PER_S + e->left_s / fast) /
-                    iso >
-                lo)
-                lo = (now - (double)e->submit_us / GP_US_PER_S +
-                      e->left_s / fast) /
-                     iso;
+            ftf_terms(e, now, &since, &iso);
+            if ((since + e->left_s / fast) / iso > lo)
+                lo = (since + e->left_s / fast) / iso;
         }
         hi = lo > 0 ? 2 * lo : 1;
         for (int d = 0; d < 60 && !have; d++) {

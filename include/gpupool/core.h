@@ -284,6 +284,11 @@ int gp_view_fit_type(const struct gp_view *v, const struct gp_job *job,
  * policies that weigh GPU types by what a job gains from each. */
 double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
                        uint8_t type);
+/* The same on `gpus` GPUs of `type` (an elastic job off its size, speed.h:
+ * the table's figure at that scale, else linear scaling), for policies
+ * that size jobs by what more GPUs gain them (optimus). */
+double gp_view_rate_at(const struct gp_view *v, const struct gp_job *job,
+                       uint8_t type, uint32_t gpus);
 /* Where would this job fit now, given the plan so far? GP_ENOFIT if nowhere.
  * `gpus` overrides the job's size when non-zero (elastic jobs). */
 int gp_view_fit(const struct gp_view *v, const struct gp_job *job,

@@ -193,16 +193,22 @@ int gp_view_fit_type(const struct gp_view *v, const struct gp_job *job,
                           &v->core->scratch, where);
 }
 
-double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
-                       uint8_t type)
+double gp_view_rate_at(const struct gp_view *v, const struct gp_job *job,
+                       uint8_t type, uint32_t gpus)
 {
-    /* consolidated, at the size it asks: what the type is worth to it */
+    /* consolidated: what the type is worth to it at that size */
     struct gp_placement where = {.type = type,
-                                 .gpus = job->demand.gpus,
+                                 .gpus = gpus,
                                  .nslots = 1,
                                  .milli = job->demand.gpu_milli};
 
     return gp__speed_of(v->core, job, &where);
+}
+
+double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
+                       uint8_t type)
+{
+    return gp_view_rate_at(v, job, type, job->demand.gpus);
 }
 
 int gp_view_fit_on(const struct gp_view *v, const struct gp_job *job,

@@ -87,4 +87,20 @@ size_t gp__gittins_nsamples(const struct gp_gittins *g);
  * the quantum; 0 past every sample or without samples. */
 double gp__gittins_index(struct gp_gittins *g, double attained);
 
+/* A job's work left, in reference work-seconds (at least one): its
+ * prediction at submission less the work done, or with `true_left` the
+ * world's true work where it is known (the simulator's; Gavel's
+ * simulator reads its jobs' true remaining steps). Past its prediction a
+ * job is taken to need half as much again as it did (as the core's
+ * estimates). For gavel and optimus, whose estimate must not grow while a
+ * job runs. */
+double gp__work_left_s(const struct gp_job *job, int64_t now_us,
+                       bool true_left);
+
+/* optimus's model (optimus.c): tau(w) = th0 / w + th1 + th2 w, every
+ * th >= 0, fitted to n points (w[i], tau[i]) by non-negative least
+ * squares. */
+void gp__optimus_fit(const double *w, const double *tau, size_t n,
+                     double th[3]);
+
 #endif

@@ -21,6 +21,7 @@
     X(synergy)                                                                 \
     X(themis)                                                                  \
     X(gandiva_fair)                                                            \
+    X(optimus)                                                                 \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \
     X(pool)
@@ -42,6 +43,19 @@ const struct gp_policy_ops *gp_policy_find(const char *name)
         if (strcmp(gp_policies[i]->name, name) == 0)
             return gp_policies[i];
     return NULL;
+}
+
+double gp__work_left_s(const struct gp_job *job, int64_t now_us, bool true_left)
+{
+    int64_t done = gp_job_work_at(job, now_us),
+            total = true_left && job->duration_us > 0 ? job->duration_us
+                                                      : job->predicted_us,
+            left = total - done;
+
+    if (!true_left || job->duration_us <= 0)
+        if (left < done / 2)
+            left = done / 2;
+    return left > GP_US_PER_S ? (double)left / GP_US_PER_S : 1.0;
 }
 
 int gp__start_if_fits(const struct gp_view *v, struct gp_plan *p,

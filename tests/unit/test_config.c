@@ -560,7 +560,7 @@ static void strings_and_paths_follow_their_rules(void **state)
     refused("[scheduler]\npolicy = lass\n", GP_EPARSE,
             "t.ini:2: [scheduler] policy: unknown policy 'lass' (known: fifo, "
             "fifo-backfill, sjf, srtf, las, tiresias, tiresias-gittins, "
-            "qssf, drf, synergy, themis, gandiva-fair, static-quota, "
+            "qssf, drf, synergy, themis, gandiva-fair, optimus, static-quota, "
             "pool-noreclaim, pool, gavel)");
 }
 

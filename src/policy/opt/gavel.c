@@ -339,25 +339,6 @@ struct round {
     uint8_t order[MAX_TYPES];
 };
 
-/* A job's work left, in reference work-seconds (at least one): the
- * predicted run time less the work done, or with remaining=true the
- * world's true work where it is known (the simulator's; Gavel's simulator
- * reads its jobs' true remaining steps). Past its prediction a job is
- * taken to need half as much again as it did (as the core's estimates). */
-static double work_left(const struct gavel *g, const struct gp_job *job,
-                        int64_t now)
-{
-    int64_t done = gp_job_work_at(job, now),
-            total = g->true_left && job->duration_us > 0 ? job->duration_us
-                                                         : job->predicted_us,
-            left = total - done;
-
-    if (!g->true_left || job->duration_us <= 0)
-        if (left < done / 2)
-            left = done / 2;
-    return left > GP_US_PER_S ? (double)left / GP_US_PER_S : 1.0;
-}
-
 /* The job into this round's list; its entry's throughputs read (again)
  * when it is new or the cluster's GPUs changed, and the allocation then
  * marked stale. */
@@ -389,7 +370,7 @@ static int push(struct round *r, const struct gp_job *job, bool running)
     a->running = running;
     a->chosen = -1;
     e->submit_us = job->submit_us;
-    e->left_s = work_left(r->g, job, gp_view_now(r->v));
+    e->left_s = gp__work_left_s(job, gp_view_now(r->v), r->g->true_left);
     if (e->sf == sf) /* known, and the cluster did not change */
         return GP_OK;
     memset(e->t, 0, sizeof(e->t));

@@ -35,6 +35,9 @@ struct sim_args {
     char *policies;
     struct gp_kv opts[MAX_OPTS];
     char *opt_policy[MAX_OPTS]; /* NULL = every policy */
+    /* each option's text, split in place (argv stays whole for the
+     * command line printed with the results) */
+    char opt_text[MAX_OPTS][512];
     size_t nopts;
     double restart_cost_s;
     double round_s;
@@ -297,19 +300,26 @@ static int parse_per_class(const char *opt, const char *s, double *out,
     return 0;
 }
 
-static int add_opt(struct sim_args *a, char *arg)
+static int add_opt(struct sim_args *a, const char *given)
 {
-    char *eq = strchr(arg, '='), *dot;
+    char *arg, *eq, *dot;
 
+    if (a->nopts == MAX_OPTS) {
+        fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
+        return -1;
+    }
+    if (strlen(given) >= sizeof(a->opt_text[0])) {
+        fprintf(stderr, "gpupool: --opt: longer than %zu bytes: '%.40s...'\n",
+                sizeof(a->opt_text[0]) - 1, given);
+        return -1;
+    }
+    arg = strcpy(a->opt_text[a->nopts], given);
+    eq = strchr(arg, '=');
     if (!eq || eq == arg) {
         fprintf(stderr,
                 "gpupool: --opt: expected [POLICY.]KEY=VALUE, got "
                 "'%s'\n",
                 arg);
-        return -1;
-    }
-    if (a->nopts == MAX_OPTS) {
-        fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
         return -1;
     }
     *eq = '\0';

@@ -19,15 +19,15 @@
 /* A world of `nv` V100 GPUs (one node) and `nk` K80 GPUs (one node, none
  * when 0), gavel with these options, instant preemption (the artifact's
  * rounds stop and start jobs for free); the speed table is borrowed. */
-static struct gp_core *mkgv(uint32_t nv, uint32_t nk,
-                            const struct gp_speed_table *speed,
-                            const struct gp_kv *opts, size_t nopts,
-                            struct rec *r, struct gp_diag *diag)
+static struct gp_core *mk_as(const char *policy, uint32_t nv, uint32_t nk,
+                             const struct gp_speed_table *speed,
+                             const struct gp_kv *opts, size_t nopts,
+                             struct rec *r, struct gp_diag *diag)
 {
     struct gp_cluster *c;
     struct gp_core *core = NULL;
     struct gp_core_config cfg = {
-        .policy = gp_policy_lookup("gavel"),
+        .policy = gp_policy_lookup(policy),
         .policy_opts = opts,
         .npolicy_opts = nopts,
         .model = GP_PLACE_PACK,
@@ -43,6 +43,14 @@ static struct gp_core *mkgv(uint32_t nv, uint32_t nk,
         return NULL;
     }
     return core;
+}
+
+static struct gp_core *mkgv(uint32_t nv, uint32_t nk,
+                            const struct gp_speed_table *speed,
+                            const struct gp_kv *opts, size_t nopts,
+                            struct rec *r, struct gp_diag *diag)
+{
+    return mk_as("gavel", nv, nk, speed, opts, nopts, r, diag);
 }
 
 static uint64_t job_for(struct gp_core *core, const char *id, const char *cls,
@@ -400,6 +408,92 @@ static void bad_options_are_refused_naming_the_key(void **state)
     }
 }
 
+/* AlloX: "small" (submitted first) and "big" wait, one V100 and one K80
+ * free, 100 s of work each (remaining=true). Their times: small 100 s on
+ * the V100, 125 s on the K80 (rate 1 / 1.25); big 100 s and 1,000 s (rate
+ * 1 / 10). The matching's costs: big on the V100 and small on the K80,
+ * 225; the other way round, 1,100; both on the V100 (one at position 2),
+ * 300. So big gets the V100 - where fifo_perf gives it to the job
+ * submitted first - and neither is ever preempted. The same through the
+ * allox policy. */
+static void allox_matches_jobs_to_types_for_the_least_total(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    static const struct gp_kv ax[] = {{"objective", "allox"},
+                                      {"remaining", "true"}};
+
+    (void)state;
+    for (int p = 0; p < 2; p++) {
+        struct rec r;
+        struct gp_core *core = p ? mk_as("allox", 1, 1, t, ax + 1, 1, &r, NULL)
+                                 : mkgv(1, 1, t, ax, 2, &r, NULL);
+        uint64_t small, big;
+
+        assert_non_null(core);
+        small = job_for(core, "small", "small", 1, S(100));
+        big = job_for(core, "big", "big", 1, S(100));
+        round_at(core, 0);
+        assert_string_equal(on(core, big), "V100");
+        assert_string_equal(on(core, small), "K80");
+        for (int i = 1; i < 5; i++) {
+            round_at(core, S(20) * i);
+            assert_string_equal(on(core, big), "V100");
+        }
+        assert_int_equal(r.preempts, 0);
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
+/* On one GPU the matching is shortest first: of three jobs of 300, 100
+ * and 200 s (in that order), the 100 s one runs first (position 3 from
+ * the end); an allocated job keeps its GPU when a shorter one arrives. */
+static void allox_on_one_gpu_is_shortest_first(void **state)
+{
+    static const struct gp_kv ax[] = {{"remaining", "true"}};
+    struct rec r;
+    struct gp_core *core = mk_as("allox", 1, 0, NULL, ax, 1, &r, NULL);
+    uint64_t a, b, c, d;
+
+    (void)state;
+    assert_non_null(core);
+    a = job_for(core, "a", NULL, 1, S(300));
+    b = job_for(core, "b", NULL, 1, S(100));
+    c = job_for(core, "c", NULL, 1, S(200));
+    round_at(core, 0);
+    assert_string_equal(on(core, b), "V100");
+    assert_string_equal(on(core, a), "-");
+    assert_string_equal(on(core, c), "-");
+    d = job_for(core, "d", NULL, 1, S(10));
+    round_at(core, S(1));
+    round_at(core, S(360));
+    assert_string_equal(on(core, b), "V100");
+    assert_string_equal(on(core, d), "-");
+    assert_int_equal(r.preempts, 0);
+    gp_core_free(core);
+}
+
+static void allox_options_are_named_after_it(void **state)
+{
+    static const struct {
+        struct gp_kv kv;
+        const char *where;
+    } bad[] = {
+        {{"alpha", "0"}, "allox.alpha"},   {{"alpha", "1.5"}, "allox.alpha"},
+        {{"window", "0"}, "allox.window"}, {{"window", "-3"}, "allox.window"},
+        {{"round", "0"}, "allox.round"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        struct rec r;
+        struct gp_diag diag = {{0}, {0}};
+
+        assert_null(mk_as("allox", 1, 0, NULL, &bad[i].kv, 1, &r, &diag));
+        assert_string_equal(diag.where, bad[i].where);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +507,9 @@ int main(void)
         cmocka_unit_test(fifo_serves_in_submission_order_on_the_fastest_type),
         cmocka_unit_test(reset_min_spaces_the_solves),
         cmocka_unit_test(bad_options_are_refused_naming_the_key),
+        cmocka_unit_test(allox_matches_jobs_to_types_for_the_least_total),
+        cmocka_unit_test(allox_on_one_gpu_is_shortest_first),
+        cmocka_unit_test(allox_options_are_named_after_it),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,9 +5,11 @@
 #include "gpupool/policies.h"
 
 extern const struct gp_policy_ops gp_policy_gavel;
+extern const struct gp_policy_ops gp_policy_allox;
 
 static const struct gp_policy_ops *const opt_policies[] = {
     &gp_policy_gavel,
+    &gp_policy_allox,
     NULL,
 };
 

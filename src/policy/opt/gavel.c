@@ -57,6 +57,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +66,14 @@
 
 #define MAX_TYPES 32
 
-enum objective { OBJ_PERF, OBJ_AGNOSTIC, OBJ_MAKESPAN, OBJ_FTF, OBJ_FIFO };
+enum objective {
+    OBJ_PERF,
+    OBJ_AGNOSTIC,
+    OBJ_MAKESPAN,
+    OBJ_FTF,
+    OBJ_FIFO,
+    OBJ_ALLOX,
+};
 
 /* What the policy remembers of an active job. */
 struct gjob {
@@ -96,8 +104,11 @@ struct gavel {
                              allocation resets; 0 = none) */
     int64_t last_reset_us;
     enum objective obj;
-    bool true_left; /* remaining=true: the world's true work, not the
-                       predicted */
+    const char *name; /* "gavel" or "allox": options are named after it */
+    double alpha;     /* allox: the part of the waiting jobs matched */
+    uint32_t window;  /* allox: at most this many jobs matched */
+    bool true_left;   /* remaining=true: the world's true work, not the
+                         predicted */
     const struct gp_solver_ops *solver; /* NULL = the default */
     struct gjob *jobs;                  /* sorted by seq */
     size_t njobs, cap;
@@ -133,16 +144,19 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
 {
     for (size_t i = 0; i < args->nopts; i++) {
         const char *key = args->opts[i].key, *val = args->opts[i].value;
+        char where[64];
+
+        snprintf(where, sizeof(where), "%s.%s", g->name, key);
 
         if (strcmp(key, "round") == 0) {
             if (!seconds(val, 1, &g->round_us))
-                return gp_diag_set(diag, GP_EINVAL, "gavel.round",
+                return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected seconds from 1 to one year, "
                                    "got \"%s\"",
                                    val);
         } else if (strcmp(key, "reset_min") == 0) {
             if (!seconds(val, 0, &g->reset_min_us))
-                return gp_diag_set(diag, GP_EINVAL, "gavel.reset_min",
+                return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected seconds from 0 to one year, "
                                    "got \"%s\"",
                                    val);
@@ -157,41 +171,69 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_FTF;
             else if (strcmp(val, "fifo_perf") == 0)
                 g->obj = OBJ_FIFO;
+            else if (strcmp(val, "allox") == 0)
+                g->obj = OBJ_ALLOX;
             else
-                return gp_diag_set(diag, GP_EINVAL, "gavel.objective",
+                return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected max_min_fairness_perf (LAS, "
                                    "heterogeneity-aware), "
                                    "max_min_fairness (agnostic), "
                                    "min_total_duration_perf (makespan), "
-                                   "finish_time_fairness_perf or fifo_perf, "
+                                   "finish_time_fairness_perf, fifo_perf "
+                                   "or allox, got \"%s\"",
+                                   val);
+        } else if (strcmp(key, "alpha") == 0) {
+            char *end;
+
+            errno = 0;
+            g->alpha = strtod(val, &end);
+            if (end == val || *end || errno || !(g->alpha > 0) ||
+                !(g->alpha <= 1))
+                return gp_diag_set(diag, GP_EINVAL, where,
+                                   "expected a number above 0, at most 1, "
                                    "got \"%s\"",
                                    val);
+        } else if (strcmp(key, "window") == 0) {
+            char *end;
+            unsigned long w;
+
+            errno = 0;
+            w = strtoul(val, &end, 10);
+            if (end == val || *end || errno || val[0] == '-' || w < 1 ||
+                w > 100000)
+                return gp_diag_set(diag, GP_EINVAL, where,
+                                   "expected a whole number from 1 to "
+                                   "100000, got \"%s\"",
+                                   val);
+            g->window = (uint32_t)w;
         } else if (strcmp(key, "remaining") == 0) {
             if (strcmp(val, "predicted") == 0)
                 g->true_left = false;
             else if (strcmp(val, "true") == 0)
                 g->true_left = true;
             else
-                return gp_diag_set(diag, GP_EINVAL, "gavel.remaining",
+                return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected predicted or true, got \"%s\"",
                                    val);
         } else if (strcmp(key, "solver") == 0) {
             if (!(g->solver = gp_solver_find(val)))
-                return gp_diag_set(diag, GP_EINVAL, "gavel.solver",
+                return gp_diag_set(diag, GP_EINVAL, where,
                                    "unknown solver \"%s\" (known: coin, "
                                    "glpk)",
                                    val);
         } else {
             return gp_diag_set(diag, GP_EINVAL, key,
-                               "unknown option for gavel (known: round, "
-                               "reset_min, objective, remaining, solver)");
+                               "unknown option for %s (known: round, "
+                               "reset_min, objective, remaining, solver, "
+                               "alpha, window)",
+                               g->name);
         }
     }
     return GP_OK;
 }
 
-static int gavel_init(void **priv, const struct gp_policy_args *args,
-                      struct gp_diag *diag)
+static int init_as(void **priv, const struct gp_policy_args *args,
+                   struct gp_diag *diag, const char *name, enum objective obj)
 {
     struct gavel *g = gp_env_calloc(args->env, 1, sizeof(*g));
     int rc;
@@ -199,8 +241,11 @@ static int gavel_init(void **priv, const struct gp_policy_args *args,
     if (!g)
         return GP_ENOMEM;
     g->env = args->env;
+    g->name = name;
     g->round_us = 360 * GP_US_PER_S;
-    g->obj = OBJ_PERF;
+    g->obj = obj;
+    g->alpha = 1;
+    g->window = 256;
     g->next_round_us = GP_TIME_NONE;
     g->last_acct_us = GP_TIME_NONE;
     g->last_reset_us = GP_TIME_NONE;
@@ -210,6 +255,18 @@ static int gavel_init(void **priv, const struct gp_policy_args *args,
     }
     *priv = g;
     return GP_OK;
+}
+
+static int gavel_init(void **priv, const struct gp_policy_args *args,
+                      struct gp_diag *diag)
+{
+    return init_as(priv, args, diag, "gavel", OBJ_PERF);
+}
+
+static int allox_init(void **priv, const struct gp_policy_args *args,
+                      struct gp_diag *diag)
+{
+    return init_as(priv, args, diag, "allox", OBJ_ALLOX);
 }
 
 static void gavel_fini(void *priv)
@@ -946,6 +1003,205 @@ static int solve_fifo(struct round *r)
     return GP_OK;
 }
 
+/* A job that is not allocated: its place among the waiting, by arrival. */
+struct xjob {
+    struct gjob *e;
+    int col0; /* its first LP column; columns run over (type, position) */
+};
+
+/* AlloX (Le et al., EuroSys'20; objective=allox, policy allox), as
+ * Gavel's artifact runs it on GPU types: a job once allocated keeps its
+ * type until it ends; the others, oldest first and at most
+ * max(alpha x their number, the free GPUs) of them (and `window`), are
+ * matched to the free GPUs of each type and to positions on them, job j
+ * at position o from the end of type k's queue costing o x p_jk, its time
+ * there (work left / throughput): the assignment that minimizes the sum
+ * of completion times on unrelated machines. Each type's free GPUs are
+ * identical, so the matching is a transportation problem over (type,
+ * position) with the type's free GPUs as each column's capacity - an LP
+ * whose vertices are integral, solved by the LP solver. The jobs first
+ * on some GPU are allocated now: of those at position o, as many as the
+ * GPUs with exactly o jobs (the oldest first); the rest wait for the next
+ * solve. Jobs of more GPUs (outside AlloX's model, which the artifact
+ * refuses) are placed first, oldest first, on the fastest type with room
+ * for their gang. */
+static int solve_allox(struct round *r)
+{
+    struct gavel *g = r->g;
+    struct gp_arena *ar = gp_view_scratch(r->v);
+    const size_t nt = r->ntypes;
+    uint64_t left[MAX_TYPES] = {0}, nfree = 0;
+    uint32_t npos[MAX_TYPES] = {0};
+    struct xjob *xs;
+    size_t m = 0, want;
+    struct gp_lp *lp = NULL;
+    struct gp_lp_result res = {0};
+    struct gp_diag diag = {{0}, {0}};
+    int rc = GP_OK, ncols = 0;
+
+    memset(g->type_run, 0, sizeof(g->type_run));
+    g->dirty = false;
+    memcpy(left, r->w, sizeof(left));
+    xs = gp_arena_alloc(ar, (g->njobs + 1) * sizeof(*xs));
+    if (!xs)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < g->njobs; i++) {
+        struct gjob *e = &g->jobs[i];
+        bool held = false;
+
+        memset(e->run, 0, sizeof(e->run));
+        if (e->ended)
+            continue;
+        for (size_t k = 0; k < nt; k++)
+            if (e->x[k] >= 1) {
+                held = true;
+                left[k] -= left[k] < e->sf ? left[k] : e->sf;
+            }
+        if (!held)
+            xs[m++].e = e; /* g->jobs is in submission order */
+    }
+    /* gangs first, oldest first, where they run fastest */
+    for (size_t q = 0; q < m; q++) {
+        struct gjob *e = xs[q].e;
+        int best = -1;
+
+        if (e->sf <= 1)
+            continue;
+        for (uint8_t k = 0; k < nt; k++)
+            if (left[k] >= e->sf && e->t[k] > 0 &&
+                (best < 0 || e->t[k] > e->t[best]))
+                best = k;
+        if (best >= 0) {
+            e->x[best] = 1;
+            left[best] -= e->sf;
+        }
+        xs[q].e = NULL;
+    }
+    {
+        size_t n = 0; /* the jobs of one GPU stay */
+
+        for (size_t q = 0; q < m; q++)
+            if (xs[q].e)
+                xs[n++] = xs[q];
+        m = n;
+    }
+    for (size_t k = 0; k < nt; k++)
+        nfree += left[k];
+    if (m == 0 || nfree == 0)
+        return GP_OK;
+    want = (size_t)(g->alpha * (double)m);
+    if (want < nfree)
+        want = nfree;
+    if (want > g->window)
+        want = g->window;
+    if (m > want)
+        m = want;
+    for (size_t k = 0; k < nt; k++)
+        npos[k] = left[k] ? (uint32_t)((m + left[k] - 1) / left[k]) : 0;
+    if (!(lp = gp_lp_new()))
+        return GP_ENOMEM;
+    gp_lp_set_sense(lp, GP_LP_MINIMIZE);
+    /* x[j][k][o] in [0, 1], cost o x p_jk; columns job by job */
+    for (size_t q = 0; q < m; q++) {
+        const struct gjob *e = xs[q].e;
+
+        xs[q].col0 = ncols;
+        for (size_t k = 0; k < nt; k++)
+            for (uint32_t o = 1; o <= npos[k]; o++) {
+                double p = e->t[k] > 0 ? e->left_s / e->t[k] : 1e15;
+
+                if ((rc = gp_lp_add_col(lp, 0, 1, (double)o * p, false,
+                                        &diag)) < 0)
+                    goto out;
+                ncols++;
+            }
+    }
+    {
+        size_t per = (size_t)ncols / m, cap = per > m ? per : m;
+        int *cols = gp_arena_alloc(ar, cap * sizeof(*cols));
+        double *vals = gp_arena_alloc(ar, cap * sizeof(*vals));
+
+        if (!cols || !vals) {
+            rc = GP_ENOMEM;
+            goto out;
+        }
+        /* each job in exactly one place */
+        for (size_t q = 0; q < m; q++) {
+            for (size_t c = 0; c < per; c++) {
+                cols[c] = xs[q].col0 + (int)c;
+                vals[c] = 1;
+            }
+            if ((rc = gp_lp_add_row(lp, 1, 1, per, cols, vals, &diag)) < 0)
+                goto out;
+        }
+        /* each (type, position) holds at most the type's free GPUs */
+        for (size_t k = 0, off = 0; k < nt; off += npos[k], k++)
+            for (uint32_t o = 0; o < npos[k]; o++) {
+                for (size_t q = 0; q < m; q++) {
+                    cols[q] = xs[q].col0 + (int)(off + o);
+                    vals[q] = 1;
+                }
+                if ((rc = gp_lp_add_row(lp, -INFINITY, (double)left[k], m, cols,
+                                        vals, &diag)) < 0)
+                    goto out;
+            }
+    }
+    rc = run_lp(g, lp, &res, &diag);
+    if (rc == GP_ENOMEM)
+        goto out;
+    if (rc != GP_OK || !res.feasible || !res.x) {
+        g->fallbacks++;
+        gp_logf(g->env, GP_LOG_WARN,
+                "%s: the matching LP of %zu jobs was not solved (%s%s%s): "
+                "no job is allocated until the next solve",
+                g->name, m,
+                rc != GP_OK ? "error" : gp_lp_status_name(res.status),
+                diag.msg[0] ? ": " : "", diag.msg);
+        rc = GP_OK;
+        goto out;
+    }
+    {
+        /* where each job went; per (type, position), the jobs there */
+        size_t per = (size_t)ncols / m;
+        uint32_t *cnt = gp_arena_alloc(ar, (per + 2) * sizeof(*cnt));
+        int *at = gp_arena_alloc(ar, (m + 1) * sizeof(*at));
+
+        if (!cnt || !at) {
+            rc = GP_ENOMEM;
+            goto out;
+        }
+        memset(cnt, 0, (per + 2) * sizeof(*cnt));
+        for (size_t q = 0; q < m; q++) {
+            int best = -1;
+
+            for (size_t c = 0; c < per; c++)
+                if (best < 0 ||
+                    res.x[xs[q].col0 + (int)c] > res.x[xs[q].col0 + best])
+                    best = (int)c;
+            at[q] = best;
+            cnt[best]++;
+        }
+        /* the first job of each GPU: at position o, as many as the GPUs
+         * with exactly o jobs (cnt[o] - cnt[o + 1]), oldest first */
+        for (size_t k = 0, off = 0; k < nt; off += npos[k], k++)
+            for (uint32_t o = 0; o < npos[k]; o++) {
+                uint32_t here = cnt[off + o],
+                         next = o + 1 < npos[k] ? cnt[off + o + 1] : 0,
+                         first = here > next ? here - next : 0;
+
+                for (size_t q = 0; q < m && first > 0; q++)
+                    if (at[q] == (int)(off + o)) {
+                        xs[q].e->x[k] = 1;
+                        first--;
+                    }
+            }
+    }
+out:
+    gp_lp_result_free(&res);
+    gp_lp_free(lp);
+    return rc < 0 ? rc : GP_OK;
+}
+
 struct pick {
     uint32_t i; /* into r->a */
     uint8_t k;
@@ -1184,7 +1440,8 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
             g->allocs++;
             g->last_reset_us = now;
         }
-        if (solve_now && (rc = g->obj == OBJ_FIFO ? solve_fifo(&r)
+        if (solve_now && (rc = g->obj == OBJ_FIFO    ? solve_fifo(&r)
+                               : g->obj == OBJ_ALLOX ? solve_allox(&r)
                                : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
                                    ? solve_time(&r)
                                    : solve(&r)) != GP_OK)
@@ -1210,6 +1467,20 @@ const struct gp_policy_ops gp_policy_gavel = {
     .preemptive = true,
     .rounds_when_idle = true,
     .init = gavel_init,
+    .fini = gavel_fini,
+    .rank = gavel_rank,
+    .schedule = gavel_schedule,
+    .on_job_end = gavel_on_job_end,
+};
+
+const struct gp_policy_ops gp_policy_allox = {
+    .name = "allox",
+    .summary = "AlloX: waiting jobs matched to GPU types and queue positions "
+               "for the least sum of completion times; an allocated job "
+               "keeps its type",
+    .preemptive = true,
+    .rounds_when_idle = true,
+    .init = allox_init,
     .fini = gavel_fini,
     .rank = gavel_rank,
     .schedule = gavel_schedule,

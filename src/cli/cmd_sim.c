@@ -369,7 +369,8 @@ static size_t distance(const char *x, const char *y)
 struct parity {
     const char *name;
     const char *placement;    /* the only placement model it has (NULL: any) */
-    const char *policy;       /* whose options below it sets */
+    const char *policy;       /* whose options below it sets: a comma-
+                                 separated list; those run get them */
     const struct gp_kv *opts; /* the policy's options for the peer's ways,
                                  each unless given */
     size_t nopts;
@@ -379,8 +380,8 @@ struct parity {
 };
 
 static const struct gp_kv artifact_mode[] = {{"mode", "artifact"}};
-static const struct gp_kv gavel_ways[] = {{"reset_min", "1920"},
-                                          {"remaining", "true"}};
+static const struct gp_kv gavel_ways[] = {
+    {"reset_min", "1920"}, {"remaining", "true"}, {"fill", "1"}};
 
 static const struct parity parities[] = {
     /* github SymbioticLab/Tiresias, simulator/ */
@@ -394,10 +395,10 @@ static const struct parity parities[] = {
      "placement, no preemption, no restart cost, a look every second, "
      "whole seconds; qssf in mode=artifact)"},
     /* github stanford-futuredata/gavel, scheduler/ (simulate=True) */
-    {"gavel", NULL, "gavel", gavel_ways, 2, false, true,
+    {"gavel", NULL, "gavel,allox", gavel_ways, 3, false, true,
      "gavel (the published Gavel simulator's world: Gavel's throughputs, "
-     "free preemption, no restart cost; gavel with reset_min=1920 and "
-     "remaining=true)"},
+     "free preemption, no restart cost; gavel and allox with "
+     "reset_min=1920, remaining=true and fill=1)"},
 };
 
 static const struct parity *parity_find(const char *name)
@@ -406,6 +407,49 @@ static const struct parity *parity_find(const char *name)
         if (strcmp(parities[i].name, name) == 0)
             return &parities[i];
     return NULL;
+}
+
+/* Is `name` one of the comma-separated `list` (NULL: the default, fifo)? */
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (!list)
+        list = "fifo";
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len;
+        if (*p)
+            p++;
+    }
+    return false;
+}
+
+/* The parity's options for one of its policies, each unless given. */
+static int add_parity_opts(struct sim_args *a, const struct parity *par,
+                           char *policy)
+{
+    for (size_t i = 0; i < par->nopts; i++) {
+        bool given = false;
+
+        for (size_t k = 0; k < a->nopts; k++)
+            given |= strcmp(a->opts[k].key, par->opts[i].key) == 0 &&
+                     (!a->opt_policy[k] ||
+                      strcmp(a->opt_policy[k], policy) == 0);
+        if (given)
+            continue;
+        if (a->nopts == MAX_OPTS) {
+            fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
+            return -1;
+        }
+        a->opt_policy[a->nopts] = policy;
+        a->opts[a->nopts] = par->opts[i];
+        a->nopts++;
+    }
+    return 0;
 }
 
 /* --parity tiresias: the published Tiresias simulator's world (github
@@ -460,24 +504,23 @@ static int set_parity(struct sim_args *a)
     a->preemption = GP_PREEMPTION_FREE;
     a->restart_cost_s = 0;
     a->round_s = 0;
-    for (size_t i = 0; i < par->nopts; i++) {
-        static char pol[16];
-        bool given = false;
+    {
+        /* the parity's policies that run get its options; with none of
+         * them in --policy, the first (and check_opts says it is not run) */
+        static char names[64];
+        char *save = NULL, *name, *first;
+        bool any = false;
 
-        for (size_t k = 0; k < a->nopts; k++)
-            given |= strcmp(a->opts[k].key, par->opts[i].key) == 0 &&
-                     (!a->opt_policy[k] ||
-                      strcmp(a->opt_policy[k], par->policy) == 0);
-        if (given)
-            continue;
-        snprintf(pol, sizeof(pol), "%s", par->policy);
-        if (a->nopts == MAX_OPTS) {
-            fprintf(stderr, "gpupool: --opt: at most %d options\n", MAX_OPTS);
+        snprintf(names, sizeof(names), "%s", par->policy);
+        first = strtok_r(names, ",", &save);
+        for (name = first; name; name = strtok_r(NULL, ",", &save))
+            if (in_list(a->policies, name)) {
+                any = true;
+                if (add_parity_opts(a, par, name) != 0)
+                    return 2;
+            }
+        if (!any && add_parity_opts(a, par, first) != 0)
             return 2;
-        }
-        a->opt_policy[a->nopts] = pol;
-        a->opts[a->nopts] = par->opts[i];
-        a->nopts++;
     }
     return 0;
 }

@@ -482,6 +482,7 @@ static void allox_options_are_named_after_it(void **state)
         {{"alpha", "0"}, "allox.alpha"},   {{"alpha", "1.5"}, "allox.alpha"},
         {{"window", "0"}, "allox.window"}, {{"window", "-3"}, "allox.window"},
         {{"round", "0"}, "allox.round"},
+        {{"fill", "yes"}, "allox.fill"},
     };
 
     (void)state;
@@ -492,6 +493,37 @@ static void allox_options_are_named_after_it(void **state)
         assert_null(mk_as("allox", 1, 0, NULL, &bad[i].kv, 1, &r, &diag));
         assert_string_equal(diag.where, bad[i].where);
     }
+}
+
+/* fill: three "big" jobs of 100, 150 and 200 s (ten times that on the
+ * K80) on one V100 and one K80. The matching puts all three on the V100,
+ * shortest first (3 x 100 + 2 x 150 + 200 = 800; any on the K80 costs
+ * more than 1,000), so with fill=0 the K80 stays idle; with fill=1, as the
+ * artifact's round does, the K80 goes to the oldest job without an
+ * allocation there. */
+static void fill_gives_what_is_left_to_jobs_without_an_allocation(void **state)
+{
+    struct gp_speed_table *t = speeds();
+
+    (void)state;
+    for (int f = 0; f < 2; f++) {
+        const struct gp_kv opts[] = {{"remaining", "true"},
+                                     {"fill", f ? "1" : "0"}};
+        struct rec r;
+        struct gp_core *core = mk_as("allox", 1, 1, t, opts, 2, &r, NULL);
+        uint64_t a, b, c;
+
+        assert_non_null(core);
+        a = job_for(core, "a", "big", 1, S(100));
+        b = job_for(core, "b", "big", 1, S(150));
+        c = job_for(core, "c", "big", 1, S(200));
+        round_at(core, 0);
+        assert_string_equal(on(core, a), "V100");
+        assert_string_equal(on(core, b), f ? "K80" : "-");
+        assert_string_equal(on(core, c), "-");
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
 }
 
 int main(void)
@@ -510,6 +542,7 @@ int main(void)
         cmocka_unit_test(allox_matches_jobs_to_types_for_the_least_total),
         cmocka_unit_test(allox_on_one_gpu_is_shortest_first),
         cmocka_unit_test(allox_options_are_named_after_it),
+        cmocka_unit_test(fill_gives_what_is_left_to_jobs_without_an_allocation),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,6 +80,9 @@ struct gjob {
     uint64_t seq;
     double x[MAX_TYPES];   /* its allocation, from the last solve */
     double run[MAX_TYPES]; /* seconds run on each type since that solve */
+    double ran[MAX_TYPES]; /* seconds run on each type up to that solve
+                              (fill=1 orders jobs without an allocation
+                              there by it, as the artifact's deficits) */
     double t[MAX_TYPES];   /* throughput per type when last seen, 0 = may
                               not run there */
     uint32_t sf;           /* scale factor: the GPUs it asks for; 0 until
@@ -107,6 +110,9 @@ struct gavel {
     const char *name; /* "gavel" or "allox": options are named after it */
     double alpha;     /* allox: the part of the waiting jobs matched */
     uint32_t window;  /* allox: at most this many jobs matched */
+    bool fill;        /* fill=1: GPUs left after the allocated jobs go to
+                         jobs without an allocation there, as the
+                         artifact's round does (not for fifo_perf) */
     bool true_left;   /* remaining=true: the world's true work, not the
                          predicted */
     const struct gp_solver_ops *solver; /* NULL = the default */
@@ -206,6 +212,11 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "100000, got \"%s\"",
                                    val);
             g->window = (uint32_t)w;
+        } else if (strcmp(key, "fill") == 0) {
+            if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+                return gp_diag_set(diag, GP_EINVAL, where,
+                                   "expected 0 or 1, got \"%s\"", val);
+            g->fill = val[0] == '1';
         } else if (strcmp(key, "remaining") == 0) {
             if (strcmp(val, "predicted") == 0)
                 g->true_left = false;
@@ -225,7 +236,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
             return gp_diag_set(diag, GP_EINVAL, key,
                                "unknown option for %s (known: round, "
                                "reset_min, objective, remaining, solver, "
-                               "alpha, window)",
+                               "alpha, window, fill)",
                                g->name);
         }
     }
@@ -521,14 +532,24 @@ static void proportional(struct round *r, double *prop)
 }
 
 /* A new allocation: none yet, and time run counted afresh from here. */
-static void reset(struct gavel *g)
+static void reset_keeping(struct gavel *g, bool keep_x)
 {
     memset(g->type_run, 0, sizeof(g->type_run));
     for (size_t i = 0; i < g->njobs; i++) {
-        memset(g->jobs[i].x, 0, sizeof(g->jobs[i].x));
-        memset(g->jobs[i].run, 0, sizeof(g->jobs[i].run));
+        struct gjob *e = &g->jobs[i];
+
+        for (size_t k = 0; k < MAX_TYPES; k++)
+            e->ran[k] += e->run[k];
+        if (!keep_x)
+            memset(e->x, 0, sizeof(e->x));
+        memset(e->run, 0, sizeof(e->run));
     }
     g->dirty = false;
+}
+
+static void reset(struct gavel *g)
+{
+    reset_keeping(g, false);
 }
 
 /* One LP to the solver chosen (60 s at most). */
@@ -1039,8 +1060,7 @@ static int solve_allox(struct round *r)
     struct gp_diag diag = {{0}, {0}};
     int rc = GP_OK, ncols = 0;
 
-    memset(g->type_run, 0, sizeof(g->type_run));
-    g->dirty = false;
+    reset_keeping(g, true); /* an allocated job keeps its type */
     memcpy(left, r->w, sizeof(left));
     xs = gp_arena_alloc(ar, (g->njobs + 1) * sizeof(*xs));
     if (!xs)
@@ -1049,7 +1069,6 @@ static int solve_allox(struct round *r)
         struct gjob *e = &g->jobs[i];
         bool held = false;
 
-        memset(e->run, 0, sizeof(e->run));
         if (e->ended)
             continue;
         for (size_t k = 0; k < nt; k++)
@@ -1206,6 +1225,8 @@ struct pick {
     uint32_t i; /* into r->a */
     uint8_t k;
     double prio, x;
+    double ran;   /* fill: time run on the type up to the last solve */
+    uint64_t seq; /* fill: arrival */
 };
 
 static int pick_cmp(const void *pa, const void *pb)
@@ -1217,6 +1238,17 @@ static int pick_cmp(const void *pa, const void *pb)
     if (a->x != b->x)
         return a->x > b->x ? -1 : 1;
     return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* fill: the jobs without an allocation on a type, least run there
+ * first (the artifact's largest deficit), then by arrival. */
+static int fill_cmp(const void *pa, const void *pb)
+{
+    const struct pick *a = pa, *b = pb;
+
+    if (a->ran != b->ran)
+        return a->ran < b->ran ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* Types fastest first: by their relative speed, then index. */
@@ -1287,6 +1319,26 @@ static int choose(struct round *r)
         }
         if (np - first > 1)
             qsort(pk + first, np - first, sizeof(*pk), pick_cmp);
+        if (!g->fill || g->obj == OBJ_FIFO)
+            continue;
+        /* the artifact's round goes on down the type's list to the jobs
+         * of priority 0 (no allocation there), in order of deficit */
+        first = np;
+        for (size_t i = 0; i < r->n; i++) {
+            const struct act *a = &r->a[i];
+
+            if (a->keep || a->e->x[k] > 0 || !(a->e->t[k] > 0))
+                continue;
+            pk[np].i = (uint32_t)i;
+            pk[np].k = k;
+            pk[np].x = 0;
+            pk[np].prio = 0;
+            pk[np].ran = a->e->ran[k];
+            pk[np].seq = a->e->seq;
+            np++;
+        }
+        if (np - first > 1)
+            qsort(pk + first, np - first, sizeof(*pk), fill_cmp);
     }
     for (size_t q = 0; q < np; q++) {
         struct act *a = &r->a[pk[q].i];

@@ -436,9 +436,9 @@ static int add_parity_opts(struct sim_args *a, const struct parity *par,
         bool given = false;
 
         for (size_t k = 0; k < a->nopts; k++)
-            given |= strcmp(a->opts[k].key, par->opts[i].key) == 0 &&
-                     (!a->opt_policy[k] ||
-                      strcmp(a->opt_policy[k], policy) == 0);
+            given |=
+                strcmp(a->opts[k].key, par->opts[i].key) == 0 &&
+                (!a->opt_policy[k] || strcmp(a->opt_policy[k], policy) == 0);
         if (given)
             continue;
         if (a->nopts == MAX_OPTS) {

@@ -81,20 +81,6 @@ struct item {
     double key; /* admission order: W x tau(lo) */
 };
 
-static bool seconds(const char *val, double lo, int64_t *us)
-{
-    char *end;
-    double s;
-
-    errno = 0;
-    s = strtod(val, &end);
-    if (end == val || *end || errno || !isfinite(s) || s < lo ||
-        s > 86400.0 * 365)
-        return false;
-    *us = (int64_t)(s * 1e6);
-    return true;
-}
-
 static int optimus_init(void **priv, const struct gp_policy_args *args,
                         struct gp_diag *diag)
 {
@@ -110,7 +96,7 @@ static int optimus_init(void **priv, const struct gp_policy_args *args,
         int rc = GP_OK;
 
         if (strcmp(key, "interval") == 0) {
-            if (!seconds(val, 1, &o->interval_us))
+            if (!gp__opt_seconds(val, 1, &o->interval_us))
                 rc = gp_diag_set(diag, GP_EINVAL, "optimus.interval",
                                  "expected seconds from 1 to one year, got "
                                  "\"%s\"",

@@ -51,6 +51,10 @@ int gp__greedy(const struct gp_view *v, struct gp_plan *p,
 int64_t gp__attains_at(const struct gp_job *job, int64_t now_us,
                        int64_t attained, int64_t target);
 
+/* An option's seconds, from `lo` to one year, as microseconds in *us;
+ * false for anything else. */
+bool gp__opt_seconds(const char *val, double lo, int64_t *us);
+
 /* Parse a comma-separated list of non-negative numbers (seconds or
  * GPU-seconds) into out[0..*n), strictly increasing. */
 int gp__parse_levels(const char *key, const char *s, double *out, size_t max,

@@ -45,6 +45,20 @@ const struct gp_policy_ops *gp_policy_find(const char *name)
     return NULL;
 }
 
+bool gp__opt_seconds(const char *val, double lo, int64_t *us)
+{
+    char *end;
+    double s;
+
+    errno = 0;
+    s = strtod(val, &end);
+    if (end == val || *end || errno || !isfinite(s) || s < lo ||
+        s > 86400.0 * 365)
+        return false;
+    *us = (int64_t)(s * 1e6);
+    return true;
+}
+
 double gp__work_left_s(const struct gp_job *job, int64_t now_us, bool true_left)
 {
     int64_t done = gp_job_work_at(job, now_us),

@@ -481,8 +481,7 @@ static void allox_options_are_named_after_it(void **state)
     } bad[] = {
         {{"alpha", "0"}, "allox.alpha"},   {{"alpha", "1.5"}, "allox.alpha"},
         {{"window", "0"}, "allox.window"}, {{"window", "-3"}, "allox.window"},
-        {{"round", "0"}, "allox.round"},
-        {{"fill", "yes"}, "allox.fill"},
+        {{"round", "0"}, "allox.round"},   {{"fill", "yes"}, "allox.fill"},
     };
 
     (void)state;

@@ -130,21 +130,6 @@ struct gavel {
                                            bisection solves several) */
 };
 
-/* Seconds from `lo` to one year, as microseconds in *us. */
-static bool seconds(const char *val, double lo, int64_t *us)
-{
-    char *end;
-    double s;
-
-    errno = 0;
-    s = strtod(val, &end);
-    if (end == val || *end || errno || !isfinite(s) || s < lo ||
-        s > 86400.0 * 365)
-        return false;
-    *us = (int64_t)(s * 1e6);
-    return true;
-}
-
 static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                       struct gp_diag *diag)
 {
@@ -155,13 +140,13 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
         snprintf(where, sizeof(where), "%s.%s", g->name, key);
 
         if (strcmp(key, "round") == 0) {
-            if (!seconds(val, 1, &g->round_us))
+            if (!gp__opt_seconds(val, 1, &g->round_us))
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected seconds from 1 to one year, "
                                    "got \"%s\"",
                                    val);
         } else if (strcmp(key, "reset_min") == 0) {
-            if (!seconds(val, 0, &g->reset_min_us))
+            if (!gp__opt_seconds(val, 0, &g->reset_min_us))
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected seconds from 0 to one year, "
                                    "got \"%s\"",

@@ -146,9 +146,11 @@ static void sim_usage(FILE *out, bool demo)
             "gavel\n"
             "                          (Gavel's throughputs, free "
             "preemption, no\n"
-            "                          restart cost; gavel with "
-            "reset_min=1920,\n"
-            "                          remaining=true)\n");
+            "                          restart cost; gavel and allox "
+            "with\n"
+            "                          reset_min=1920, remaining=true, "
+            "fill=1,\n"
+            "                          window=100000)\n");
     if (!demo)
         fputs("\nmulti-tenant pooling (see docs/pooling.md):\n"
               "      --tenants FILE      tenants: guarantees, weights, caps "
@@ -380,8 +382,10 @@ struct parity {
 };
 
 static const struct gp_kv artifact_mode[] = {{"mode", "artifact"}};
-static const struct gp_kv gavel_ways[] = {
-    {"reset_min", "1920"}, {"remaining", "true"}, {"fill", "1"}};
+static const struct gp_kv gavel_ways[] = {{"reset_min", "1920"},
+                                          {"remaining", "true"},
+                                          {"fill", "1"},
+                                          {"window", "100000"}};
 
 static const struct parity parities[] = {
     /* github SymbioticLab/Tiresias, simulator/ */
@@ -395,10 +399,10 @@ static const struct parity parities[] = {
      "placement, no preemption, no restart cost, a look every second, "
      "whole seconds; qssf in mode=artifact)"},
     /* github stanford-futuredata/gavel, scheduler/ (simulate=True) */
-    {"gavel", NULL, "gavel,allox", gavel_ways, 3, false, true,
+    {"gavel", NULL, "gavel,allox", gavel_ways, 4, false, true,
      "gavel (the published Gavel simulator's world: Gavel's throughputs, "
      "free preemption, no restart cost; gavel and allox with "
-     "reset_min=1920, remaining=true and fill=1)"},
+     "reset_min=1920, remaining=true, fill=1 and window=100000)"},
 };
 
 static const struct parity *parity_find(const char *name)

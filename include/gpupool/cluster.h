@@ -386,6 +386,8 @@ uint64_t gp_cluster_up_milli(const struct gp_cluster *c);
 uint64_t gp_cluster_up_cpus(const struct gp_cluster *c);
 uint64_t gp_cluster_up_mem_mib(const struct gp_cluster *c);
 uint64_t gp_cluster_alloc_milli(const struct gp_cluster *c);
+/* The same on one GPU type (0 for an unknown type). O(1). */
+uint64_t gp_cluster_type_alloc_milli(const struct gp_cluster *c, uint8_t type);
 /* The GPU allocation rate: allocated / existing milli-GPUs on UP nodes, in
  * [0, 1] (0 for a cluster with no UP GPU). O(1). */
 double gp_cluster_alloc_rate(const struct gp_cluster *c);

@@ -11,6 +11,8 @@
 #include "gpupool/core.h"
 
 #define GP_SERIES_BUCKETS 512
+/* GPU types with a series of their own (gp_metrics_type_series) */
+#define GP_METRICS_MAX_TYPES 16
 
 struct gp_tenant_summary {
     const char *name;
@@ -220,5 +222,16 @@ const struct gp_series *gp_metrics_util_series(const struct gp_metrics *m);
 const struct gp_series *gp_metrics_queue_series(const struct gp_metrics *m);
 const struct gp_series *gp_metrics_tenant_series(const struct gp_metrics *m,
                                                  size_t tenant);
+/* On a cluster of two GPU types or more: how many types have a series (the
+ * first GP_METRICS_MAX_TYPES; 0 on a cluster of one type), and each
+ * type's GPUs allocated over time (milli-GPUs as GPUs, average per
+ * bucket), with its name and its GPUs at the end; NULL past the last. */
+size_t gp_metrics_ntypes(const struct gp_metrics *m);
+const struct gp_series *gp_metrics_type_series(const struct gp_metrics *m,
+                                               size_t type, const char **name,
+                                               uint64_t *gpus);
+/* GPUs running elastic jobs lacked of what they asked (shrunk, or started
+ * below their size) over time; NULL when none ever did. */
+const struct gp_series *gp_metrics_shrunk_series(const struct gp_metrics *m);
 
 #endif

@@ -833,6 +833,11 @@ uint64_t gp_cluster_alloc_milli(const struct gp_cluster *c)
     return c->alloc_milli;
 }
 
+uint64_t gp_cluster_type_alloc_milli(const struct gp_cluster *c, uint8_t type)
+{
+    return type < c->ntypes ? c->types[type].alloc_milli : 0;
+}
+
 double gp_cluster_alloc_rate(const struct gp_cluster *c)
 {
     double r;

@@ -326,6 +326,11 @@ uint64_t gp_core_busy_milli(const struct gp_core *c)
     return c->busy_milli;
 }
 
+uint64_t gp_core_shrunk_milli(const struct gp_core *c)
+{
+    return c->shrunk_milli;
+}
+
 size_t gp_core_ntenants(const struct gp_core *c)
 {
     return c->ntenants;

@@ -72,6 +72,8 @@ void gp__book_shrunk(struct gp_core *c, const struct gp_job *j,
         tenant_touch(c, t);
         add(&t->info.shrunk_milli,
             sign * (int64_t)(j->demand.gpus - where->gpus) * GP_MILLI_PER_GPU);
+        add(&c->shrunk_milli,
+            sign * (int64_t)(j->demand.gpus - where->gpus) * GP_MILLI_PER_GPU);
         c->lc->stale = true;
     }
 }

@@ -40,6 +40,7 @@
 
 #define NB GP_SERIES_BUCKETS
 #define FIRST_WIDTH_US GP_US_PER_S
+#define MAX_TYPES GP_METRICS_MAX_TYPES
 #define IDS_CAP ((size_t)UINT32_MAX - 1) /* ext ids live at 32-bit offsets */
 #define SAMPLE_US (60 * GP_US_PER_S)     /* compliance samples: a minute */
 
@@ -83,6 +84,14 @@ struct gp_metrics {
     int64_t t0_us, width_us, last_us;
     uint64_t busy, pending; /* state since last_us (busy: milli-GPUs) */
     uint64_t busy_sums[NB], queue_sums[NB];
+    /* per GPU type (the first MAX_TYPES): milli-GPUs allocated now and
+     * their bucket sums; what running elastic jobs lack of their asked
+     * GPUs, the same way */
+    uint32_t ntypes;
+    uint64_t type_busy[MAX_TYPES], shrunk;
+    uint64_t (*type_sums)[NB]; /* [ntypes][NB], NULL until a 2nd type */
+    uint64_t shrunk_sums[NB];
+    bool any_shrunk;
     u128 busy_total, queue_total; /* milli-GPU-us, job-us */
     u128 arr_busy, arr_queue;     /* the same at the last admitted submit */
     u128 sat_busy;                /* milli-GPU-us while some job waited */
@@ -138,9 +147,12 @@ struct gp_metrics {
     struct gp_strtab strs;
     double *jcts;
     size_t njcts;
-    struct gp_series util, queue;
-    struct gp_series *tseries; /* by sorted tenant */
-    uint32_t *tseries_of;      /* sorted tenant -> core tenant index */
+    struct gp_series util, queue, shrunk_series;
+    struct gp_series *type_series; /* [ntypes], with 2 types or more */
+    const char *type_name[MAX_TYPES];
+    uint64_t type_gpus[MAX_TYPES]; /* GPUs of each type at the end */
+    struct gp_series *tseries;     /* by sorted tenant */
+    uint32_t *tseries_of;          /* sorted tenant -> core tenant index */
 };
 
 int gp_metrics_new(struct gp_metrics **out)
@@ -178,6 +190,8 @@ void gp_metrics_free(struct gp_metrics *m)
     free(m->jcts);
     free(m->tseries);
     free(m->tseries_of);
+    free(m->type_sums);
+    free(m->type_series);
     gp_strtab_fini(&m->strs);
     free(m);
 }
@@ -251,6 +265,9 @@ static void widen_to(struct gp_metrics *m, int64_t now_us)
     while (now_us - m->t0_us > (int64_t)NB * m->width_us) {
         merge_pairs(m->busy_sums);
         merge_pairs(m->queue_sums);
+        merge_pairs(m->shrunk_sums);
+        for (uint32_t k = 0; m->type_sums && k < m->ntypes; k++)
+            merge_pairs(m->type_sums[k]);
         for (size_t t = 0; t < m->ntacc; t++)
             if (m->tacc[t].sums)
                 merge_pairs(m->tacc[t].sums);
@@ -271,6 +288,29 @@ static void add_piece(const struct gp_metrics *m, uint64_t *sums, uint64_t v,
         sums[i++] += v * (uint64_t)(e - a);
         a = e;
     }
+}
+
+/* What each GPU type has allocated now, on a cluster of two types or more
+ * (the bucket sums are made at the first look). */
+static void sample_types(struct gp_metrics *m, const struct gp_cluster *cl)
+{
+    uint32_t nt = gp_cluster_ntypes(cl);
+
+    if (nt < 2)
+        return;
+    if (!m->type_sums) {
+        if (m->err)
+            return;
+        m->ntypes = nt < MAX_TYPES ? nt : MAX_TYPES;
+        m->type_sums = calloc(m->ntypes, sizeof(*m->type_sums));
+        if (!m->type_sums) {
+            m->err = GP_ENOMEM;
+            m->ntypes = 0;
+            return;
+        }
+    }
+    for (uint32_t k = 0; k < m->ntypes; k++)
+        m->type_busy[k] = gp_cluster_type_alloc_milli(cl, (uint8_t)k);
 }
 
 /* Integrate the global state up to now and sample the new one. */
@@ -294,6 +334,12 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
             add_piece(m, m->busy_sums, m->busy, m->last_us, now_us);
         if (m->pending)
             add_piece(m, m->queue_sums, m->pending, m->last_us, now_us);
+        if (m->shrunk)
+            add_piece(m, m->shrunk_sums, m->shrunk, m->last_us, now_us);
+        for (uint32_t k = 0; m->type_sums && k < m->ntypes; k++)
+            if (m->type_busy[k])
+                add_piece(m, m->type_sums[k], m->type_busy[k], m->last_us,
+                          now_us);
         m->busy_total += (u128)m->busy * dt;
         if (m->pending) { /* saturated: jobs waited all along the step */
             m->sat_busy += (u128)m->busy * dt;
@@ -305,6 +351,9 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
     if (core) {
         m->busy = gp_core_busy_milli(core);
         m->pending = gp_core_npending(core);
+        m->shrunk = gp_core_shrunk_milli(core);
+        m->any_shrunk |= m->shrunk > 0;
+        sample_types(m, gp_core_cluster(core));
     }
 }
 
@@ -1602,6 +1651,24 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     widen_to(m, window_end_us);
     fill_series(m, &m->util, m->busy_sums, true, window_end_us);
     fill_series(m, &m->queue, m->queue_sums, false, window_end_us);
+    fill_series(m, &m->shrunk_series, m->any_shrunk ? m->shrunk_sums : NULL,
+                true, window_end_us);
+    if (m->type_sums) {
+        const struct gp_cluster *cl = gp_core_cluster(core);
+
+        if (!(m->type_series = calloc(m->ntypes, sizeof(*m->type_series))))
+            return GP_ENOMEM;
+        for (uint32_t k = 0; k < m->ntypes; k++) {
+            if ((rc = keep(m, gp_cluster_type_name(cl, (uint8_t)k),
+                           &m->type_name[k])) != GP_OK)
+                return rc;
+            m->type_gpus[k] = gp_cluster_type_gpus(cl, (uint8_t)k);
+            fill_series(m, &m->type_series[k], m->type_sums[k], true,
+                        window_end_us);
+        }
+        free(m->type_sums);
+        m->type_sums = NULL;
+    }
     for (size_t i = 0; i < s->ntenants; i++) {
         uint32_t t = m->tseries_of[i];
 
@@ -1643,6 +1710,29 @@ const struct gp_series *gp_metrics_util_series(const struct gp_metrics *m)
 const struct gp_series *gp_metrics_queue_series(const struct gp_metrics *m)
 {
     return &m->queue;
+}
+
+size_t gp_metrics_ntypes(const struct gp_metrics *m)
+{
+    return m->type_series ? m->ntypes : 0;
+}
+
+const struct gp_series *gp_metrics_type_series(const struct gp_metrics *m,
+                                               size_t type, const char **name,
+                                               uint64_t *gpus)
+{
+    if (!m->type_series || type >= m->ntypes)
+        return NULL;
+    if (name)
+        *name = m->type_name[type];
+    if (gpus)
+        *gpus = m->type_gpus[type];
+    return &m->type_series[type];
+}
+
+const struct gp_series *gp_metrics_shrunk_series(const struct gp_metrics *m)
+{
+    return m->any_shrunk ? &m->shrunk_series : NULL;
 }
 
 const struct gp_series *gp_metrics_tenant_series(const struct gp_metrics *m,

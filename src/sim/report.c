@@ -371,20 +371,26 @@ static double series_span_s(const struct gp_series *s)
     return gp_us_to_s(s->end_us - s->t0_us);
 }
 
-/* One line per run over time; scale turns a bucket value into a y value. */
-static void
-time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
-           const struct gp_series *(*get)(const struct gp_metrics *),
-           bool as_pct, bool log_y, const char *ytitle, const char *label)
+/* What a time chart draws of a run: its series, and with `as_pct` the
+ * GPUs a value is a part of (*gpus); NULL: the run has none. */
+typedef const struct gp_series *(*series_fn)(const struct gp_metrics *m,
+                                             size_t ctx, uint64_t *gpus);
+
+/* One line per run over time (a run without the series is left out). */
+static void time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
+                       series_fn get, size_t ctx, bool as_pct, bool log_y,
+                       const char *ytitle, const char *label)
 {
     struct chart c = {.f = f};
     double span = 0, ymax = 0;
     struct tscale ts;
 
     for (size_t i = 0; i < n; i++) {
-        const struct gp_series *s = get(runs[i]);
-        uint64_t g = gp_metrics_summary(runs[i])->cluster_gpus;
+        uint64_t g = 0;
+        const struct gp_series *s = get(runs[i], ctx, &g);
 
+        if (!s)
+            continue;
         if (series_span_s(s) > span)
             span = series_span_s(s);
         for (size_t k = 0; k < s->n; k++) {
@@ -403,10 +409,10 @@ time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
     chart_open(&c, label);
     chart_axes(&c, ts.title, ytitle);
     for (size_t i = 0; i < n; i++) {
-        const struct gp_series *s = get(runs[i]);
-        uint64_t g = gp_metrics_summary(runs[i])->cluster_gpus;
+        uint64_t g = 0;
+        const struct gp_series *s = get(runs[i], ctx, &g);
 
-        if (s->n == 0)
+        if (!s || s->n == 0)
             continue;
         fprintf(f,
                 "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
@@ -423,14 +429,86 @@ time_chart(FILE *f, struct gp_metrics *const *runs, size_t n,
     chart_close(&c);
 }
 
-static const struct gp_series *util_of(const struct gp_metrics *m)
+static const struct gp_series *util_of(const struct gp_metrics *m, size_t ctx,
+                                       uint64_t *gpus)
 {
+    (void)ctx;
+    *gpus = gp_metrics_summary(m)->cluster_gpus;
     return gp_metrics_util_series(m);
 }
 
-static const struct gp_series *queue_of(const struct gp_metrics *m)
+static const struct gp_series *queue_of(const struct gp_metrics *m, size_t ctx,
+                                        uint64_t *gpus)
 {
+    (void)ctx;
+    (void)gpus;
     return gp_metrics_queue_series(m);
+}
+
+/* GPU type number ctx (its GPUs for the percentage). */
+static const struct gp_series *type_of(const struct gp_metrics *m, size_t ctx,
+                                       uint64_t *gpus)
+{
+    return gp_metrics_type_series(m, ctx, NULL, gpus);
+}
+
+static const struct gp_series *shrunk_of(const struct gp_metrics *m, size_t ctx,
+                                         uint64_t *gpus)
+{
+    (void)ctx;
+    (void)gpus;
+    return gp_metrics_shrunk_series(m);
+}
+
+/* Do the runs share the first run's GPU types (two or more), in order? */
+static size_t shared_types(struct gp_metrics *const *runs, size_t n)
+{
+    size_t nt = gp_metrics_ntypes(runs[0]);
+
+    for (size_t i = 1; i < n && nt; i++) {
+        if (gp_metrics_ntypes(runs[i]) != nt)
+            return 0;
+        for (size_t k = 0; k < nt; k++) {
+            const char *a, *b;
+
+            gp_metrics_type_series(runs[0], k, &a, NULL);
+            gp_metrics_type_series(runs[i], k, &b, NULL);
+            if (strcmp(a, b) != 0)
+                return 0;
+        }
+    }
+    return nt;
+}
+
+static bool any_shrunk(struct gp_metrics *const *runs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (gp_metrics_shrunk_series(runs[i]))
+            return true;
+    return false;
+}
+
+/* Per GPU type, each run's GPUs of it in use, as % of the type. */
+static void type_section(FILE *f, struct gp_metrics *const *runs, size_t n,
+                         size_t nt)
+{
+    fputs("<h2 id=\"types\">GPUs in use per GPU type</h2>\n"
+          "<p class=\"note\">Each type's GPUs allocated to jobs, as a "
+          "part of the type's GPUs: where a heterogeneity-aware policy "
+          "puts its jobs. The runs CSV (<code>--runs-csv</code>: "
+          "<code>gpu_type</code>, <code>gpus</code>, start and end of "
+          "every run) recomputes it.</p>\n",
+          f);
+    for (size_t k = 0; k < nt; k++) {
+        const char *name;
+        char ytitle[96], label[128];
+
+        gp_metrics_type_series(runs[0], k, &name, NULL);
+        snprintf(ytitle, sizeof(ytitle), "%s GPUs in use (%%)", name);
+        snprintf(label, sizeof(label), "%s GPUs in use over time", name);
+        fprintf(f, "<h3>%s</h3>\n", name);
+        time_chart(f, runs, n, type_of, k, true, false, ytitle, label);
+    }
 }
 
 /* Empirical CDF of JCTs, log x; at most CDF_POINTS steps per run. */
@@ -976,6 +1054,10 @@ static const char *const glossary[][2] = {
                       "restarting, in GPU-hours"},
     {"lower bounds", "no policy can beat them: the mean duration (JCT) "
                      "and work conservation with arrivals (makespan)"},
+    {"GPUs in use per GPU type", "each type's GPUs allocated to jobs over "
+                                 "time, as a part of the type's GPUs"},
+    {"elastic jobs below their size", "GPUs the running elastic jobs lack "
+                                      "of what they asked for, summed"},
 };
 
 static void glossary_section(FILE *f)
@@ -1045,6 +1127,8 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
         const struct toc_entry toc[] = {
             {"sweep", "Load sweep", is_sweep(runs, n)},
             {"util", "GPU utilization over time", true},
+            {"types", "GPUs in use per GPU type", shared_types(runs, n) > 0},
+            {"elastic", "Elastic jobs below their size", any_shrunk(runs, n)},
             {"queue", "Jobs waiting over time", true},
             {"cdf", "Job completion time CDF", true},
             {"usage", "GPU usage per tenant", true},
@@ -1068,10 +1152,23 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
         return rc;
 
     fputs("<h2 id=\"util\">GPU utilization over time</h2>\n", f);
-    time_chart(f, runs, n, util_of, true, false, "busy GPUs (% of cluster)",
+    time_chart(f, runs, n, util_of, 0, true, false, "busy GPUs (% of cluster)",
                "GPU utilization over time");
+    if (shared_types(runs, n))
+        type_section(f, runs, n, shared_types(runs, n));
+    if (any_shrunk(runs, n)) {
+        fputs("<h2 id=\"elastic\">Elastic jobs below their size</h2>\n"
+              "<p class=\"note\">GPUs the running elastic jobs lack of "
+              "what they asked for (shrunk, or started on fewer): each "
+              "job's GPU count over time is in the runs CSV, a row per "
+              "run interval, a resize closing one and opening the "
+              "next.</p>\n",
+              f);
+        time_chart(f, runs, n, shrunk_of, 0, false, false, "GPUs below asked",
+                   "elastic jobs' GPUs below their size");
+    }
     fputs("<h2 id=\"queue\">Jobs waiting over time</h2>\n", f);
-    time_chart(f, runs, n, queue_of, false, true, "jobs waiting (log scale)",
+    time_chart(f, runs, n, queue_of, 0, false, true, "jobs waiting (log scale)",
                "jobs waiting over time");
     fputs("<p class=\"note\">Log scale: an average below one job is drawn "
           "at 1.</p>\n",

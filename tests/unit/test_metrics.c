@@ -1726,6 +1726,166 @@ static void finishing_twice_is_a_state_error(void **st)
     world_close(&w);
 }
 
+/* The report of one run, as a string (the caller frees it). */
+static char *report_of(struct gp_metrics *m)
+{
+    char dir[] = "/tmp/gp_report_XXXXXX", path[64], *html;
+
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(gp_report_write(dir, &m, 1, NULL, NULL), GP_OK);
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    html = test_read_file(path, NULL);
+    remove(path);
+    rmdir(dir);
+    return html;
+}
+
+/* A core on nodes "v" (2 V100) and "k" (2 K80) with `policy` and its
+ * options, the metrics as observer. */
+static void world_open_types(struct world *w, const char *policy,
+                             const struct gp_kv *opts, size_t nopts,
+                             uint32_t nv, uint32_t nk)
+{
+    struct gp_node_spec v = {.name = "v", .gpus = nv, .type = "V100"};
+    struct gp_node_spec k = {.name = "k", .gpus = nk, .type = "K80"};
+    struct gp_cluster *c;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find(policy),
+        .policy_opts = opts,
+        .npolicy_opts = nopts,
+        .model = GP_PLACE_PACK,
+        .observer = &gp_metrics_observer,
+    };
+
+    assert_non_null(cfg.policy);
+    assert_int_equal(gp_metrics_new(&w->m), GP_OK);
+    cfg.observer_priv = w->m;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &v, NULL), GP_OK);
+    if (nk)
+        assert_int_equal(gp_cluster_add_node(c, &k, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&w->core, c, &cfg, NULL), GP_OK);
+}
+
+static uint32_t submit_spec(struct world *w, struct gp_job_spec *spec)
+{
+    uint64_t jid = UINT32_MAX;
+
+    spec->duration_us = spec->duration_us ? spec->duration_us : S(10);
+    assert_int_equal(gp_core_submit(w->core, spec, spec->submit_us, &jid, NULL),
+                     GP_OK);
+    return (uint32_t)jid;
+}
+
+/* fifo on 2 V100 and 2 K80: a (2 V100) runs 0-10 s, b (1 K80) 0-5 s. The
+ * V100 series holds 2 GPUs for ten 1-s buckets, the K80 one 1 GPU for
+ * five, then 0; nothing was elastic. On one type there are no type
+ * series. */
+static void each_gpu_type_has_its_series(void **st)
+{
+    struct world w = {0};
+    struct gp_job_spec a = {.id = "a", .gpus = 2, .gpu_type = "V100"};
+    struct gp_job_spec b = {
+        .id = "b", .gpus = 1, .gpu_type = "K80", .duration_us = S(5)};
+    const struct gp_series *sv, *sk;
+    const char *name;
+    char *html;
+    uint64_t gpus;
+    uint32_t ja, jb;
+
+    (void)st;
+    world_open_types(&w, "fifo", NULL, 0, 2, 2);
+    ja = submit_spec(&w, &a);
+    jb = submit_spec(&w, &b);
+    round_at(&w, 0);
+    end_at(&w, jb, 5);
+    round_at(&w, 5);
+    end_at(&w, ja, 10);
+    round_at(&w, 10);
+    world_finish(&w, 10);
+    assert_int_equal(gp_metrics_ntypes(w.m), 2);
+    sv = gp_metrics_type_series(w.m, 0, &name, &gpus);
+    assert_string_equal(name, "V100");
+    assert_int_equal(gpus, 2);
+    sk = gp_metrics_type_series(w.m, 1, &name, &gpus);
+    assert_string_equal(name, "K80");
+    assert_null(gp_metrics_type_series(w.m, 2, NULL, NULL));
+    assert_int_equal(sv->n, 10);
+    for (size_t i = 0; i < 10; i++) {
+        assert_double_equal(sv->v[i], 2, EPS);
+        assert_double_equal(sk->v[i], i < 5 ? 1 : 0, EPS);
+    }
+    assert_null(gp_metrics_shrunk_series(w.m));
+    html = report_of(w.m);
+    assert_non_null(strstr(html, "<h2 id=\"types\">GPUs in use per GPU "
+                                 "type</h2>"));
+    assert_non_null(strstr(html, "<h3>V100</h3>"));
+    assert_non_null(strstr(html, "<h3>K80</h3>"));
+    assert_null(strstr(html, "id=\"elastic\""));
+    free(html);
+    world_close(&w);
+    memset(&w, 0, sizeof(w));
+    world_open_types(&w, "fifo", NULL, 0, 2, 0);
+    ja = submit_spec(&w, &a);
+    round_at(&w, 0);
+    end_at(&w, ja, 10);
+    world_finish(&w, 10);
+    assert_int_equal(gp_metrics_ntypes(w.m), 0);
+    assert_null(gp_metrics_type_series(w.m, 0, NULL, NULL));
+    html = report_of(w.m);
+    assert_null(strstr(html, "id=\"types\""));
+    free(html);
+    world_close(&w);
+}
+
+/* optimus (interval 5 s, true work left) on 2 V100: e (elastic 1..2, 100
+ * s) runs on both; s (1 GPU, 3 s) arrives at 1 s and waits; at 5 s e is
+ * shrunk to 1 GPU for s, which ends at 8 s; e grows back then. The
+ * shrunk series: 0 before 5 s, 1 GPU in [5, 8), 0 after. */
+static void elastic_jobs_below_their_size_have_a_series(void **st)
+{
+    static const struct gp_kv opts[] = {{"interval", "5"},
+                                        {"remaining", "true"}};
+    struct world w = {0};
+    struct gp_job_spec e = {.id = "e",
+                            .gpus = 2,
+                            .min_gpus = 1,
+                            .max_gpus = 2,
+                            .checkpointable = true,
+                            .duration_us = S(100)};
+    struct gp_job_spec s = {.id = "s",
+                            .gpus = 1,
+                            .submit_us = S(1),
+                            .duration_us = S(3),
+                            .checkpointable = true};
+    const struct gp_series *sh;
+    char *html;
+    uint32_t js;
+
+    (void)st;
+    world_open_types(&w, "optimus", opts, 2, 2, 0);
+    submit_spec(&w, &e);
+    round_at(&w, 0);
+    js = submit_spec(&w, &s);
+    round_at(&w, 1);
+    assert_int_equal(state(&w, js), GP_JOB_PENDING);
+    gp_core_advance(w.core, S(5));
+    round_at(&w, 5);
+    assert_int_equal(state(&w, js), GP_JOB_RUNNING);
+    end_at(&w, js, 8);
+    round_at(&w, 8);
+    world_finish(&w, 12);
+    sh = gp_metrics_shrunk_series(w.m);
+    assert_non_null(sh);
+    for (size_t i = 0; i < 12; i++)
+        assert_double_equal(sh->v[i], i >= 5 && i < 8 ? 1 : 0, EPS);
+    html = report_of(w.m);
+    assert_non_null(strstr(html, "<h2 id=\"elastic\">Elastic jobs below "
+                                 "their size</h2>"));
+    free(html);
+    world_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1763,6 +1923,8 @@ int main(void)
         cmocka_unit_test(every_label_names_its_window),
         cmocka_unit_test(a_table_has_one_time_unit),
         cmocka_unit_test(runs_csv_has_one_row_per_run_interval),
+        cmocka_unit_test(each_gpu_type_has_its_series),
+        cmocka_unit_test(elastic_jobs_below_their_size_have_a_series),
         cmocka_unit_test(runs_csv_needs_recording),
         cmocka_unit_test(rejected_jobs_are_counted_by_cause),
         cmocka_unit_test(results_say_what_was_simulated),

@@ -36,7 +36,8 @@ static struct gp_core *mk(uint32_t gpus, const struct gp_speed_table *speed,
         .min_run_us = {S(min_run_s), S(min_run_s), S(min_run_s)},
     };
 
-    memcpy(all + 1, opts, nopts * sizeof(*opts));
+    if (nopts)
+        memcpy(all + 1, opts, nopts * sizeof(*opts));
     memset(r, 0, sizeof(*r));
     harness_rec = r;
     if (gp_cluster_new(&c) != GP_OK || gp_cluster_add_node(c, &n, NULL))

@@ -273,9 +273,9 @@ static void gavel_fini(void *priv)
         return;
     if (g->allocs)
         gp_logf(g->env, GP_LOG_DEBUG,
-                "gavel: %llu allocations (%llu LPs solved), %llu fell back "
+                "%s: %llu allocations (%llu LPs solved), %llu fell back "
                 "to the proportional split",
-                (unsigned long long)g->allocs, (unsigned long long)g->solves,
+                g->name, (unsigned long long)g->allocs, (unsigned long long)g->solves,
                 (unsigned long long)g->fallbacks);
     gp_env_free(g->env, g->jobs);
     gp_env_free(g->env, g);

@@ -284,6 +284,13 @@ int gp_view_fit_type(const struct gp_view *v, const struct gp_job *job,
  * policies that weigh GPU types by what a job gains from each. */
 double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
                        uint8_t type);
+/* The job's measured throughput on the GPUs it asks for, of `type`, in
+ * the speed table's own unit (Gavel's: steps per second), where the table
+ * has a figure for its class there; else its rate (gp_view_rate_on). For
+ * objectives that sum throughputs as measured (gavel's
+ * max_sum_throughput_perf, as Gavel's artifact does). */
+double gp_view_throughput_on(const struct gp_view *v, const struct gp_job *job,
+                             uint8_t type);
 /* The same on `gpus` GPUs of `type` (an elastic job off its size, speed.h:
  * the table's figure at that scale, else linear scaling), for policies
  * that size jobs by what more GPUs gain them (optimus). */

@@ -205,6 +205,22 @@ double gp_view_rate_at(const struct gp_view *v, const struct gp_job *job,
     return gp__speed_of(v->core, job, &where);
 }
 
+double gp_view_throughput_on(const struct gp_view *v, const struct gp_job *job,
+                             uint8_t type)
+{
+    const struct gp_core *c = v->core;
+
+    if (c->cfg.speed && job->job_class && job->demand.gpus) {
+        double t = gp_speed_table_throughput(
+            c->cfg.speed, gp_strtab_get(&c->strs, job->job_class),
+            gp_cluster_type_name(c->cluster, type), job->demand.gpus);
+
+        if (t > 0)
+            return t;
+    }
+    return gp_view_rate_on(v, job, type);
+}
+
 double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
                        uint8_t type)
 {

@@ -5,7 +5,8 @@
 # it was produced), replay the trace with `gpupool sim --parity gavel
 # --policy gavel --opt gavel.objective=OBJECTIVE` and check the average
 # JCT within 2% of the peer's and at least 80% of the jobs within 10% of
-# theirs. With `gpupool`, run gpupool's own world instead (--speed gavel
+# theirs (or the part in DIR/peer-TRACE-OBJECTIVE.near, for an objective
+# whose LP has many optima: the README says why). With `gpupool`, run gpupool's own world instead (--speed gavel
 # --preemption free, the restart cost of 30 s, solves not spaced) and
 # require some case to miss (FIFO, which moves no job, meets it there too):
 # the check can fail.
@@ -54,9 +55,12 @@ for peer in "$dir"/peer-*.csv; do
         grep -q '^parity.*gavel' "$tmp/out.txt" ||
             { echo "FAIL: $name: the output does not state the parity"; exit 1; }
     fi
-    python3 - "$peer" "$tmp/jobs.csv" "$name" <<'PY' || failed=$((failed + 1))
+    near_part=0.8
+    [ -f "${peer%.csv}.near" ] && near_part=$(cat "${peer%.csv}.near")
+    python3 - "$peer" "$tmp/jobs.csv" "$name" "$near_part" <<'PY' || failed=$((failed + 1))
 import csv, sys
 peer_csv, ours_csv, name = sys.argv[1:4]
+near_part = float(sys.argv[4])
 peer = {r["id"]: float(r["jct_s"]) for r in csv.DictReader(open(peer_csv))}
 ours = {r["id"]: float(r["jct_s"]) for r in csv.DictReader(open(ours_csv))}
 if set(peer) != set(ours):
@@ -66,7 +70,7 @@ b = sum(ours.values()) / len(ours)
 near = sum(1 for k in peer if abs(ours[k] - peer[k]) <= 0.10 * peer[k])
 line = (f"{name}: avg JCT peer {a / 3600:.2f} h, gpupool {b / 3600:.2f} h "
         f"({100 * (b - a) / a:+.2f}%), {near} of {len(peer)} jobs within 10%")
-if abs(b - a) > 0.02 * a or near < 0.8 * len(peer):
+if abs(b - a) > 0.02 * a or near < near_part * len(peer):
     sys.exit("FAIL: " + line)
 print(line)
 PY

@@ -525,6 +525,63 @@ static void fill_gives_what_is_left_to_jobs_without_an_allocation(void **state)
     gp_speed_table_free(t);
 }
 
+/* max_sum_throughput_perf: the most throughput in all, as measured. Big
+ * (10 steps/s on the V100, 1 on the K80) and small (1.25 and 1) on one
+ * V100 and one K80: big on the V100 and small on the K80 make 11, the
+ * other way 2.25, and they stay so round after round. Normalized by
+ * cost with the V100 at twice the K80's price, small alone goes to the
+ * K80 (1 per unit of price against 0.625), where without prices it takes
+ * the V100. */
+static void sum_of_throughput_and_its_cost_normalized_form(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    static const struct gp_kv sum[] = {
+        {"objective", "max_sum_throughput_perf"}};
+    static const struct gp_kv cost[] = {
+        {"objective", "max_sum_throughput_normalized_by_cost_perf"},
+        {"costs", "V100:2,K80:1"}};
+    struct rec r;
+    struct gp_core *core = mkgv(1, 1, t, sum, 1, &r, NULL);
+    uint64_t big, small;
+
+    (void)state;
+    assert_non_null(core);
+    small = job(core, "small", "small", 1);
+    big = job(core, "big", "big", 1);
+    for (int i = 0; i < 5; i++) {
+        round_at(core, S(360) * i);
+        assert_string_equal(on(core, big), "V100");
+        assert_string_equal(on(core, small), "K80");
+    }
+    assert_int_equal(r.preempts, 0);
+    gp_core_free(core);
+    for (int c = 0; c < 2; c++) {
+        core = mkgv(1, 1, t, c ? cost : sum, c ? 2 : 1, &r, NULL);
+        assert_non_null(core);
+        small = job(core, "small", "small", 1);
+        round_at(core, 0);
+        assert_string_equal(on(core, small), c ? "K80" : "V100");
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
+static void bad_costs_are_refused(void **state)
+{
+    static const char *const bad[] = {
+        "", "V100", "V100:0", "V100:-1", "V100:x", "V100:1,V100:2", ":1"};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        struct gp_kv kv = {"costs", bad[i]};
+        struct rec r;
+        struct gp_diag diag = {{0}, {0}};
+
+        assert_null(mkgv(1, 0, NULL, &kv, 1, &r, &diag));
+        assert_string_equal(diag.where, "gavel.costs");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +599,8 @@ int main(void)
         cmocka_unit_test(allox_on_one_gpu_is_shortest_first),
         cmocka_unit_test(allox_options_are_named_after_it),
         cmocka_unit_test(fill_gives_what_is_left_to_jobs_without_an_allocation),
+        cmocka_unit_test(sum_of_throughput_and_its_cost_normalized_form),
+        cmocka_unit_test(bad_costs_are_refused),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

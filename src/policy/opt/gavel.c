@@ -73,6 +73,7 @@ enum objective {
     OBJ_FTF,
     OBJ_FIFO,
     OBJ_ALLOX,
+    OBJ_SUM, /* max_sum_throughput_perf, and normalized by cost */
 };
 
 /* What the policy remembers of an active job. */
@@ -85,6 +86,8 @@ struct gjob {
                               there by it, as the artifact's deficits) */
     double t[MAX_TYPES];   /* throughput per type when last seen, 0 = may
                               not run there */
+    double raw[MAX_TYPES]; /* the same as measured (gp_view_throughput_on),
+                              for max_sum_throughput_perf */
     uint32_t sf;           /* scale factor: the GPUs it asks for; 0 until
                               t is known */
     /* for the objectives on time (makespan, finish-time fairness), as of
@@ -107,14 +110,18 @@ struct gavel {
                              allocation resets; 0 = none) */
     int64_t last_reset_us;
     enum objective obj;
-    const char *name; /* "gavel" or "allox": options are named after it */
-    double alpha;     /* allox: the part of the waiting jobs matched */
-    uint32_t window;  /* allox: at most this many jobs matched */
-    bool fill;        /* fill=1: GPUs left after the allocated jobs go to
-                         jobs without an allocation there, as the
-                         artifact's round does (not for fifo_perf) */
-    bool true_left;   /* remaining=true: the world's true work, not the
-                         predicted */
+    const char *name;       /* "gavel" or "allox": options are named after it */
+    double alpha;           /* allox: the part of the waiting jobs matched */
+    uint32_t window;        /* allox: at most this many jobs matched */
+    double cost[MAX_TYPES]; /* price per GPU of each type (costs=); 0 = 1 */
+    char *costs;            /* costs= as given, matched to the cluster's
+                               types at the first round */
+    bool costs_read;
+    bool fill;      /* fill=1: GPUs left after the allocated jobs go to
+                       jobs without an allocation there, as the
+                       artifact's round does (not for fifo_perf) */
+    bool true_left; /* remaining=true: the world's true work, not the
+                       predicted */
     const struct gp_solver_ops *solver; /* NULL = the default */
     struct gjob *jobs;                  /* sorted by seq */
     size_t njobs, cap;
@@ -129,6 +136,73 @@ struct gavel {
     uint64_t allocs, solves, fallbacks; /* allocations; LPs solved (a
                                            bisection solves several) */
 };
+
+/* costs=TYPE:PRICE,...: each price finite and > 0, each type once. */
+static int check_costs(const char *val, const char *where, struct gp_diag *diag)
+{
+    const char *p = val;
+
+    if (!*p)
+        return gp_diag_set(diag, GP_EINVAL, where,
+                           "expected TYPE:PRICE,... (e.g. V100:0.74), got "
+                           "\"\"");
+    while (*p) {
+        size_t len = strcspn(p, ","), nlen = strcspn(p, ":,");
+        char num[64], *end;
+        double price;
+
+        if (nlen == 0 || nlen >= len || len - nlen - 1 >= sizeof(num))
+            return gp_diag_set(diag, GP_EINVAL, where,
+                               "expected TYPE:PRICE in \"%.*s\"", (int)len, p);
+        memcpy(num, p + nlen + 1, len - nlen - 1);
+        num[len - nlen - 1] = '\0';
+        errno = 0;
+        price = strtod(num, &end);
+        if (end == num || *end || errno || !isfinite(price) || !(price > 0))
+            return gp_diag_set(diag, GP_EINVAL, where,
+                               "expected a price above 0 for %.*s, got "
+                               "\"%s\"",
+                               (int)nlen, p, num);
+        for (const char *q = val; q < p; q += strcspn(q, ",") + 1)
+            if (strcspn(q, ":,") == nlen && strncmp(q, p, nlen) == 0)
+                return gp_diag_set(diag, GP_EINVAL, where,
+                                   "%.*s is priced twice", (int)nlen, p);
+        p += len;
+        if (*p)
+            p++;
+    }
+    return GP_OK;
+}
+
+/* costs= against the cluster's types, at the first round: a type it does
+ * not name costs 1; a name the cluster lacks is logged and left out. */
+static void read_costs(struct gavel *g, const struct gp_cluster *cl,
+                       uint8_t ntypes)
+{
+    g->costs_read = true;
+    for (uint8_t k = 0; k < MAX_TYPES; k++)
+        g->cost[k] = 1;
+    for (const char *p = g->costs; p && *p;) {
+        size_t len = strcspn(p, ","), nlen = strcspn(p, ":");
+        bool found = false;
+
+        for (uint8_t k = 0; k < ntypes; k++) {
+            const char *name = gp_cluster_type_name(cl, k);
+
+            if (strlen(name) == nlen && strncmp(name, p, nlen) == 0) {
+                g->cost[k] = strtod(p + nlen + 1, NULL);
+                found = true;
+            }
+        }
+        if (!found)
+            gp_logf(g->env, GP_LOG_WARN,
+                    "%s.costs: the cluster has no GPU type %.*s", g->name,
+                    (int)nlen, p);
+        p += len;
+        if (*p)
+            p++;
+    }
+}
 
 static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                       struct gp_diag *diag)
@@ -164,14 +238,20 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_FIFO;
             else if (strcmp(val, "allox") == 0)
                 g->obj = OBJ_ALLOX;
+            else if (strcmp(val, "max_sum_throughput_perf") == 0 ||
+                     strcmp(val,
+                            "max_sum_throughput_normalized_by_cost_perf") == 0)
+                g->obj = OBJ_SUM;
             else
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected max_min_fairness_perf (LAS, "
                                    "heterogeneity-aware), "
                                    "max_min_fairness (agnostic), "
                                    "min_total_duration_perf (makespan), "
-                                   "finish_time_fairness_perf, fifo_perf "
-                                   "or allox, got \"%s\"",
+                                   "finish_time_fairness_perf, fifo_perf, "
+                                   "max_sum_throughput_perf, "
+                                   "max_sum_throughput_normalized_by_cost_"
+                                   "perf or allox, got \"%s\"",
                                    val);
         } else if (strcmp(key, "alpha") == 0) {
             char *end;
@@ -197,6 +277,15 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "100000, got \"%s\"",
                                    val);
             g->window = (uint32_t)w;
+        } else if (strcmp(key, "costs") == 0) {
+            int rc = check_costs(val, where, diag);
+
+            if (rc != GP_OK)
+                return rc;
+            gp_env_free(g->env, g->costs);
+            if (!(g->costs = gp_env_calloc(g->env, 1, strlen(val) + 1)))
+                return GP_ENOMEM;
+            memcpy(g->costs, val, strlen(val));
         } else if (strcmp(key, "fill") == 0) {
             if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
                 return gp_diag_set(diag, GP_EINVAL, where,
@@ -221,7 +310,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
             return gp_diag_set(diag, GP_EINVAL, key,
                                "unknown option for %s (known: round, "
                                "reset_min, objective, remaining, solver, "
-                               "alpha, window, fill)",
+                               "alpha, window, fill, costs)",
                                g->name);
         }
     }
@@ -246,6 +335,7 @@ static int init_as(void **priv, const struct gp_policy_args *args,
     g->last_acct_us = GP_TIME_NONE;
     g->last_reset_us = GP_TIME_NONE;
     if ((rc = parse_opts(g, args, diag)) != GP_OK) {
+        gp_env_free(args->env, g->costs);
         gp_env_free(args->env, g);
         return rc;
     }
@@ -275,9 +365,11 @@ static void gavel_fini(void *priv)
         gp_logf(g->env, GP_LOG_DEBUG,
                 "%s: %llu allocations (%llu LPs solved), %llu fell back "
                 "to the proportional split",
-                g->name, (unsigned long long)g->allocs, (unsigned long long)g->solves,
+                g->name, (unsigned long long)g->allocs,
+                (unsigned long long)g->solves,
                 (unsigned long long)g->fallbacks);
     gp_env_free(g->env, g->jobs);
+    gp_env_free(g->env, g->costs);
     gp_env_free(g->env, g);
 }
 
@@ -436,6 +528,8 @@ static int push(struct round *r, const struct gp_job *job, bool running)
             continue;
         t = r->g->obj == OBJ_AGNOSTIC ? 1.0 : gp_view_rate_on(r->v, job, k);
         e->t[k] = t > 0 && isfinite(t) ? t : 0;
+        t = gp_view_throughput_on(r->v, job, k);
+        e->raw[k] = e->t[k] > 0 && t > 0 && isfinite(t) ? t : 0;
     }
     e->sf = sf;
     r->g->dirty = true;
@@ -632,7 +726,9 @@ static int solve(struct round *r)
     for (size_t i = 0; i < nj; i++) {
         const struct gjob *e = by[i];
 
-        if (nk == 0 || e->sf != kinds[nk - 1].first->sf ||
+        /* a sum of throughputs has vertices that run some jobs of a class
+         * and not others, as the artifact's per-job LP does: no classes */
+        if (nk == 0 || g->obj == OBJ_SUM || e->sf != kinds[nk - 1].first->sf ||
             memcmp(e->t, kinds[nk - 1].first->t, sizeof(e->t)) != 0) {
             kinds[nk].first = e;
             kinds[nk].n = 0;
@@ -644,15 +740,20 @@ static int solve(struct round *r)
     if (!(lp = gp_lp_new()))
         return GP_ENOMEM;
     gp_lp_set_sense(lp, GP_LP_MAXIMIZE);
-    /* column 0: z, the smallest normalized throughput */
-    if ((rc = gp_lp_add_col(lp, 0, INFINITY, 1, false, &diag)) < 0)
+    /* column 0: z, the smallest normalized throughput (held at 0 for a
+     * sum of throughputs, whose columns carry the objective) */
+    if ((rc = gp_lp_add_col(lp, 0, g->obj == OBJ_SUM ? 0 : INFINITY,
+                            g->obj == OBJ_SUM ? 0 : 1, false, &diag)) < 0)
         goto out;
     for (size_t c = 0; c < nk; c++)
         for (size_t k = 0; k < nt; k++) {
+            const struct gjob *e = kinds[c].first;
+            double obj = g->obj == OBJ_SUM ? e->raw[k] / g->cost[k] : 0;
+
             kinds[c].col[k] = -1;
-            if (kinds[c].first->t[k] > 0) {
+            if (e->t[k] > 0) {
                 kinds[c].col[k] = (int)gp_lp_ncols(lp);
-                if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, &diag)) < 0)
+                if ((rc = gp_lp_add_col(lp, 0, 1, obj, false, &diag)) < 0)
                     goto out;
             }
         }
@@ -674,7 +775,8 @@ static int solve(struct round *r)
             }
         cols[m] = 0;
         vals[m++] = -1;
-        if ((rc = gp_lp_add_row(lp, 0, INFINITY, m, cols, vals, &diag)) < 0)
+        if (g->obj != OBJ_SUM &&
+            (rc = gp_lp_add_row(lp, 0, INFINITY, m, cols, vals, &diag)) < 0)
             goto out;
         /* sum_k X <= 1 */
         for (size_t q = 0; q + 1 < m; q++)
@@ -1452,6 +1554,8 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     r.ntypes = gp_cluster_ntypes(cl);
     if (r.ntypes > MAX_TYPES)
         r.ntypes = MAX_TYPES;
+    if (!g->costs_read)
+        read_costs(g, cl, r.ntypes);
     for (uint8_t k = 0; k < r.ntypes; k++)
         r.w[k] = gp_cluster_type_up_gpus(cl, k);
     if (memcmp(r.w, g->w, sizeof(r.w)) != 0) {

@@ -2,8 +2,9 @@
 """run-peer.py GAVEL TRACE OBJECTIVE GPUS OUT.csv - run Gavel's own simulator
 (GAVEL: a checkout of github stanford-futuredata/gavel; it is not modified)
 on TRACE (gpupool's copy of a Gavel msr trace, 7 fields) with OBJECTIVE
-(max_min_fairness_perf, min_total_duration_perf, finish_time_fairness_perf
-or fifo_perf) on GPUS V100, P100 and K80 each (8 to a server), and write
+(max_min_fairness_perf, min_total_duration_perf, finish_time_fairness_perf,
+fifo_perf, max_sum_throughput_perf or allox) on GPUS V100, P100 and K80
+each (8 to a server), and write
 each job's completion time to OUT.csv as gpupool names the job
 (<trace>-<line>).
 
@@ -13,7 +14,9 @@ max_min_fairness_perf solves the same max-min LP, min_total_duration_perf
 the same feasibility LP inside its own bisection, and
 finish_time_fairness_perf minimizes the same largest finish-time fraction
 by bisection on it with feasibility LPs (the artifact states it in cvxpy's
-convex inv_pos form). The RPC layer and matrix_completion, which the
+convex inv_pos form), and max_sum_throughput_perf the same LP of summed
+throughputs (over instance costs, all 1 in a simulation without price
+data). The RPC layer and matrix_completion, which the
 simulation does not use, are stubbed. Needs Debian's python3-numpy,
 python3-scipy and python3-psutil."""
 import contextlib
@@ -45,6 +48,7 @@ sys.path.insert(0, sched_dir)
 # as the artifact's utils.py imports them (after the stubs)
 from policies import finish_time_fairness  # noqa: E402
 from policies import max_min_fairness  # noqa: E402
+from policies import max_sum_throughput  # noqa: E402
 from policies import min_total_duration  # noqa: E402
 
 
@@ -183,7 +187,33 @@ def ftf_perf(self, unflattened_throughputs, scale_factors,
     return self.unflatten(best.clip(min=0.0).clip(max=1.0), index)
 
 
+def sum_perf(self, unflattened_throughputs, scale_factors, cluster_spec,
+             instance_costs=None, SLOs={}, num_steps_remaining={}):
+    # the simulation has no SLOs (the trace's are -1)
+    assert not SLOs
+    throughputs, index = self.flatten(unflattened_throughputs, cluster_spec)
+    if throughputs is None:
+        return None
+    (m, n) = throughputs.shape
+    (job_ids, worker_types) = index
+    sf = self.scale_factors_array(scale_factors, job_ids, m, n)
+    costs = np.ones(n)
+    if instance_costs is not None:
+        costs = np.array([instance_costs[w] for w in worker_types])
+    rows, rhs = base_rows(m, n, sf, [cluster_spec[w] for w in worker_types])
+    obj = -(throughputs / costs.reshape((1, n))).reshape(m * n)
+    res = linprog(obj, A_ub=np.array(rows), b_ub=np.array(rhs),
+                  bounds=[(0.0, None)] * (m * n), method="highs")
+    if res.status != 0:
+        print("WARNING: Allocation returned by policy not optimal!")
+        return None
+    x = res.x.reshape((m, n))
+    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
+
+
 max_min_fairness.MaxMinFairnessPolicyWithPerf.get_allocation = max_min_perf
+max_sum_throughput.ThroughputNormalizedByCostSumWithPerfSLOs.get_allocation = \
+    sum_perf
 min_total_duration.MinTotalDurationPolicyWithPerf.get_allocation_helper = \
     makespan_helper
 finish_time_fairness.FinishTimeFairnessPolicyWithPerf.get_allocation = \

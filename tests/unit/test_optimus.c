@@ -192,10 +192,21 @@ static void the_interval_shrinks_for_a_short_job(void **state)
     gp_core_free(core);
 }
 
-/* One GPU; A (1,600 s) runs from 0. B (950 s) arrives at 10 s. At the
- * interval A has 1,000 s left: B is shorter, but not by the default
- * hysteresis' tenth, so A keeps its GPU; with hysteresis=0 (the paper's
- * strict order) B displaces it. */
+/* One GPU: A (1,600 s) starts at 0, B (950 s) arrives at 10 s, and the
+ * rounds at 10 s and at the interval (600 s) pass. */
+static void a_then_b(struct gp_core *core, uint64_t *a, uint64_t *b)
+{
+    assert_non_null(core);
+    *a = job(core, "a", NULL, 1, 0, 1600, 0);
+    round_at(core, 0);
+    *b = job(core, "b", NULL, 1, 0, 950, 10);
+    round_at(core, S(10));
+    round_at(core, S(600));
+}
+
+/* At the interval A has 1,000 s left: B is shorter, but not by the
+ * default hysteresis' tenth, so A keeps its GPU; with hysteresis=0 (the
+ * paper's strict order) B displaces it. */
 static void the_hysteresis_keeps_a_nearly_as_short_job(void **state)
 {
     struct gp_kv strict = {"hysteresis", "0"};
@@ -206,12 +217,7 @@ static void the_hysteresis_keeps_a_nearly_as_short_job(void **state)
         struct gp_core *core = mk(1, NULL, &strict, (size_t)s, 0, &r, NULL);
         uint64_t a, b;
 
-        assert_non_null(core);
-        a = job(core, "a", NULL, 1, 0, 1600, 0);
-        round_at(core, 0);
-        b = job(core, "b", NULL, 1, 0, 950, 10);
-        round_at(core, S(10));
-        round_at(core, S(600));
+        a_then_b(core, &a, &b);
         assert_int_equal(gpus_of(core, a), s ? 0 : 1);
         assert_int_equal(gpus_of(core, b), s ? 1 : 0);
         assert_int_equal(r.preempts, s ? 1 : 0);
@@ -229,12 +235,7 @@ static void a_protected_run_keeps_its_gpus(void **state)
     uint64_t a, b;
 
     (void)state;
-    assert_non_null(core);
-    a = job(core, "a", NULL, 1, 0, 1600, 0);
-    round_at(core, 0);
-    b = job(core, "b", NULL, 1, 0, 950, 10);
-    round_at(core, S(10));
-    round_at(core, S(600));
+    a_then_b(core, &a, &b);
     assert_int_equal(gpus_of(core, a), 1);
     assert_int_equal(state_of(core, b), GP_JOB_PENDING);
     assert_int_equal(r.preempts, 0);

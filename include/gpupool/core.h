@@ -573,6 +573,13 @@ struct gp_core_config {
     int64_t round_period_us; /* 0 = rounds on events only */
     /* what an elastic job pays in time each time it is resized */
     int64_t resize_cost_us;
+    /* Singularity-style transparent resize (speed.h): an elastic job keeps
+     * its world size, its asked GPUs; on g fewer devices its replicas are
+     * time-sliced, at g / asked of its asked-size rate times (1 -
+     * slice_overhead), and on more it gains nothing. false: a resize
+     * changes the world size (the speed table's figure at g). */
+    bool resize_transparent;
+    double slice_overhead; /* 0 <= f < 1 */
     /* starts a job may fail before it fails for good (0 = 3) */
     uint32_t max_start_failures;
     const struct gp_observer_ops *observer;

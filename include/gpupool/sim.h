@@ -91,6 +91,10 @@ struct gp_sim_config {
     double elastic_min;     /* 0 < F <= 1; 0 = 0.5 */
     int64_t resize_cost_us; /* what an elastic job pays at each resize
                                (gp_core_config.resize_cost_us) */
+    /* Singularity-style transparent resize and its time-slicing overhead
+     * (gp_core_config.resize_transparent, slice_overhead) */
+    bool resize_transparent;
+    double slice_overhead;
     /* a second observer, told after the metrics (tests check invariants) */
     const struct gp_observer_ops *watch;
     void *watch_priv;

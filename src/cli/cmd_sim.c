@@ -67,6 +67,8 @@ struct sim_args {
     enum gp_elastic_mode elastic;
     double elastic_min;      /* 0 = 0.5 */
     double resize_cost_s;    /* < 0: the restart cost */
+    bool resize_transparent; /* --resize-model transparent */
+    double slice_overhead;   /* --slice-overhead */
     const char *sweep;       /* offered loads, "0.6,0.8,1.0,1.2" */
     const char *parity;      /* a peer simulator's world; NULL = gpupool's */
     const char *parity_line; /* what the output says of it (set_parity) */
@@ -198,6 +200,16 @@ static void sim_usage(FILE *out, bool demo)
               "      --resize-cost S     seconds an elastic job pays at each "
               "resize (default:\n"
               "                          the restart cost)\n"
+              "      --resize-model M    scale (default: a resize changes the "
+              "world size,\n"
+              "                          the speed table's figure at the new "
+              "size) or\n"
+              "                          transparent (Singularity: world size "
+              "kept,\n"
+              "                          replicas time-sliced on fewer GPUs)\n"
+              "      --slice-overhead F  transparent: the part of the pace "
+              "time-slicing\n"
+              "                          costs (0 <= F < 1; default 0)\n"
               "      --min-run [CLASS=]S no preemption before S seconds of "
               "a run (CLASS low,\n"
               "                          normal, high; e.g. "
@@ -619,6 +631,8 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_ELASTIC,
         O_ELASTIC_MIN,
         O_RESIZE_COST,
+        O_RESIZE_MODEL,
+        O_SLICE_OVERHEAD,
         O_SWEEP
     };
     static const struct option longopts[] = {
@@ -661,6 +675,8 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"elastic", required_argument, NULL, O_ELASTIC},
         {"elastic-min", required_argument, NULL, O_ELASTIC_MIN},
         {"resize-cost", required_argument, NULL, O_RESIZE_COST},
+        {"resize-model", required_argument, NULL, O_RESIZE_MODEL},
+        {"slice-overhead", required_argument, NULL, O_SLICE_OVERHEAD},
         {"sweep-load", required_argument, NULL, O_SWEEP},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -916,6 +932,31 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             if (parse_seconds("--resize-cost", optarg, &a->resize_cost_s))
                 return 2;
             break;
+        case O_RESIZE_MODEL:
+            if (strcmp(optarg, "scale") != 0 &&
+                strcmp(optarg, "transparent") != 0) {
+                fprintf(stderr,
+                        "gpupool: --resize-model: expected scale or "
+                        "transparent, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            a->resize_transparent = strcmp(optarg, "transparent") == 0;
+            break;
+        case O_SLICE_OVERHEAD: {
+            char *end;
+            double x = strtod(optarg, &end);
+
+            if (end == optarg || *end || !(x >= 0 && x < 1)) {
+                fprintf(stderr,
+                        "gpupool: --slice-overhead: expected a number from "
+                        "0 to below 1, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            a->slice_overhead = x;
+            break;
+        }
         case 'v':
             a->verbose++;
             break;
@@ -938,6 +979,11 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     if (!a->trace && !a->demo) {
         fprintf(stderr, "gpupool sim: --trace FILE is required (or try "
                         "'gpupool demo')\n");
+        return 2;
+    }
+    if (a->slice_overhead > 0 && !a->resize_transparent) {
+        fprintf(stderr, "gpupool: --slice-overhead: only with --resize-model "
+                        "transparent\n");
         return 2;
     }
     return a->parity ? set_parity(a) : 0;
@@ -1488,6 +1534,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                 .ckpt = a->ckpt,
                 .elastic = a->elastic,
                 .elastic_min = a->elastic_min,
+                .resize_transparent = a->resize_transparent,
+                .slice_overhead = a->slice_overhead,
                 .resize_cost_us =
                     (int64_t)llround((a->resize_cost_s < 0 ? a->restart_cost_s
                                                            : a->resize_cost_s) *

@@ -25,6 +25,9 @@ int gp_core_new(struct gp_core **out, struct gp_cluster *cluster,
         return gp_diag_set(diag, GP_EINVAL, "core",
                            "restart cost, round period and checkpoint cost "
                            "must be >= 0");
+    if (!(cfg->slice_overhead >= 0 && cfg->slice_overhead < 1))
+        return gp_diag_set(diag, GP_EINVAL, "core",
+                           "the slice overhead must be from 0 to below 1");
     if (!cfg->policy->init && cfg->npolicy_opts > 0)
         return gp_diag_set(diag, GP_EINVAL, cfg->policy_opts[0].key,
                            "policy '%s' takes no options", cfg->policy->name);

@@ -571,6 +571,19 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
 
     if (!gp_placement_milli(where))
         return 1.0; /* a zero-GPU job: no GPU sets its pace */
+    if (c->cfg.resize_transparent && where->gpus && j->demand.gpus &&
+        where->gpus != j->demand.gpus) {
+        /* its world size stays what it asked: the rate there, its
+         * replicas time-sliced over fewer devices (none gained on more) */
+        struct gp_placement at = *where;
+
+        at.gpus = j->demand.gpus;
+        r = gp__speed_of(c, j, &at);
+        if (where->gpus < j->demand.gpus)
+            r *= (double)where->gpus / j->demand.gpus *
+                 (1 - c->cfg.slice_overhead);
+        return r;
+    }
     if (c->cfg.speed && j->job_class && where->gpus)
         r = gp_speed_table_rate_spread(
             c->cfg.speed, gp_strtab_get(&c->strs, j->job_class),

@@ -606,20 +606,28 @@ static void elastic_text(const struct gp_sim_config *cfg,
         n += (spec.min_gpus && spec.min_gpus < spec.gpus) ||
              spec.max_gpus > spec.gpus;
     }
+    size_t used = 0;
+
     *out = NULL;
     if (cfg->elastic == GP_ELASTIC_ALL)
-        snprintf(buf, len,
-                 "all: %zu jobs of 2+ GPUs, each from ceil(%g x its GPUs) "
-                 "to its GPUs, at a pace in proportion; resize %g s",
-                 n, cfg->elastic_min > 0 ? cfg->elastic_min : 0.5,
-                 gp_us_to_s(cfg->resize_cost_us));
+        used = (size_t)snprintf(
+            buf, len,
+            "all: %zu jobs of 2+ GPUs, each from ceil(%g x its GPUs) "
+            "to its GPUs, at a pace in proportion; resize %g s",
+            n, cfg->elastic_min > 0 ? cfg->elastic_min : 0.5,
+            gp_us_to_s(cfg->resize_cost_us));
     else if (cfg->elastic == GP_ELASTIC_TRACE && n > 0)
-        snprintf(buf, len,
-                 "as the trace says: %zu jobs, at a pace in proportion to "
-                 "their GPUs; resize %g s",
-                 n, gp_us_to_s(cfg->resize_cost_us));
+        used = (size_t)snprintf(buf, len,
+                                "as the trace says: %zu jobs, at a pace in "
+                                "proportion to their GPUs; resize %g s",
+                                n, gp_us_to_s(cfg->resize_cost_us));
     else
         return;
+    if (cfg->resize_transparent && used < len)
+        snprintf(buf + used, len - used,
+                 "; transparent (world size kept, replicas time-sliced, "
+                 "overhead %g)",
+                 cfg->slice_overhead);
     *out = buf;
 }
 
@@ -659,6 +667,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .spread_speed = cfg->spread_speed,
         .usage_half_life_us = cfg->half_life_us,
         .resize_cost_us = cfg->resize_cost_us,
+        .resize_transparent = cfg->resize_transparent,
+        .slice_overhead = cfg->slice_overhead,
     };
     double t_start = clock_s ? clock_s() : 0, last_shown = t_start;
     bool progress = cfg->progress;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -188,6 +189,73 @@ static void a_gang_over_several_nodes_runs_at_its_spread_rate(void **state)
     gp_speed_table_free(g);
 }
 
+/* An elastic job that asked for 2 GPUs (10 steps/s on one V100, 18 on
+ * two) runs on one. Scaled (the default), its world size shrinks and it
+ * runs at the table's figure for one GPU: 10 / 18 of its asked rate.
+ * Transparent (Singularity), it keeps its two replicas time-sliced on
+ * the one GPU: half its asked rate, less the slicing overhead (10%:
+ * 0.45). */
+static void a_transparent_resize_keeps_the_world_size(void **state)
+{
+    struct gp_speed_table *t = table();
+    static const struct gp_kv opts[] = {{"remaining", "true"}};
+
+    (void)state;
+    for (int tr = 0; tr < 2; tr++) {
+        struct gp_cluster *c;
+        struct gp_core *core;
+        struct gp_core_config cfg = {.policy = gp_policy_find("optimus"),
+                                     .policy_opts = opts,
+                                     .npolicy_opts = 1,
+                                     .model = GP_PLACE_PACK,
+                                     .speed = t,
+                                     .resize_transparent = tr,
+                                     .slice_overhead = 0.1};
+        struct gp_job_spec other = {
+            .id = "o", .gpus = 1, .duration_us = S(1000)};
+        struct gp_job_spec el = {.id = "e",
+                                 .job_class = "resnet",
+                                 .gpus = 2,
+                                 .min_gpus = 1,
+                                 .max_gpus = 2,
+                                 .duration_us = S(1000)};
+        uint64_t o, e;
+
+        harness_rec = NULL;
+        assert_int_equal(gp_cluster_new(&c), GP_OK);
+        assert_int_equal(gp_cluster_add_uniform(c, 1, 2, "V100", 0, NULL),
+                         GP_OK);
+        assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+        assert_int_equal(gp_core_submit(core, &other, 0, &o, NULL), GP_OK);
+        assert_int_equal(gp_core_submit(core, &el, 0, &e, NULL), GP_OK);
+        round_at(core, 0);
+        assert_int_equal(gp_core_job(core, e)->where.gpus, 1);
+        assert_float_equal(gp_core_job(core, e)->speed,
+                           tr ? 0.5 * 0.9 : 10.0 / 18.0, 1e-12);
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
+/* The overhead must be a part: from 0 to below 1. */
+static void a_slice_overhead_out_of_range_is_refused(void **state)
+{
+    struct gp_cluster *c;
+    struct gp_core *core = NULL;
+    struct gp_core_config cfg = {.policy = gp_policy_find("fifo"),
+                                 .model = GP_PLACE_PACK,
+                                 .resize_transparent = true,
+                                 .slice_overhead = 1};
+    struct gp_diag diag = {{0}, {0}};
+
+    (void)state;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 2, "V100", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, &diag), GP_EINVAL);
+    assert_non_null(strstr(diag.msg, "slice overhead"));
+    gp_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +263,8 @@ int main(void)
         cmocka_unit_test(bad_figures_are_refused),
         cmocka_unit_test(a_job_runs_at_its_class_rate_where_it_is_placed),
         cmocka_unit_test(a_gang_over_several_nodes_runs_at_its_spread_rate),
+        cmocka_unit_test(a_transparent_resize_keeps_the_world_size),
+        cmocka_unit_test(a_slice_overhead_out_of_range_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

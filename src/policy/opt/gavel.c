@@ -135,6 +135,8 @@ struct gavel {
     int64_t last_acct_us;
     uint64_t allocs, solves, fallbacks; /* allocations; LPs solved (a
                                            bisection solves several) */
+    uint64_t fractional; /* allox: jobs the LP split between places (its
+                            vertices are whole: none is expected) */
 };
 
 /* costs=TYPE:PRICE,...: each price finite and > 0, each type once. */
@@ -364,10 +366,10 @@ static void gavel_fini(void *priv)
     if (g->allocs)
         gp_logf(g->env, GP_LOG_DEBUG,
                 "%s: %llu allocations (%llu LPs solved), %llu fell back "
-                "to the proportional split",
+                "to the proportional split, %llu jobs split by a matching",
                 g->name, (unsigned long long)g->allocs,
-                (unsigned long long)g->solves,
-                (unsigned long long)g->fallbacks);
+                (unsigned long long)g->solves, (unsigned long long)g->fallbacks,
+                (unsigned long long)g->fractional);
     gp_env_free(g->env, g->jobs);
     gp_env_free(g->env, g->costs);
     gp_env_free(g->env, g);
@@ -1286,6 +1288,8 @@ static int solve_allox(struct round *r)
                     best = (int)c;
             at[q] = best;
             cnt[best]++;
+            if (res.x[xs[q].col0 + best] < 1 - 1e-3)
+                g->fractional++;
         }
         /* the first job of each GPU: at position o, as many as the GPUs
          * with exactly o jobs (cnt[o] - cnt[o + 1]), oldest first */

@@ -582,6 +582,32 @@ static void bad_costs_are_refused(void **state)
     }
 }
 
+/* Two GPUs of one type, three jobs of 300, 200 and 100 s (in that
+ * order): the matching puts the 100 s job first on one GPU (position 2
+ * from the end) and the other two at position 1, one behind it and one
+ * alone; every such split costs 2 x 100 + 200 + 300. As the LP's reading
+ * does (and the artifact's matching, per tests/sim/parity-gavel), the
+ * oldest at position 1 is the one alone: the 300 s job starts beside the
+ * 100 s one. One free type is matched without the LP (shortest first). */
+static void allox_on_one_type_reads_positions_as_the_lp(void **state)
+{
+    static const struct gp_kv ax[] = {{"remaining", "true"}};
+    struct rec r;
+    struct gp_core *core = mk_as("allox", 2, 0, NULL, ax, 1, &r, NULL);
+    uint64_t a, b, c;
+
+    (void)state;
+    assert_non_null(core);
+    a = job_for(core, "a", NULL, 1, S(300));
+    b = job_for(core, "b", NULL, 1, S(200));
+    c = job_for(core, "c", NULL, 1, S(100));
+    round_at(core, 0);
+    assert_string_equal(on(core, c), "V100");
+    assert_string_equal(on(core, a), "V100");
+    assert_string_equal(on(core, b), "-");
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -597,6 +623,7 @@ int main(void)
         cmocka_unit_test(bad_options_are_refused_naming_the_key),
         cmocka_unit_test(allox_matches_jobs_to_types_for_the_least_total),
         cmocka_unit_test(allox_on_one_gpu_is_shortest_first),
+        cmocka_unit_test(allox_on_one_type_reads_positions_as_the_lp),
         cmocka_unit_test(allox_options_are_named_after_it),
         cmocka_unit_test(fill_gives_what_is_left_to_jobs_without_an_allocation),
         cmocka_unit_test(sum_of_throughput_and_its_cost_normalized_form),

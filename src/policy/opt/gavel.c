@@ -1119,6 +1119,62 @@ struct xjob {
     int col0; /* its first LP column; columns run over (type, position) */
 };
 
+/* Jobs by their time on the one type with free GPUs (p = work left /
+ * throughput there), then arrival; jobs that cannot run there last. */
+static uint8_t spt_type;
+
+static double spt_time(const struct gjob *e)
+{
+    return e->t[spt_type] > 0 ? e->left_s / e->t[spt_type] : INFINITY;
+}
+
+static int spt_cmp(const void *pa, const void *pb)
+{
+    const struct xjob *a = pa, *b = pb;
+    double x = spt_time(a->e), y = spt_time(b->e);
+
+    if (x != y)
+        return x < y ? -1 : 1;
+    return a->e->seq < b->e->seq ? -1 : a->e->seq > b->e->seq;
+}
+
+static int seq_cmp(const void *pa, const void *pb)
+{
+    const struct xjob *a = pa, *b = pb;
+
+    return a->e->seq < b->e->seq ? -1 : a->e->seq > b->e->seq;
+}
+
+/* The matching when only type k has free GPUs (n of them), without the
+ * LP: on identical machines its optimum is shortest first. Of the m jobs
+ * that can run there, by time there, the longest fill positions 1 to P -
+ * 1 from the end (n each, P = ceil(m / n)) and the r = m - n (P - 1)
+ * shortest position P. The first job of each GPU, as the LP's reading
+ * takes it: the r at position P, and of the n at position P - 1 the
+ * n - r oldest. */
+static int allox_spt(struct xjob *xs, size_t m, uint8_t k, uint64_t n)
+{
+    size_t top, next;
+
+    spt_type = k;
+    qsort(xs, m, sizeof(*xs), spt_cmp);
+    while (m > 0 && !(xs[m - 1].e->t[k] > 0))
+        m--; /* they cannot run there */
+    if (m <= n) {
+        top = m;
+        next = 0;
+    } else {
+        size_t p = (m + n - 1) / n;
+
+        top = m - n * (p - 1);
+        next = n - top;
+        qsort(xs + top, n, sizeof(*xs), seq_cmp); /* position P - 1 */
+    }
+    for (size_t q = 0; q < top + next; q++)
+        xs[q].e->x[k] = 1;
+    return GP_OK;
+}
+
 /* AlloX (Le et al., EuroSys'20; objective=allox, policy allox), as
  * Gavel's artifact runs it on GPU types: a job once allocated keeps its
  * type until it ends; the others, oldest first and at most
@@ -1204,6 +1260,18 @@ static int solve_allox(struct round *r)
         want = g->window;
     if (m > want)
         m = want;
+    {
+        /* one type with free GPUs: its GPUs are identical machines, on
+         * which the matching's optimum is shortest first (SPT) - the
+         * jobs first on each GPU are the shortest there, no LP needed */
+        int only = -1;
+
+        for (size_t k = 0; k < nt; k++)
+            if (left[k])
+                only = only == -1 ? (int)k : -2;
+        if (only >= 0)
+            return allox_spt(xs, m, (uint8_t)only, left[only]);
+    }
     for (size_t k = 0; k < nt; k++)
         npos[k] = left[k] ? (uint32_t)((m + left[k] - 1) / left[k]) : 0;
     if (!(lp = gp_lp_new()))

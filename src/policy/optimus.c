@@ -416,8 +416,8 @@ static int allocate(const struct optimus *o, const struct gp_view *v,
     return GP_OK;
 }
 
-/* Start a waiting job at `gpus`, else at the largest size down to its
- * least that fits. */
+/* Start a waiting job at its target, else at the largest size down to
+ * its least that fits (GPUs, and the CPUs and memory the plan checks). */
 static int start_at(const struct gp_view *v, struct gp_plan *p,
                     const struct item *it)
 {
@@ -425,16 +425,16 @@ static int start_at(const struct gp_view *v, struct gp_plan *p,
         struct gp_placement where;
         int rc = gp_view_fit(v, it->job, g, &where);
 
-        if (rc == GP_ENOFIT)
-            continue;
-        if (rc != GP_OK)
+        if (rc == GP_OK)
+            rc = gp_plan_start(p, it->job, &where);
+        if (rc != GP_ENOFIT && rc != GP_EPLAN)
             return rc;
-        return gp_plan_start(p, it->job, &where);
     }
     return GP_OK;
 }
 
-/* Grow a running job towards its target, as far as GPUs are free. */
+/* Grow a running job towards its target, as far as GPUs are free (and
+ * CPUs and memory, which the plan checks on the nodes it grows onto). */
 static int grow(const struct gp_view *v, struct gp_plan *p,
                 const struct item *it)
 {
@@ -442,11 +442,10 @@ static int grow(const struct gp_view *v, struct gp_plan *p,
         struct gp_placement where;
         int rc = gp_view_fit_grow(v, it->job, g, &where);
 
-        if (rc == GP_ENOFIT)
-            continue;
-        if (rc != GP_OK)
+        if (rc == GP_OK)
+            rc = gp_plan_resize(p, it->job, &where);
+        if (rc != GP_ENOFIT && rc != GP_EPLAN)
             return rc;
-        return gp_plan_resize(p, it->job, &where);
     }
     return GP_OK;
 }

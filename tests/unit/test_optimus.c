@@ -264,6 +264,53 @@ static void a_smaller_job_takes_what_is_left(void **state)
     gp_core_free(core);
 }
 
+/* A grow that the GPUs allow but the CPUs do not is skipped, not an
+ * error: four GPUs and two CPUs; b (1 GPU, 1 CPU) and a (elastic 1..2,
+ * 2 CPUs, one per GPU) start, a on one GPU (two would take the CPU b
+ * holds); at the interval a's gain asks for a second GPU, whose CPU is
+ * not free: a stays on one and the round goes on. */
+static void a_grow_without_cpus_is_skipped(void **state)
+{
+    struct gp_kv all[] = {{"remaining", "true"}};
+    struct gp_node_spec n = {.name = "n", .gpus = 4, .cpus = 2, .type = "V100"};
+    struct gp_core_config cfg = {.policy = gp_policy_find("optimus"),
+                                 .policy_opts = all,
+                                 .npolicy_opts = 1,
+                                 .model = GP_PLACE_PACK};
+    struct gp_job_spec b = {.id = "b",
+                            .gpus = 1,
+                            .cpus = 1,
+                            .duration_us = S(5000),
+                            .checkpointable = true};
+    struct gp_job_spec a = {.id = "a",
+                            .gpus = 2,
+                            .min_gpus = 1,
+                            .max_gpus = 2,
+                            .cpus = 2,
+                            .duration_us = S(5000),
+                            .checkpointable = true};
+    struct gp_cluster *c;
+    struct gp_core *core = NULL;
+    struct rec r;
+    uint64_t ja, jb;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    harness_rec = &r;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_node(c, &n, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &b, 0, &jb, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &a, 0, &ja, NULL), GP_OK);
+    assert_true(round_at(core, 0) >= 0);
+    assert_int_equal(gpus_of(core, jb), 1);
+    assert_int_equal(gpus_of(core, ja), 1);
+    assert_true(round_at(core, S(600)) >= 0);
+    assert_int_equal(gpus_of(core, ja), 1);
+    assert_int_equal(gpus_of(core, jb), 1);
+    gp_core_free(core);
+}
+
 static void bad_options_are_named(void **state)
 {
     const struct gp_kv bad[] = {
@@ -292,6 +339,7 @@ int main(void)
         cmocka_unit_test(the_hysteresis_keeps_a_nearly_as_short_job),
         cmocka_unit_test(a_protected_run_keeps_its_gpus),
         cmocka_unit_test(a_smaller_job_takes_what_is_left),
+        cmocka_unit_test(a_grow_without_cpus_is_skipped),
         cmocka_unit_test(bad_options_are_named),
     };
 

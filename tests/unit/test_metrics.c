@@ -1171,6 +1171,20 @@ static void rejected_jobs_are_counted_by_cause(void **st)
     world_close(&w);
 }
 
+/* The report of one run, as a string (the caller frees it). */
+static char *report_of(struct gp_metrics *m)
+{
+    char dir[] = "/tmp/gp_report_XXXXXX", path[64], *html;
+
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(gp_report_write(dir, &m, 1, NULL, NULL), GP_OK);
+    snprintf(path, sizeof(path), "%s/index.html", dir);
+    html = test_read_file(path, NULL);
+    remove(path);
+    rmdir(dir);
+    return html;
+}
+
 /* The results say what was simulated: the table above its figures, the
  * JSON in keys; the version always, the rest once described. */
 static void results_say_what_was_simulated(void **st)
@@ -1209,19 +1223,13 @@ static void results_say_what_was_simulated(void **st)
     assert_null(strstr(buf, "arrivals"));
     assert_non_null(strstr(a, "\"version\": \"0."));
     {
-        char dir[] = "/tmp/gp_report_XXXXXX", path[64], *html;
+        char *html = report_of(w.m);
 
-        assert_non_null(mkdtemp(dir));
-        assert_int_equal(gp_report_write(dir, &w.m, 1, NULL, NULL), GP_OK);
-        snprintf(path, sizeof(path), "%s/index.html", dir);
-        html = test_read_file(path, NULL);
         assert_non_null(strstr(html, "<th>trace</th><td>t.csv (philly-csv)"));
         assert_non_null(strstr(html, "<th>preemption</th><td>instant, work"));
         assert_non_null(strstr(html, "<th>seed</th><td>7</td>"));
         assert_non_null(strstr(html, "<th>gpupool</th><td>0."));
         free(html);
-        remove(path);
-        rmdir(dir);
     }
     free(a);
     free(buf);
@@ -1724,20 +1732,6 @@ static void finishing_twice_is_a_state_error(void **st)
     assert_int_equal(gp_metrics_summary(w.m)->jobs, 0);
     assert_int_equal(gp_metrics_util_series(w.m)->n, 0);
     world_close(&w);
-}
-
-/* The report of one run, as a string (the caller frees it). */
-static char *report_of(struct gp_metrics *m)
-{
-    char dir[] = "/tmp/gp_report_XXXXXX", path[64], *html;
-
-    assert_non_null(mkdtemp(dir));
-    assert_int_equal(gp_report_write(dir, &m, 1, NULL, NULL), GP_OK);
-    snprintf(path, sizeof(path), "%s/index.html", dir);
-    html = test_read_file(path, NULL);
-    remove(path);
-    rmdir(dir);
-    return html;
 }
 
 /* A core on nodes "v" (2 V100) and "k" (2 K80) with `policy` and its

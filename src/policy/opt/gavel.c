@@ -1117,24 +1117,17 @@ static int solve_fifo(struct round *r)
 struct xjob {
     struct gjob *e;
     int col0; /* its first LP column; columns run over (type, position) */
+    double p; /* one free type: its time there (allox_spt) */
 };
 
 /* Jobs by their time on the one type with free GPUs (p = work left /
- * throughput there), then arrival; jobs that cannot run there last. */
-static uint8_t spt_type;
-
-static double spt_time(const struct gjob *e)
-{
-    return e->t[spt_type] > 0 ? e->left_s / e->t[spt_type] : INFINITY;
-}
-
+ * throughput there; infinite where it cannot run), then arrival. */
 static int spt_cmp(const void *pa, const void *pb)
 {
     const struct xjob *a = pa, *b = pb;
-    double x = spt_time(a->e), y = spt_time(b->e);
 
-    if (x != y)
-        return x < y ? -1 : 1;
+    if (a->p != b->p)
+        return a->p < b->p ? -1 : 1;
     return a->e->seq < b->e->seq ? -1 : a->e->seq > b->e->seq;
 }
 
@@ -1156,7 +1149,9 @@ static int allox_spt(struct xjob *xs, size_t m, uint8_t k, uint64_t n)
 {
     size_t top, next;
 
-    spt_type = k;
+    for (size_t q = 0; q < m; q++)
+        xs[q].p =
+            xs[q].e->t[k] > 0 ? xs[q].e->left_s / xs[q].e->t[k] : INFINITY;
     qsort(xs, m, sizeof(*xs), spt_cmp);
     while (m > 0 && !(xs[m - 1].e->t[k] > 0))
         m--; /* they cannot run there */

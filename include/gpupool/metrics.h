@@ -60,10 +60,12 @@ struct gp_summary {
     uint64_t completed;
     uint64_t rejected; /* could never fit the cluster */
     /* why they were rejected: a request larger than the cluster (or than
-     * its GPUs of the requested type), a GPU type the cluster lacks, any
-     * other reason; the largest request rejected; the first reason given
-     * (empty when none was rejected) */
-    uint64_t rejected_too_large, rejected_gpu_type, rejected_other;
+     * its GPUs of the requested type), a GPU type the cluster lacks, the
+     * policy's admission control (oasis), any other reason; the largest
+     * request rejected; the first reason given (empty when none was
+     * rejected) */
+    uint64_t rejected_too_large, rejected_gpu_type, rejected_policy,
+        rejected_other;
     uint64_t largest_rejected_gpus;
     const char *rejected_example;
     uint64_t unfinished; /* still pending or running at the end */

@@ -1695,11 +1695,12 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                 "gpupool: every job of the trace was rejected by %s: "
                 "%llu larger than the cluster (the largest asks for %llu "
                 "GPUs; the cluster has %llu), %llu of a GPU type it lacks, "
-                "%llu for another reason; e.g. %s\n",
+                "%llu by the policy, %llu for another reason; e.g. %s\n",
                 s->policy, (unsigned long long)s->rejected_too_large,
                 (unsigned long long)s->largest_rejected_gpus,
                 (unsigned long long)s->cluster_gpus,
                 (unsigned long long)s->rejected_gpu_type,
+                (unsigned long long)s->rejected_policy,
                 (unsigned long long)s->rejected_other, s->rejected_example);
         status = 1;
         break;

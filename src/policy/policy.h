@@ -107,4 +107,12 @@ double gp__work_left_s(const struct gp_job *job, int64_t now_us,
 void gp__optimus_fit(const double *w, const double *tau, size_t n,
                      double th[3]);
 
+/* oasis's model (oasis.c): the price of a kind with `used` of `cap`
+ * reserved, pmin x (pmax / pmin) ^ (used / cap); and the sigmoid utility
+ * weight / (1 + exp(k (d / scale - m))) of finishing d seconds after
+ * submission. */
+double gp__oasis_price(double pmin, double pmax, double used, double cap);
+double gp__oasis_utility(double weight, double d_s, double scale_s, double m,
+                         double k);
+
 #endif

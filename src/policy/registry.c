@@ -22,6 +22,7 @@
     X(themis)                                                                  \
     X(gandiva_fair)                                                            \
     X(optimus)                                                                 \
+    X(oasis)                                                                   \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \
     X(pool)

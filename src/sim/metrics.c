@@ -124,7 +124,7 @@ struct gp_metrics {
 
     /* rejections by cause, the largest request rejected, the first reason
      * (a string id; UINT32_MAX = none yet) */
-    uint64_t rej_large, rej_type, rej_other, rej_max_gpus;
+    uint64_t rej_large, rej_type, rej_policy, rej_other, rej_max_gpus;
     uint32_t rej_example;
 
     bool explain;                         /* gp_metrics_explain */
@@ -934,6 +934,8 @@ static void on_rejected(void *priv, const struct gp_core *core,
         m->rej_type++;
     else if (job->reject == GP_REJECT_TOO_LARGE)
         m->rej_large++;
+    else if (job->reject == GP_REJECT_POLICY)
+        m->rej_policy++;
     else
         m->rej_other++;
     if (job->demand.gpus > m->rej_max_gpus)
@@ -1614,6 +1616,7 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     s->version = GP_VERSION;
     s->rejected_too_large = m->rej_large;
     s->rejected_gpu_type = m->rej_type;
+    s->rejected_policy = m->rej_policy;
     s->rejected_other = m->rej_other;
     s->largest_rejected_gpus = m->rej_max_gpus;
     s->rejected_example = m->rej_example == UINT32_MAX

@@ -111,6 +111,7 @@ const struct gp__row gp__rows[] = {
            has_rejected),
     ROW_IF("  GPU type not in the cluster", GP__ROW_COUNT, rejected_gpu_type,
            has_rejected),
+    ROW_IF("  by the policy", GP__ROW_COUNT, rejected_policy, has_rejected),
     ROW_IF("  other reason", GP__ROW_COUNT, rejected_other, has_rejected),
     ROW_IF("  largest rejected (GPUs)", GP__ROW_COUNT, largest_rejected_gpus,
            has_rejected),
@@ -558,10 +559,23 @@ bool gp__rejected_note(struct gp_metrics *const *runs, size_t n, size_t i,
             return false;
     }
     gp__run_name(runs, n, i, name, sizeof(name));
-    snprintf(buf, len,
-             "rejected in %s: %" PRIu64 " of %" PRIu64
-             " jobs can never run on this cluster, e.g. %s",
-             name, s->rejected, s->jobs, s->rejected_example);
+    if (s->rejected_policy == s->rejected)
+        snprintf(buf, len,
+                 "rejected in %s: %" PRIu64 " of %" PRIu64
+                 " jobs turned down by the policy, e.g. %s",
+                 name, s->rejected, s->jobs, s->rejected_example);
+    else if (s->rejected_policy)
+        snprintf(buf, len,
+                 "rejected in %s: %" PRIu64 " of %" PRIu64 " jobs, %" PRIu64
+                 " of them by the policy, the rest can "
+                 "never run on this cluster, e.g. %s",
+                 name, s->rejected, s->jobs, s->rejected_policy,
+                 s->rejected_example);
+    else
+        snprintf(buf, len,
+                 "rejected in %s: %" PRIu64 " of %" PRIu64
+                 " jobs can never run on this cluster, e.g. %s",
+                 name, s->rejected, s->jobs, s->rejected_example);
     return true;
 }
 
@@ -657,6 +671,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "rejected", juint(s->rejected), &ok);
     put(o, "rejected_too_large", juint(s->rejected_too_large), &ok);
     put(o, "rejected_gpu_type", juint(s->rejected_gpu_type), &ok);
+    put(o, "rejected_policy", juint(s->rejected_policy), &ok);
     put(o, "rejected_other", juint(s->rejected_other), &ok);
     put(o, "largest_rejected_gpus", juint(s->largest_rejected_gpus), &ok);
     put(o, "rejected_example", json_string(s->rejected_example), &ok);

@@ -63,8 +63,12 @@ busy = sum((float(r["end_s"]) - float(r["start_s"])) * int(r["gpus"]) for r in r
 busy_arr = sum(max(0.0, min(float(r["end_s"]), t1) - max(float(r["start_s"]), t0))
                * int(r["gpus"]) for r in runs)
 gpus = out["cluster_gpus"]
-for key, got in (("gpu_utilization_makespan", busy / (gpus * out["makespan_s"])),
-                 ("gpu_utilization_arrivals", busy_arr / (gpus * (t1 - t0)))):
+checks = [("gpu_utilization_makespan", busy / (gpus * out["makespan_s"]))]
+if t1 > t0:
+    checks.append(("gpu_utilization_arrivals", busy_arr / (gpus * (t1 - t0))))
+elif out["gpu_utilization_arrivals"] is not None:
+    bad.append("summary: gpu_utilization_arrivals should be null (one submit time)")
+for key, got in checks:
     if abs(got - out[key]) > 1e-6:
         bad.append(f"runs CSV: {key} recomputed {got:.6f}, printed {out[key]}")
 starts = sum(int(j["starts"]) for j in jobs.values())

@@ -560,8 +560,8 @@ static void strings_and_paths_follow_their_rules(void **state)
     refused("[scheduler]\npolicy = lass\n", GP_EPARSE,
             "t.ini:2: [scheduler] policy: unknown policy 'lass' (known: fifo, "
             "fifo-backfill, sjf, srtf, las, tiresias, tiresias-gittins, "
-            "qssf, drf, synergy, themis, gandiva-fair, optimus, static-quota, "
-            "pool-noreclaim, pool, gavel, allox)");
+            "qssf, drf, synergy, themis, gandiva-fair, optimus, oasis, "
+            "static-quota, pool-noreclaim, pool, gavel, allox)");
 }
 
 static void a_relative_state_dir_is_taken_from_the_working_folder(void **state)

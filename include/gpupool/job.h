@@ -20,6 +20,10 @@ struct gp_job_spec {
     int64_t submit_us;
     int64_t duration_us;
     int64_t time_limit_us; /* 0 = none */
+    /* Its service-level objective: it should complete within this long of
+     * its submission (gavel's SLO objective plans for it; metrics count
+     * the jobs that miss it). 0 = none. */
+    int64_t slo_us;
     /* A run-time estimate given with the job (a trace's estimate_s, e.g.
      * a peer simulator's): it replaces the predictor's. 0 = none. */
     int64_t estimate_us;
@@ -109,6 +113,7 @@ struct gp_job {
     int64_t submit_us;
     int64_t duration_us; /* true work on a reference GPU; 0 = unknown */
     int64_t time_limit_us;
+    int64_t deadline_us; /* submission + its SLO (spec.slo_us); 0 = none */
 
     /* accounting */
     int64_t first_start_us;  /* GP_TIME_NONE until started */

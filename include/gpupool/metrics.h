@@ -69,6 +69,9 @@ struct gp_summary {
     uint64_t largest_rejected_gpus;
     const char *rejected_example;
     uint64_t unfinished; /* still pending or running at the end */
+    /* completed jobs with an SLO (gp_job_spec.slo_us), and those of them
+     * that completed after its deadline */
+    uint64_t slo_jobs, slo_missed;
     double avg_jct_s, p50_jct_s, p95_jct_s, p99_jct_s;
     double avg_wait_s, p50_wait_s, p95_wait_s, p99_wait_s;
     /* the average wait of the completed jobs by width: [0] one GPU or a

@@ -175,6 +175,8 @@ static const char submit_help[] =
     "  -t, --tenant T          the tenant to charge (default: default)\n"
     "  -J, --name NAME         the job's name (default: the command)\n"
     "      --time DUR          time limit: 90, 15m, 2h, 1d, 1:30:00\n"
+    "      --slo DUR           it should complete within DUR of now (its\n"
+    "                          service-level objective; nothing stops it)\n"
     "      --checkpointable    it saves a checkpoint on the preempt signal\n"
     "      --priority P        larger = more important (default 0)\n"
     "      --gpu-type T        only this GPU type\n"
@@ -194,6 +196,7 @@ int gp_cmd_submit(int argc, char **argv)
         O_MIN,
         O_MAX,
         O_TIME,
+        O_SLO,
         O_CKPT,
         O_PRIO,
         O_TYPE,
@@ -210,6 +213,7 @@ int gp_cmd_submit(int argc, char **argv)
         {"tenant", required_argument, NULL, 't'},
         {"name", required_argument, NULL, 'J'},
         {"time", required_argument, NULL, O_TIME},
+        {"slo", required_argument, NULL, O_SLO},
         {"checkpointable", no_argument, NULL, O_CKPT},
         {"priority", required_argument, NULL, O_PRIO},
         {"gpu-type", required_argument, NULL, O_TYPE},
@@ -281,6 +285,16 @@ int gp_cmd_submit(int argc, char **argv)
                 goto out;
             }
             json_object_set_new(req, "time_limit_s", json_real(d));
+            break;
+        case O_SLO:
+            if (parse_duration(optarg, &d)) {
+                ret = usage_error("submit",
+                                  "--slo: '%s' is not a duration (90, 15m, "
+                                  "2h, 1d, 1:30:00)",
+                                  optarg);
+                goto out;
+            }
+            json_object_set_new(req, "slo_s", json_real(d));
             break;
         case O_CKPT:
             json_object_set_new(req, "checkpointable", json_true());

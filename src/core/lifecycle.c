@@ -61,9 +61,9 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         return gp_diag_set(diag, GP_EINVAL, where,
                            "a job of gpus 0 (a share, or no GPU) is not "
                            "elastic: min_gpus and max_gpus must be 0");
-    if (spec->duration_us < 0 || spec->time_limit_us < 0)
+    if (spec->duration_us < 0 || spec->time_limit_us < 0 || spec->slo_us < 0)
         return gp_diag_set(diag, GP_EINVAL, where,
-                           "duration and time limit must be >= 0");
+                           "duration, time limit and SLO must be >= 0");
     if ((spec->min_gpus && spec->min_gpus > spec->gpus) ||
         (spec->max_gpus && spec->max_gpus < spec->gpus))
         return gp_diag_set(diag, GP_EINVAL, where,
@@ -102,6 +102,8 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     j->submit_us = spec->submit_us;
     j->duration_us = spec->duration_us;
     j->time_limit_us = spec->time_limit_us;
+    j->deadline_us =
+        spec->slo_us > 0 ? gp_add_sat(spec->submit_us, spec->slo_us) : 0;
     j->first_start_us = GP_TIME_NONE;
     j->run_start_us = GP_TIME_NONE;
     j->end_us = GP_TIME_NONE;

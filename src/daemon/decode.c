@@ -43,13 +43,14 @@ static const struct field job_fields[] = {
     {"priority", K_INTEGER, -1000000, 1000000},
     {"checkpointable", K_BOOL, 0, 0},
     {"time_limit_s", K_NUMBER, 0, 366.0 * 86400},
+    {"slo_s", K_NUMBER, 0, 3660.0 * 86400},
     {"client_id", K_STRING, 1, 128},
 };
 
 static const char job_known[] =
     "known: command, name, tenant, cwd, env, gpus, gpu_milli, min_gpus, "
     "max_gpus, gpu_type, cpus, mem_mib, priority, checkpointable, "
-    "time_limit_s, client_id";
+    "time_limit_s, slo_s, client_id";
 
 static const struct field tenant_fields[] = {
     {"name", K_NAME, 1, GP_TENANT_NAME_MAX},

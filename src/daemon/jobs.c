@@ -977,6 +977,8 @@ static int spec_of(struct djob *dj, struct gp_job_spec *s, char *idbuf,
     s->submit_us = dj->submit_us;
     s->time_limit_us =
         (int64_t)(json_number_value(json_object_get(sp, "time_limit_s")) * 1e6);
+    s->slo_us =
+        (int64_t)(json_number_value(json_object_get(sp, "slo_s")) * 1e6);
     s->gpus = (uint32_t)json_integer_value(json_object_get(sp, "gpus"));
     s->gpu_milli =
         (uint32_t)json_integer_value(json_object_get(sp, "gpu_milli"));

@@ -1090,6 +1090,7 @@ static int record_job(struct gp_metrics *m, const struct gp_core *core,
     r->first_start_us = j->first_start_us;
     r->end_us = j->end_us;
     r->duration_us = j->duration_us;
+    r->deadline_us = j->deadline_us;
     r->gpu_us = j->gpu_us;
     r->tenant = j->tenant; /* remapped to the sorted index later */
     r->milli = (uint32_t)gp_demand_milli(&j->demand);
@@ -1483,6 +1484,11 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
             continue;
         jcts[nc] = r->end_us - r->submit_us;
         waits[nc] = r->first_start_us - r->submit_us;
+        if (r->deadline_us) {
+            s->slo_jobs++;
+            if (r->end_us > r->deadline_us)
+                s->slo_missed++;
+        }
         jct_sum += (uint64_t)jcts[nc];
         wait_sum += (uint64_t)waits[nc];
         dur_sum += (uint64_t)r->duration_us;

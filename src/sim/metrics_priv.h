@@ -14,6 +14,7 @@
  * back to back in one buffer, not interned: ids are unique). */
 struct gp__job_rec {
     int64_t submit_us, first_start_us, end_us, duration_us, gpu_us;
+    int64_t deadline_us; /* its SLO's deadline; 0 = none */
     uint32_t ext_off;    /* into the id buffer; UINT32_MAX = none */
     uint32_t tenant;     /* index into gp_summary.tenants */
     uint32_t user, name; /* the metrics' own string ids */

@@ -60,6 +60,11 @@ static bool has_predictions(const struct gp_summary *s)
     return s->predicted > 0;
 }
 
+static bool has_slo(const struct gp_summary *s)
+{
+    return s->slo_jobs > 0;
+}
+
 static bool has_rejected(const struct gp_summary *s)
 {
     return s->rejected > 0;
@@ -116,6 +121,8 @@ const struct gp__row gp__rows[] = {
     ROW_IF("  largest rejected (GPUs)", GP__ROW_COUNT, largest_rejected_gpus,
            has_rejected),
     ROW("unfinished", GP__ROW_COUNT, unfinished),
+    ROW_IF("completed with an SLO", GP__ROW_COUNT, slo_jobs, has_slo),
+    ROW_IF("  SLO missed", GP__ROW_COUNT, slo_missed, has_slo),
     ROW_IF("offered load", GP__ROW_RATIO, offered_load, has_load),
     GROUP("avg JCT", GP__ROW_TIME, avg_jct_s),
     ROW("p50 JCT", GP__ROW_TIME, p50_jct_s),
@@ -676,6 +683,8 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "largest_rejected_gpus", juint(s->largest_rejected_gpus), &ok);
     put(o, "rejected_example", json_string(s->rejected_example), &ok);
     put(o, "unfinished", juint(s->unfinished), &ok);
+    put(o, "slo_jobs", juint(s->slo_jobs), &ok);
+    put(o, "slo_missed", juint(s->slo_missed), &ok);
     put(o, "offered_load",
         s->offered_load_known ? jreal(s->offered_load) : json_null(), &ok);
     put(o, "avg_jct_s", jreal(s->avg_jct_s), &ok);
@@ -1122,7 +1131,7 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
     if (!gp__metrics_finished(m))
         return GP_ESTATE;
     fputs("id,tenant,user,name,gpus,submit_s,first_start_s,end_s,wait_s,"
-          "jct_s,duration_s,preemptions,starts,gpu_s,state\n",
+          "jct_s,duration_s,preemptions,starts,gpu_s,state,deadline_s\n",
           out);
     for (size_t i = 0; i < gp__metrics_njobs(m); i++) {
         const struct gp__job_rec *r = gp__metrics_job(m, i);
@@ -1161,7 +1170,10 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
         put_us(out, r->duration_us);
         fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->preemptions, r->starts);
         put_us(out, r->gpu_us);
-        fprintf(out, ",%s\n", gp_job_state_name((enum gp_job_state)r->state));
+        fprintf(out, ",%s,", gp_job_state_name((enum gp_job_state)r->state));
+        if (r->deadline_us)
+            put_us(out, r->deadline_us);
+        fputc('\n', out);
     }
     return ferror(out) ? GP_EIO : GP_OK;
 }

@@ -40,12 +40,12 @@ struct gavel {
     struct gp_csv_row row;
 };
 
-/* Field positions in the two layouts. */
+/* Field positions in the two layouts (slo -1: none). */
 struct layout {
-    int job_type, total_steps, scale_factor, arrival_time;
+    int job_type, total_steps, scale_factor, arrival_time, slo;
 };
-static const struct layout layout7 = {0, 4, 6, 5};
-static const struct layout layout10 = {0, 5, 6, 9};
+static const struct layout layout7 = {0, 4, 6, 5, -1};
+static const struct layout layout10 = {0, 5, 6, 9, 8};
 
 static int cmp_tput(const void *key, const void *elem)
 {
@@ -265,7 +265,7 @@ static int gavel_row(struct gavel *g, struct gp_job_spec *out,
     uint64_t steps;
     uint32_t scale;
     int64_t submit_us;
-    double tput, dur_s;
+    double tput, dur_s, slo = -1;
     char q[64];
     int rc;
 
@@ -276,6 +276,11 @@ static int gavel_row(struct gavel *g, struct gp_job_spec *out,
         (rc = gp_csv_seconds(g->in, "arrival_time", row->f[l->arrival_time], 0,
                              GP_TRACE_MAX_SUBMIT_US, &submit_us, diag)) !=
             GP_OK)
+        return rc;
+    /* the SLO: complete within SLO x its duration (the artifact's
+     * SLO x duration + arrival); negative: none */
+    if (l->slo >= 0 && (rc = gp_csv_double(g->in, "SLO", row->f[l->slo], -1e300,
+                                           1000, &slo, diag)) != GP_OK)
         return rc;
     if (!known_type(type, row->len[l->job_type]))
         return gp_csv_field_error(
@@ -307,6 +312,8 @@ static int gavel_row(struct gavel *g, struct gp_job_spec *out,
     out->duration_us = (int64_t)llround(dur_s * 1e6);
     if (out->duration_us < 1)
         out->duration_us = 1;
+    if (slo > 0)
+        out->slo_us = (int64_t)llround(slo * (double)out->duration_us);
     return 1;
 }
 

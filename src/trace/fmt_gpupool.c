@@ -34,6 +34,7 @@ enum col {
     C_LIMIT,
     C_GPU_MILLI,
     C_ESTIMATE,
+    C_SLO,
     NCOLS
 };
 
@@ -55,6 +56,7 @@ static const struct gp_csv_col cols[NCOLS] = {
     [C_LIMIT] = {"time_limit_s", false},
     [C_GPU_MILLI] = {"gpu_milli", false},
     [C_ESTIMATE] = {"estimate_s", false},
+    [C_SLO] = {"slo_s", false},
 };
 
 static int gpupool_probe(const char *line, size_t len, const char *member)
@@ -204,6 +206,10 @@ static int gpupool_next(void *priv, struct gp_job_spec *out,
         (rc = gp_csv_seconds(in, "estimate_s", val(r, C_ESTIMATE), 1,
                              GP_TRACE_MAX_DURATION_US, &out->estimate_us,
                              diag)) < 0)
+        return rc;
+    if (has(r, C_SLO) &&
+        (rc = gp_csv_seconds(in, "slo_s", val(r, C_SLO), 0,
+                             GP_TRACE_MAX_DURATION_US, &out->slo_us, diag)) < 0)
         return rc;
     return 1;
 }

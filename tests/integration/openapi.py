@@ -833,11 +833,15 @@ def live_checks(live, tmp, other):
     spec = {"command": ["true"], "name": "openapi-true", "cwd": tmp,
             "env": {"OPENAPI_TEST": "1"}, "tenant": "default", "gpus": 1,
             "priority": 5, "checkpointable": False, "time_limit_s": 60.5,
-            "client_id": "openapi-1"}
+            "slo_s": 3600, "client_id": "openapi-1"}
     st, j = call("POST", "/v1/jobs", spec, {201}, valid=True)
     if not isinstance(j, dict) or "id" not in j:
         fail("submit: no job in the answer; the live checks stop here")
         return
+    if j.get("slo_s") != 3600:
+        fail("submit: slo_s %r in the answer, expected 3600" % j.get("slo_s"))
+    call("POST", "/v1/jobs", dict(spec, slo_s=-1, client_id="openapi-bad"),
+         {400})
     done = j["id"]
     st, again = call("POST", "/v1/jobs", spec, {200}, valid=True)
     if isinstance(again, dict) and again.get("id") != done:

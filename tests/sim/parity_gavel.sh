@@ -6,7 +6,8 @@
 # --policy gavel --opt gavel.objective=OBJECTIVE` and check the average
 # JCT within 2% of the peer's and at least 80% of the jobs within 10% of
 # theirs (or the part in DIR/peer-TRACE-OBJECTIVE.near, for an objective
-# whose LP has many optima: the README says why). With `gpupool`, run gpupool's own world instead (--speed gavel
+# whose LP has many optima: the README says why), on the cluster in
+# DIR/peer-TRACE-OBJECTIVE.cluster where there is one. With `gpupool`, run gpupool's own world instead (--speed gavel
 # --preemption free, the restart cost of 30 s, solves not spaced) and
 # require some case to miss (FIFO, which moves no job, meets it there too):
 # the check can fail.
@@ -46,9 +47,11 @@ for peer in "$dir"/peer-*.csv; do
     else
         world="--parity gavel"
     fi
+    cluster=1x8:V100+1x8:P100+1x8:K80
+    [ -f "${peer%.csv}.cluster" ] && cluster=$(cat "${peer%.csv}.cluster")
     # shellcheck disable=SC2086
     "$exe" sim --trace "$dir/$trace.trace" \
-        --cluster 1x8:V100+1x8:P100+1x8:K80 $world --policy gavel \
+        --cluster "$cluster" $world --policy gavel \
         --opt gavel.objective="$objective" \
         --jobs-csv "$tmp/jobs.csv" --no-wall --no-progress >"$tmp/out.txt"
     if [ -z "$own" ]; then

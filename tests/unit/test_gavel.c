@@ -566,6 +566,55 @@ static void sum_of_throughput_and_its_cost_normalized_form(void **state)
     gp_speed_table_free(t);
 }
 
+/* _SLOs: on one V100, big (10 steps/s) and small (1.25 steps/s, 1,000 s
+ * of work) - the sum of throughputs gives big the V100 and small nothing,
+ * round after round. With an SLO of 2,000 s small must progress at
+ * 1,000 s / 2,000 s = half its pace: x_small >= 0.5, and the rounds give
+ * it about every other one. An SLO no allocation can meet (100 s: ten
+ * times the GPU) is dropped, as the artifact does: the plain sum again.
+ * The work left is the true one (remaining=true, as the artifact's). */
+static void slos_reserve_the_throughput_that_meets_them(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    static const struct gp_kv slo[] = {
+        {"objective", "max_sum_throughput_normalized_by_cost_perf_SLOs"},
+        {"remaining", "true"}};
+
+    (void)state;
+    for (int c = 0; c < 3; c++) {
+        struct gp_job_spec spec = {
+            .id = "small",
+            .job_class = "small",
+            .gpus = 1,
+            .duration_us = S(1000),
+            .checkpointable = true,
+            .slo_us = c == 0   ? 0
+                      : c == 1 ? S(2000)
+                               : S(100),
+        };
+        struct rec r;
+        struct gp_core *core = mkgv(1, 0, t, slo, 2, &r, NULL);
+        uint64_t big, small = UINT32_MAX;
+        int ran = 0;
+
+        assert_non_null(core);
+        big = job(core, "big", "big", 1);
+        assert_int_equal(gp_core_submit(core, &spec, 0, &small, NULL), GP_OK);
+        for (int i = 0; i < 4; i++) {
+            round_at(core, S(360) * i);
+            ran += strcmp(on(core, small), "V100") == 0;
+            assert_true(strcmp(on(core, big), "V100") == 0 ||
+                        strcmp(on(core, small), "V100") == 0);
+        }
+        if (c == 1)
+            assert_in_range(ran, 2, 3);
+        else
+            assert_int_equal(ran, 0);
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
 static void bad_costs_are_refused(void **state)
 {
     static const char *const bad[] = {
@@ -627,6 +676,7 @@ int main(void)
         cmocka_unit_test(allox_options_are_named_after_it),
         cmocka_unit_test(fill_gives_what_is_left_to_jobs_without_an_allocation),
         cmocka_unit_test(sum_of_throughput_and_its_cost_normalized_form),
+        cmocka_unit_test(slos_reserve_the_throughput_that_meets_them),
         cmocka_unit_test(bad_costs_are_refused),
     };
 

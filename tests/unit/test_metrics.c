@@ -1252,13 +1252,13 @@ static void jobs_csv_holds_exact_times_and_quotes_fields(void **st)
     assert_string_equal(
         csv,
         "id,tenant,user,name,gpus,submit_s,first_start_s,end_s,wait_s,jct_s,"
-        "duration_s,preemptions,starts,gpu_s,state\n"
+        "duration_s,preemptions,starts,gpu_s,state,deadline_s\n"
         "a,alpha,ann,\"resnet,50 \"\"v2\"\"\",2,0.000000,0.000000,10.000000,"
-        "0.000000,10.000000,10.000000,0,1,20.000000,completed\n"
+        "0.000000,10.000000,10.000000,0,1,20.000000,completed,\n"
         "b,beta,ann,\"resnet,50 \"\"v2\"\"\",4,0.000000,10.000000,15.000000,"
-        "10.000000,15.000000,5.000000,0,1,20.000000,completed\n"
+        "10.000000,15.000000,5.000000,0,1,20.000000,completed,\n"
         "c,alpha,ann,\"resnet,50 \"\"v2\"\"\",1,2.000000,15.000000,19.000000,"
-        "13.000000,17.000000,4.000000,0,1,4.000000,completed\n");
+        "13.000000,17.000000,4.000000,0,1,4.000000,completed,\n");
     free(csv);
     world_close(&w);
 }
@@ -1277,10 +1277,10 @@ static void jobs_csv_leaves_unknown_times_empty(void **st)
     csv = capture_csv(w.m);
     assert_non_null(strstr(csv, "\nrun,t,ann,\"resnet,50 \"\"v2\"\"\",4,"
                                 "0.000000,0.000000,,0.000000,,100.000000,0,1,"
-                                "0.000000,running\n"));
+                                "0.000000,running,\n"));
     assert_non_null(strstr(csv, "\nwait,t,ann,\"resnet,50 \"\"v2\"\"\",4,"
                                 "0.000000,,,,,100.000000,0,0,0.000000,"
-                                "pending\n"));
+                                "pending,\n"));
     assert_int_equal(gp_metrics_summary(w.m)->unfinished, 2);
     free(csv);
     world_close(&w);

@@ -162,10 +162,13 @@ static void gavel_physical_cluster_file_has_ten_fields(void **state)
     assert_int_equal(j.gpus, 1);
     assert_int_equal(j.submit_us, 0);
     assert_int_equal(j.duration_us, 666928368);
+    assert_int_equal(j.slo_us, 0); /* SLO -1: none */
     must_next(t, &j);
     assert_string_equal(j.name, "A3C");
     assert_int_equal(j.submit_us, S(30));
     assert_int_equal(j.duration_us, 999893087);
+    /* SLO 2.5: done within 2.5 times its duration of its arrival */
+    assert_int_equal(j.slo_us, 2499732718);
     assert_end(t);
     gp_trace_close(t);
 }

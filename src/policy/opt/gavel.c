@@ -96,6 +96,7 @@ struct gjob {
      * would have taken in isolation, and its isolated throughput */
     double left_s;
     int64_t submit_us;
+    int64_t deadline_us; /* its SLO's deadline, 0 = none (objective _SLOs) */
     double iso_time, iso_rate, iso_left;
     bool ended;         /* completed, failed or cancelled */
     bool reserved;      /* chosen at a boundary, not started yet */
@@ -122,6 +123,8 @@ struct gavel {
                        artifact's round does (not for fifo_perf) */
     bool true_left; /* remaining=true: the world's true work, not the
                        predicted */
+    bool slos;      /* the _SLOs objective: each job with an SLO gets at
+                       least the throughput that meets it */
     const struct gp_solver_ops *solver; /* NULL = the default */
     struct gjob *jobs;                  /* sorted by seq */
     size_t njobs, cap;
@@ -135,8 +138,10 @@ struct gavel {
     int64_t last_acct_us;
     uint64_t allocs, solves, fallbacks; /* allocations; LPs solved (a
                                            bisection solves several) */
-    uint64_t fractional; /* allox: jobs the LP split between places (its
-                            vertices are whole: none is expected) */
+    uint64_t fractional;  /* allox: jobs the LP split between places (its
+                             vertices are whole: none is expected) */
+    uint64_t slo_dropped; /* _SLOs: solves where no allocation met every
+                             SLO, solved again without them */
 };
 
 /* costs=TYPE:PRICE,...: each price finite and > 0, each type once. */
@@ -243,7 +248,10 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
             else if (strcmp(val, "max_sum_throughput_perf") == 0 ||
                      strcmp(val,
                             "max_sum_throughput_normalized_by_cost_perf") == 0)
-                g->obj = OBJ_SUM;
+                g->obj = OBJ_SUM, g->slos = false;
+            else if (strcmp(val, "max_sum_throughput_normalized_by_cost_perf_"
+                                 "SLOs") == 0)
+                g->obj = OBJ_SUM, g->slos = true;
             else
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected max_min_fairness_perf (LAS, "
@@ -253,7 +261,8 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "finish_time_fairness_perf, fifo_perf, "
                                    "max_sum_throughput_perf, "
                                    "max_sum_throughput_normalized_by_cost_"
-                                   "perf or allox, got \"%s\"",
+                                   "perf, max_sum_throughput_normalized_by_"
+                                   "cost_perf_SLOs or allox, got \"%s\"",
                                    val);
         } else if (strcmp(key, "alpha") == 0) {
             char *end;
@@ -366,10 +375,12 @@ static void gavel_fini(void *priv)
     if (g->allocs)
         gp_logf(g->env, GP_LOG_DEBUG,
                 "%s: %llu allocations (%llu LPs solved), %llu fell back "
-                "to the proportional split, %llu jobs split by a matching",
+                "to the proportional split, %llu jobs split by a matching, "
+                "%llu solved without the SLOs (none met them all)",
                 g->name, (unsigned long long)g->allocs,
                 (unsigned long long)g->solves, (unsigned long long)g->fallbacks,
-                (unsigned long long)g->fractional);
+                (unsigned long long)g->fractional,
+                (unsigned long long)g->slo_dropped);
     gp_env_free(g->env, g->jobs);
     gp_env_free(g->env, g->costs);
     gp_env_free(g->env, g);
@@ -517,6 +528,7 @@ static int push(struct round *r, const struct gp_job *job, bool running)
     a->running = running;
     a->chosen = -1;
     e->submit_us = job->submit_us;
+    e->deadline_us = job->deadline_us;
     e->left_s = gp__work_left_s(job, gp_view_now(r->v), r->g->true_left);
     if (e->sf == sf) /* known, and the cluster did not change */
         return GP_OK;
@@ -708,8 +720,9 @@ static int solve(struct round *r)
     struct gp_diag diag = {{0}, {0}};
     const struct gjob **by;
     struct kind *kinds;
-    uint32_t *kind_of; /* per entry (index into g->jobs) */
-    size_t nk = 0, ncand = 0;
+    uint32_t *kind_of;    /* per entry (index into g->jobs) */
+    int *slo_rows = NULL; /* _SLOs: the rows of the jobs' SLOs */
+    size_t nk = 0, ncand = 0, nslo = 0;
     int cols[MAX_TYPES + 1], rc = GP_OK;
     double vals[MAX_TYPES + 1];
 
@@ -789,6 +802,38 @@ static int solve(struct round *r)
     }
     if (ncand == 0)
         goto out;
+    if (g->slos) {
+        const int64_t now = gp_view_now(r->v);
+
+        /* _SLOs (the artifact's ThroughputNormalizedByCostSum_PerfSLOs):
+         * sum_k T X >= work left / time to its deadline, for each job
+         * whose deadline is ahead (one job per class under a sum) */
+        if (!(slo_rows = gp_arena_alloc(ar, (nk + 1) * sizeof(*slo_rows)))) {
+            rc = GP_ENOMEM;
+            goto out;
+        }
+        for (size_t c = 0; c < nk; c++) {
+            const struct gjob *e = kinds[c].first;
+            size_t m = 0;
+
+            if (e->deadline_us <= now || !(e->left_s > 0))
+                continue;
+            for (size_t k = 0; k < nt; k++)
+                if (kinds[c].col[k] >= 0) {
+                    cols[m] = kinds[c].col[k];
+                    vals[m++] = e->t[k];
+                }
+            if (!m)
+                continue;
+            slo_rows[nslo] = (int)gp_lp_nrows(lp);
+            if ((rc = gp_lp_add_row(lp,
+                                    e->left_s * GP_US_PER_S /
+                                        (double)(e->deadline_us - now),
+                                    INFINITY, m, cols, vals, &diag)) < 0)
+                goto out;
+            nslo++;
+        }
+    }
     {
         int *kc = gp_arena_alloc(ar, (nk + 1) * sizeof(*kc));
         double *kv = gp_arena_alloc(ar, (nk + 1) * sizeof(*kv));
@@ -814,6 +859,18 @@ static int solve(struct round *r)
     rc = run_lp(g, lp, &res, &diag);
     if (rc == GP_ENOMEM)
         goto out;
+    if (nslo && (rc != GP_OK || !res.feasible || !res.x)) {
+        /* no allocation meets every SLO: as the artifact, without them */
+        g->slo_dropped++;
+        for (size_t q = 0; q < nslo; q++)
+            if ((rc = gp_lp_set_row_bounds(lp, slo_rows[q], -INFINITY, INFINITY,
+                                           &diag)) != GP_OK)
+                goto out;
+        gp_lp_result_free(&res);
+        memset(&res, 0, sizeof(res));
+        if ((rc = run_lp(g, lp, &res, &diag)) == GP_ENOMEM)
+            goto out;
+    }
     if (rc != GP_OK || !res.feasible || !res.x) {
         fall_back(r, rc, &res, &diag);
         rc = GP_OK;

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """run-peer.py GAVEL TRACE OBJECTIVE GPUS OUT.csv - run Gavel's own simulator
 (GAVEL: a checkout of github stanford-futuredata/gavel; it is not modified)
-on TRACE (gpupool's copy of a Gavel msr trace, 7 fields) with OBJECTIVE
-(max_min_fairness_perf, min_total_duration_perf, finish_time_fairness_perf,
-fifo_perf, max_sum_throughput_perf or allox) on GPUS V100, P100 and K80
-each (8 to a server), and write
+on TRACE (gpupool's copy of a Gavel msr trace, 7 fields, or 10 with SLOs)
+with OBJECTIVE (max_min_fairness_perf, min_total_duration_perf,
+finish_time_fairness_perf, fifo_perf, max_sum_throughput_perf,
+max_sum_throughput_normalized_by_cost_perf_SLOs or allox) on GPUS V100,
+P100 and K80 each (8 to a server), and write
 each job's completion time to OUT.csv as gpupool names the job
 (<trace>-<line>).
 
@@ -189,8 +190,6 @@ def ftf_perf(self, unflattened_throughputs, scale_factors,
 
 def sum_perf(self, unflattened_throughputs, scale_factors, cluster_spec,
              instance_costs=None, SLOs={}, num_steps_remaining={}):
-    # the simulation has no SLOs (the trace's are -1)
-    assert not SLOs
     throughputs, index = self.flatten(unflattened_throughputs, cluster_spec)
     if throughputs is None:
         return None
@@ -202,8 +201,22 @@ def sum_perf(self, unflattened_throughputs, scale_factors, cluster_spec,
         costs = np.array([instance_costs[w] for w in worker_types])
     rows, rhs = base_rows(m, n, sf, [cluster_spec[w] for w in worker_types])
     obj = -(throughputs / costs.reshape((1, n))).reshape(m * n)
-    res = linprog(obj, A_ub=np.array(rows), b_ub=np.array(rhs),
+    # _SLOs: sum_k T x >= steps left / time to the deadline, per job with
+    # an SLO (the artifact's SLO_constraints); none met: solved without
+    slo_rows, slo_rhs = [], []
+    for job_id in SLOs or {}:
+        i = job_ids.index(job_id)
+        r = np.zeros(m * n)
+        r[i * n:(i + 1) * n] = -throughputs[i]
+        slo_rows.append(r)
+        slo_rhs.append(-(num_steps_remaining[job_id] / SLOs[job_id]))
+    res = linprog(obj, A_ub=np.array(rows + slo_rows),
+                  b_ub=np.array(rhs + slo_rhs),
                   bounds=[(0.0, None)] * (m * n), method="highs")
+    if res.status != 0 and slo_rows:
+        print("WARNING: No allocation possible with provided SLOs!")
+        res = linprog(obj, A_ub=np.array(rows), b_ub=np.array(rhs),
+                      bounds=[(0.0, None)] * (m * n), method="highs")
     if res.status != 0:
         print("WARNING: Allocation returned by policy not optimal!")
         return None
@@ -219,11 +232,48 @@ min_total_duration.MinTotalDurationPolicyWithPerf.get_allocation_helper = \
 finish_time_fairness.FinishTimeFairnessPolicyWithPerf.get_allocation = \
     ftf_perf
 
+# ---- the _SLOs objective: the scheduler's assign_SLOs (each job's
+# deadline SLO x duration + arrival), and the durations the artifact's
+# parse_trace leaves unset (its generator sets them: steps over the V100
+# throughput, as gpupool reads a Gavel trace)
+made = []
+if "SLO" in objective:
+    import scheduler as gavel_scheduler  # noqa: E402
+    import utils as gavel_utils  # noqa: E402
+
+    oracle = gavel_utils.read_all_throughputs_json_v2(
+        os.path.join(sched_dir, "simulation_throughputs.json"))
+    plain_parse = gavel_utils.parse_trace
+
+    def parse_with_durations(path):
+        jobs, arrivals = plain_parse(path)
+        for j in jobs:
+            j._duration = j.total_steps / \
+                oracle["v100"][(j.job_type, j.scale_factor)]["null"]
+        return jobs, arrivals
+
+    plain_init = gavel_scheduler.Scheduler.__init__
+
+    def init_with_slos(self, *a, **kw):
+        kw["assign_SLOs"] = True
+        plain_init(self, *a, **kw)
+        # the artifact keeps SLOs only beside spot-price logs (a
+        # simulation has none: instance costs stay 1)
+        if self._SLOs is None:
+            self._SLOs = {}
+        made.append(self)
+
+    gavel_utils.parse_trace = parse_with_durations
+    gavel_scheduler.Scheduler.__init__ = init_with_slos
+
 # ---- the trace in the layout the artifact's parse_trace reads (10 fields:
-# priority weight 1, SLO -1)
+# priority weight 1, SLO -1; a trace in that layout already is kept)
 rows = []
 for line in open(trace):
     f = line.rstrip("\n").split("\t")
+    if len(f) == 10:
+        rows.append(line)
+        continue
     rows.append("\t".join([f[0], f[1], "", f[2], f[3], f[4], f[6], "1", "-1",
                            f[5]]) + "\n")
 with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as t:
@@ -255,3 +305,5 @@ with open(out, "w") as f:
         f.write(f"{name}-{i + 1},{v}\n")
 avg = [s for s in buf.getvalue().splitlines() if s.startswith("Average job completion time:")]
 print(f"{len(jct)} jobs; {avg[0] if avg else 'no average printed'}")
+if made:
+    print(f"SLO violations: {made[0].get_num_SLO_violations(verbose=False)}")

@@ -906,39 +906,6 @@ static void oasis_on_job_end(void *priv, const struct gp_job *job,
 
 /* ---- carrying the schedules out ---------------------------------------- */
 
-/* Start a waiting job on y workers, else fewer down to its least. */
-static int start_on(const struct gp_view *v, struct gp_plan *p,
-                    const struct gp_job *j, uint32_t y)
-{
-    uint32_t lo = j->min_gpus ? j->min_gpus : j->demand.gpus;
-
-    for (uint32_t g = y; g >= lo && g > 0; g--) {
-        struct gp_placement where;
-        int rc = gp_view_fit(v, j, g, &where);
-
-        if (rc == GP_OK)
-            rc = gp_plan_start(p, j, &where);
-        if (rc != GP_ENOFIT && rc != GP_EPLAN)
-            return rc;
-    }
-    return GP_OK;
-}
-
-static int grow_to(const struct gp_view *v, struct gp_plan *p,
-                   const struct gp_job *j, uint32_t y)
-{
-    for (uint32_t g = y; g > j->where.gpus; g--) {
-        struct gp_placement where;
-        int rc = gp_view_fit_grow(v, j, g, &where);
-
-        if (rc == GP_OK)
-            rc = gp_plan_resize(p, j, &where);
-        if (rc != GP_ENOFIT && rc != GP_EPLAN)
-            return rc;
-    }
-    return GP_OK;
-}
-
 /* A running job: replan it at a boundary if its schedule ran out, then
  * stop or shrink it to the slot's workers. */
 static int fit_running(struct oasis *o, const struct gp_view *v,
@@ -1032,7 +999,9 @@ static int oasis_schedule(void *priv, const struct gp_view *v,
             return rc;
         }
         if ((y = workers_at(e, o->cur)) > 0 &&
-            (rc = start_on(v, p, j, y)) != GP_OK)
+            (rc = gp__start_sized(
+                 v, p, j, y, j->min_gpus ? j->min_gpus : j->demand.gpus)) !=
+                GP_OK)
             return rc;
     }
     for (size_t i = 0; i < nr; i++) {
@@ -1044,19 +1013,12 @@ static int oasis_schedule(void *priv, const struct gp_view *v,
             continue;
         if ((e = find(o, j->seq)) &&
             (y = workers_at(e, o->cur)) > j->where.gpus &&
-            (rc = grow_to(v, p, j, y)) != GP_OK)
+            (rc = gp__grow_towards(v, p, j, y)) != GP_OK)
             return rc;
     }
     /* shares of a device and zero-GPU parts: on what is left */
-    if ((rc = gp_pending_iter_init(&pi, v)) != GP_OK)
+    if ((rc = gp__start_gpuless(v, p)) != GP_OK)
         return rc;
-    while ((j = gp_pending_iter_next(&pi))) {
-        if (j->demand.gpus || gp_plan_has(p, j))
-            continue;
-        rc = gp__start_if_fits(v, p, j);
-        if (rc != GP_OK && rc != GP_ENOFIT)
-            return rc;
-    }
     if (o->njobs || gp_view_npending(v))
         return gp_plan_wake_at(p, o->origin_us + (o->cur + 1) * o->slot_us);
     return GP_OK;

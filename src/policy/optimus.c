@@ -416,40 +416,6 @@ static int allocate(const struct optimus *o, const struct gp_view *v,
     return GP_OK;
 }
 
-/* Start a waiting job at its target, else at the largest size down to
- * its least that fits (GPUs, and the CPUs and memory the plan checks). */
-static int start_at(const struct gp_view *v, struct gp_plan *p,
-                    const struct item *it)
-{
-    for (uint32_t g = it->target; g >= it->lo && g > 0; g--) {
-        struct gp_placement where;
-        int rc = gp_view_fit(v, it->job, g, &where);
-
-        if (rc == GP_OK)
-            rc = gp_plan_start(p, it->job, &where);
-        if (rc != GP_ENOFIT && rc != GP_EPLAN)
-            return rc;
-    }
-    return GP_OK;
-}
-
-/* Grow a running job towards its target, as far as GPUs are free (and
- * CPUs and memory, which the plan checks on the nodes it grows onto). */
-static int grow(const struct gp_view *v, struct gp_plan *p,
-                const struct item *it)
-{
-    for (uint32_t g = it->target; g > it->cur; g--) {
-        struct gp_placement where;
-        int rc = gp_view_fit_grow(v, it->job, g, &where);
-
-        if (rc == GP_OK)
-            rc = gp_plan_resize(p, it->job, &where);
-        if (rc != GP_ENOFIT && rc != GP_EPLAN)
-            return rc;
-    }
-    return GP_OK;
-}
-
 static int carry_out(const struct gp_view *v, struct gp_plan *p,
                      const struct item *items, size_t n)
 {
@@ -471,11 +437,13 @@ static int carry_out(const struct gp_view *v, struct gp_plan *p,
     }
     for (size_t i = 0; i < n; i++)
         if (!items[i].running && items[i].target > 0 &&
-            (rc = start_at(v, p, &items[i])) != GP_OK)
+            (rc = gp__start_sized(v, p, items[i].job, items[i].target,
+                                  items[i].lo)) != GP_OK)
             return rc;
     for (size_t i = 0; i < n; i++)
         if (items[i].running && items[i].target > items[i].cur &&
-            (rc = grow(v, p, &items[i])) != GP_OK)
+            (rc = gp__grow_towards(v, p, items[i].job, items[i].target)) !=
+                GP_OK)
             return rc;
     return GP_OK;
 }
@@ -563,16 +531,7 @@ static int optimus_schedule(void *priv, const struct gp_view *v,
         (rc = carry_out(v, p, items, n)) != GP_OK)
         return rc;
     /* shares of a device and zero-GPU parts: on what is left */
-    if ((rc = gp_pending_iter_init(&pi, v)) != GP_OK)
-        return rc;
-    while ((j = gp_pending_iter_next(&pi))) {
-        if (j->demand.gpus || gp_plan_has(p, j))
-            continue;
-        rc = gp__start_if_fits(v, p, j);
-        if (rc != GP_OK && rc != GP_ENOFIT)
-            return rc;
-    }
-    return GP_OK;
+    return gp__start_gpuless(v, p);
 }
 
 const struct gp_policy_ops gp_policy_optimus = {

@@ -5,6 +5,18 @@
 #include "gpupool/core.h"
 
 /* Start `job` now if it fits; GP_ENOFIT if not, other errors as they come. */
+/* Start a waiting job on `gpus`, else on the largest size down to `lo`
+ * that fits (GPUs, and the CPUs and memory the plan checks); nothing when
+ * none does. For policies that size elastic jobs (optimus, oasis). */
+int gp__start_sized(const struct gp_view *v, struct gp_plan *p,
+                    const struct gp_job *job, uint32_t gpus, uint32_t lo);
+/* Grow a running elastic job towards `gpus`, as far as the GPUs free next
+ * to it allow (and the CPUs and memory there). */
+int gp__grow_towards(const struct gp_view *v, struct gp_plan *p,
+                     const struct gp_job *job, uint32_t gpus);
+/* Start every waiting job on a share of a device or on no GPU that fits,
+ * in rank order: for policies that size whole-GPU jobs only. */
+int gp__start_gpuless(const struct gp_view *v, struct gp_plan *p);
 int gp__start_if_fits(const struct gp_view *v, struct gp_plan *p,
                       const struct gp_job *job);
 

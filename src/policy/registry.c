@@ -73,6 +73,54 @@ double gp__work_left_s(const struct gp_job *job, int64_t now_us, bool true_left)
     return left > GP_US_PER_S ? (double)left / GP_US_PER_S : 1.0;
 }
 
+int gp__start_sized(const struct gp_view *v, struct gp_plan *p,
+                    const struct gp_job *job, uint32_t gpus, uint32_t lo)
+{
+    for (uint32_t g = gpus; g >= lo && g > 0; g--) {
+        struct gp_placement where;
+        int rc = gp_view_fit(v, job, g, &where);
+
+        if (rc == GP_OK)
+            rc = gp_plan_start(p, job, &where);
+        if (rc != GP_ENOFIT && rc != GP_EPLAN)
+            return rc;
+    }
+    return GP_OK;
+}
+
+int gp__grow_towards(const struct gp_view *v, struct gp_plan *p,
+                     const struct gp_job *job, uint32_t gpus)
+{
+    for (uint32_t g = gpus; g > job->where.gpus; g--) {
+        struct gp_placement where;
+        int rc = gp_view_fit_grow(v, job, g, &where);
+
+        if (rc == GP_OK)
+            rc = gp_plan_resize(p, job, &where);
+        if (rc != GP_ENOFIT && rc != GP_EPLAN)
+            return rc;
+    }
+    return GP_OK;
+}
+
+int gp__start_gpuless(const struct gp_view *v, struct gp_plan *p)
+{
+    struct gp_pending_iter pi;
+    const struct gp_job *j;
+    int rc;
+
+    if ((rc = gp_pending_iter_init(&pi, v)) != GP_OK)
+        return rc;
+    while ((j = gp_pending_iter_next(&pi))) {
+        if (j->demand.gpus || gp_plan_has(p, j))
+            continue;
+        rc = gp__start_if_fits(v, p, j);
+        if (rc != GP_OK && rc != GP_ENOFIT)
+            return rc;
+    }
+    return GP_OK;
+}
+
 int gp__start_if_fits(const struct gp_view *v, struct gp_plan *p,
                       const struct gp_job *job)
 {

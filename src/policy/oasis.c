@@ -10,9 +10,10 @@
  * at each slot boundary they are started, resized, preempted or kept.
  *
  * Time slots. Slots of `slot` seconds (3600) on a grid from the first
- * round; the slot a job arrives in counts from its arrival. A job may be
- * scheduled over `horizon` slots (168) plus the slots it needs at its
- * largest size, so every job can finish.
+ * round; the slot a job arrives in counts from its arrival. A job's
+ * schedule may use the slots it needs at its largest size and `horizon`
+ * (168) more: it ends at most `horizon` slots after the earliest it could
+ * (one that cannot checkpoint starts within `horizon` slots).
  *
  * Workers and the work. A worker is one GPU with the job's CPUs and
  * memory per GPU. gpupool's jobs have no separate parameter-server part:
@@ -88,9 +89,11 @@
  * Jobs on a share of a device or on no GPU are not priced: they start on
  * what is left.
  *
- * Cost: admitting a job walks O(H^2) slots in the worst case (H its
- * horizon), usually far fewer (the bound stops the walk); a round walks
- * the running and waiting jobs once, each looked up in O(log J).
+ * Cost: admitting a job sorts its H slots (the slots it needs and the
+ * horizon) and tries at most horizon + 1 last (or first) slots, each a
+ * walk over H: O(horizon x H), usually a few (the bound stops the walk);
+ * a round walks the running and waiting jobs once, each looked up in
+ * O(log J).
  */
 #include <errno.h>
 #include <math.h>
@@ -627,7 +630,7 @@ static int search_free(const struct oasis *o, const struct problem *pb,
     uint32_t *order = gp_arena_alloc(a, pb->h * sizeof(*order)),
              *y = gp_arena_alloc(a, pb->h * sizeof(*y));
     double least, frac, cost, end;
-    size_t last;
+    size_t last, e_end;
 
     if (!rk || !order || !y)
         return GP_ENOMEM;
@@ -636,15 +639,18 @@ static int search_free(const struct oasis *o, const struct problem *pb,
     /* the earliest finish: every slot as full as fits, in time order */
     if (!cover(pb, order, pb->h - 1, y, &frac))
         return GP_OK; /* no room within its horizon */
-    if (run_out(o, pb, y, pb->h - 1, &cost, &end, &last))
-        consider(pb, c, y, last, cost, end);
+    if (!run_out(o, pb, y, pb->h - 1, &cost, &end, &last))
+        return GP_OK;
+    consider(pb, c, y, last, cost, end);
+    /* it may end at most `horizon` slots after its earliest end */
+    e_end = last + o->horizon < pb->h ? last + o->horizon + 1 : pb->h;
     for (size_t i = 0; i < pb->h; i++)
         rk[i] = (struct ranked){pb->price[i], (uint32_t)i};
     qsort(rk, pb->h, sizeof(*rk), by_price);
     for (size_t i = 0; i < pb->h; i++)
         order[i] = rk[i].i;
     cover(pb, order, pb->h - 1, y, &least);
-    for (size_t e = 0; e < pb->h; e++) {
+    for (size_t e = last; e < e_end; e++) {
         if (!pb->cap[e])
             continue; /* the cover is that of e - 1 */
         if (c->found && f_at(pb, slot_start_s(o, pb, e)) - least <= c->value)
@@ -668,7 +674,8 @@ static int search_contiguous(const struct oasis *o, const struct problem *pb,
     for (size_t i = 0; i < pb->h; i++)
         if (pb->cap[i] && pb->price[i] < cheapest)
             cheapest = pb->price[i];
-    for (size_t s = 0; s < pb->h; s++) {
+    /* it may start at most `horizon` slots from now */
+    for (size_t s = 0; s < pb->h && s <= o->horizon; s++) {
         double need = pb->work, cost, end;
         size_t i, last;
         bool done = false;

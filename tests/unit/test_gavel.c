@@ -615,6 +615,63 @@ static void slos_reserve_the_throughput_that_meets_them(void **state)
     gp_speed_table_free(t);
 }
 
+/* Water filling with tenants as entities, on one V100 (every job 1 GPU,
+ * the same throughput, so a job's normalized throughput is its time
+ * share). Tenant a (weight 3) has jobs a1 and a2, tenant b (weight 1) job
+ * b. hierarchical_fairness shares a's weight between its jobs: the LP
+ * raises x_a1 / 1.5 = x_a2 / 1.5 = x_b = c with x_a1 + x_a2 + x_b = 1, so
+ * c = 0.25: a1 and a2 0.375 each, b 0.25 - over 8 rounds a1 and a2 run 3
+ * each, b 2. hierarchical_fifo gives a's weight to a1 alone: a1 0.75, b
+ * 0.25, a2 nothing (the next iterations find no time left): 6, 2, 0.
+ * Water filling per job (weights 1) splits evenly: b runs about a
+ * third. */
+static void water_filling_shares_by_tenant_weights(void **state)
+{
+    static const char *const objs[] = {"hierarchical_fairness",
+                                       "hierarchical_fifo",
+                                       "max_min_fairness_water_filling_perf"};
+    static const int want[3][3] = {{3, 3, 2}, {6, 0, 2}, {3, 3, 3}};
+
+    (void)state;
+    for (int o = 0; o < 3; o++) {
+        struct gp_kv opt[] = {{"objective", objs[o]}};
+        struct gp_tenant_spec ta = {.name = "a", .weight = 3},
+                              tb = {.name = "b", .weight = 1};
+        const char *ids[] = {"a1", "a2", "b"};
+        uint64_t id[3];
+        int ran[3] = {0, 0, 0};
+        struct rec r;
+        struct gp_core *core = mkgv(1, 0, NULL, opt, 1, &r, NULL);
+
+        assert_non_null(core);
+        assert_int_equal(gp_core_add_tenant(core, &ta, NULL), GP_OK);
+        assert_int_equal(gp_core_add_tenant(core, &tb, NULL), GP_OK);
+        for (int i = 0; i < 3; i++) {
+            struct gp_job_spec spec = {
+                .id = ids[i],
+                .tenant = i < 2 ? "a" : "b",
+                .gpus = 1,
+                .duration_us = S(10000000),
+                .checkpointable = true,
+            };
+
+            assert_int_equal(gp_core_submit(core, &spec, 0, &id[i], NULL),
+                             GP_OK);
+        }
+        for (int k = 0; k < 8; k++) {
+            round_at(core, S(360) * k);
+            for (int i = 0; i < 3; i++)
+                ran[i] += strcmp(on(core, id[i]), "V100") == 0;
+        }
+        for (int i = 0; i < 3; i++)
+            if (o < 2)
+                assert_int_equal(ran[i], want[o][i]);
+            else
+                assert_in_range(ran[i], 2, 3);
+        gp_core_free(core);
+    }
+}
+
 static void bad_costs_are_refused(void **state)
 {
     static const char *const bad[] = {
@@ -677,6 +734,7 @@ int main(void)
         cmocka_unit_test(fill_gives_what_is_left_to_jobs_without_an_allocation),
         cmocka_unit_test(sum_of_throughput_and_its_cost_normalized_form),
         cmocka_unit_test(slos_reserve_the_throughput_that_meets_them),
+        cmocka_unit_test(water_filling_shares_by_tenant_weights),
         cmocka_unit_test(bad_costs_are_refused),
     };
 

@@ -51,6 +51,8 @@ from policies import finish_time_fairness  # noqa: E402
 from policies import max_min_fairness  # noqa: E402
 from policies import max_sum_throughput  # noqa: E402
 from policies import min_total_duration  # noqa: E402
+from policies import max_min_fairness_water_filling  # noqa: E402
+from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: E402
 
 
 def base_rows(m, n, sf, workers):
@@ -224,7 +226,126 @@ def sum_perf(self, unflattened_throughputs, scale_factors, cluster_spec,
     return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
 
 
+def wf_get_allocation(self, unflattened_throughputs, scale_factors,
+                      unflattened_priority_weights, cluster_spec,
+                      entity_weights=None, entity_to_job_mapping=None,
+                      verbose=False, return_effective_throughputs=False):
+    # the artifact's get_allocation without its cvxpy expression; its
+    # own iterations (_run_get_allocation_iterations) then call the two
+    # problems below
+    throughputs, index = self.flatten(unflattened_throughputs, cluster_spec)
+    if throughputs is None:
+        return None
+    (job_ids, worker_types) = index
+    (m, n) = throughputs.shape
+    sf = self.scale_factors_array(scale_factors, job_ids, m, n)
+    prop = self._proportional_policy.get_throughputs(throughputs, index,
+                                                     cluster_spec)
+    self._M = np.max(np.multiply(
+        throughputs * (1.0 / prop).reshape((m, 1)), sf))
+    self._wf_T = throughputs
+    self._wf_workers = [cluster_spec[w] for w in worker_types]
+    x = self._run_get_allocation_iterations(
+        job_ids, m, n, prop, sf, entity_weights,
+        unflattened_priority_weights, cluster_spec,
+        entity_to_job_mapping=entity_to_job_mapping, verbose=verbose)
+    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
+
+
+def wf_norm_rows(self, m, n, proportional_throughputs, width):
+    """Row i: normalized effective throughput of job i over width vars."""
+    rows = []
+    P = np.asarray(proportional_throughputs).reshape(m)
+    for i in range(m):
+        r = np.zeros(width)
+        r[i * n:(i + 1) * n] = self._wf_T[i] / P[i]
+        rows.append(r)
+    return rows
+
+
+def wf_lower(job_ids, final, sofar):
+    return [final[j] if j in final else sofar[i]
+            for i, j in enumerate(job_ids)]
+
+
+def wf_lp(self, job_ids, priority_weights, proportional_throughputs,
+          scale_factors_array, m, n, final, sofar):
+    """The artifact's _get_allocation: max min_i (norm_i - sofar_i) mult_i
+    + add_i, norm >= lower, base constraints."""
+    M = self._M
+    mult, mask, add = np.zeros(m), np.zeros(m), np.zeros(m)
+    for i, j in enumerate(job_ids):
+        if j not in final and priority_weights[i] > 0.0:
+            mult[i] = priority_weights[i] * scale_factors_array[i, 0]
+            mask[i] = 1.0 / mult[i]
+        else:
+            add[i] = M
+    lower = wf_lower(job_ids, final, sofar)
+    rows, rhs = base_rows(m, n, scale_factors_array, self._wf_workers)
+    rows = [np.append(r, 0.0) for r in rows]
+    for i, norm in enumerate(wf_norm_rows(self, m, n,
+                                          proportional_throughputs,
+                                          m * n + 1)):
+        r = -mult[i] * norm
+        r[-1] = 1.0
+        rows.append(r)
+        rhs.append(-mult[i] * sofar[i] + add[i])
+        rows.append(-norm)
+        rhs.append(-lower[i])
+    obj = np.zeros(m * n + 1)
+    obj[-1] = -1.0
+    res = linprog(obj, A_ub=np.array(rows), b_ub=np.array(rhs),
+                  bounds=[(0.0, None)] * (m * n) + [(None, None)],
+                  method="highs")
+    if res.status != 0:
+        return None, None, mask
+    return res.x[:-1].reshape((m, n)), res.x[-1], mask
+
+
+def wf_milp(self, job_ids, priority_weights, proportional_throughputs,
+            scale_factors_array, m, n, final, sofar, slack=1.0001):
+    """The artifact's _get_bottleneck_jobs (GLPK_MI there): max sum z with
+    M z >= norm - sofar slack + eps, M (1 - z) >= sofar slack - norm,
+    norm >= lower, z = 0 where masked; a failure raises, as there."""
+    M, eps = self._M, 1e-5
+    lower = wf_lower(job_ids, final, sofar)
+    width = m * n + m
+    rows, rhs = base_rows(m, n, scale_factors_array, self._wf_workers)
+    rows = [np.append(r, np.zeros(m)) for r in rows]
+    for i, norm in enumerate(wf_norm_rows(self, m, n,
+                                          proportional_throughputs, width)):
+        zi = np.zeros(width)
+        zi[m * n + i] = M
+        rows.append(norm - zi)
+        rhs.append(sofar[i] * slack - eps)
+        rows.append(zi - norm)
+        rhs.append(M - sofar[i] * slack)
+        rows.append(-norm)
+        rhs.append(-lower[i])
+    ub = np.ones(width)
+    ub[:m * n] = np.inf
+    for i, j in enumerate(job_ids):
+        if j in final or priority_weights[i] == 0.0:
+            ub[m * n + i] = 0.0
+    c = np.zeros(width)
+    c[m * n:] = -1.0
+    integrality = np.zeros(width)
+    integrality[m * n:] = 1
+    res = milp(c, constraints=LinearConstraint(np.array(rows), -np.inf,
+                                               np.array(rhs)),
+               bounds=Bounds(np.zeros(width), ub), integrality=integrality)
+    if not res.success:
+        raise Exception("WARNING: Non-optimal allocation in "
+                        "_get_bottleneck_jobs()!")
+    return res.x[m * n:]
+
+
 max_min_fairness.MaxMinFairnessPolicyWithPerf.get_allocation = max_min_perf
+max_min_fairness_water_filling.MaxMinFairnessWaterFillingPolicyWithPerf\
+    .get_allocation = wf_get_allocation
+max_min_fairness_water_filling.WaterFillingAlgorithm._get_allocation = wf_lp
+max_min_fairness_water_filling.WaterFillingAlgorithm._get_bottleneck_jobs = \
+    wf_milp
 max_sum_throughput.ThroughputNormalizedByCostSumWithPerfSLOs.get_allocation = \
     sum_perf
 min_total_duration.MinTotalDurationPolicyWithPerf.get_allocation_helper = \

@@ -182,10 +182,15 @@ static void estimate(struct daemon *d, struct est *e, const struct gp_job *j,
     else if (pos > 0)
         json_object_set_new(out, "reason",
                             json_string("jobs queued before it go first"));
-    else
+    else if (gp_core_policy(d->core)->needs_guarantees)
         json_object_set_new(out, "reason",
                             json_string("the policy holds it back (its "
                                         "tenant is at its share)"));
+    else
+        json_object_set_new(out, "reason",
+                            json_string("the policy holds it back (its "
+                                        "order or schedule starts it later: "
+                                        "docs/policies)"));
     if (e->free_gpus >= need) {
         json_object_set_new(out, "estimated_start", json_real(secs(now)));
         return;

@@ -53,6 +53,13 @@ wait_state "$j" cancelled
 j=$(submit -t lender --time 2 -- sleep 600)
 wait_state "$j" failed 20
 [ "$(field "$j" reason)" = "time limit" ] || fail "job $j: reason '$(field "$j" reason)', expected time limit"
+# an SLO is kept with the job (nothing stops it when it misses one)
+j=$(submit -t lender --slo 1h -- true)
+wait_state "$j" completed
+[ "$(field "$j" slo_s)" = 3600.0 ] || fail "job $j: slo_s '$(field "$j" slo_s)', expected 3600"
+"$exe" submit --slo 2x -- true 2>"$tmp/err"
+[ $? -eq 2 ] || fail "submit --slo 2x: exit status not 2"
+grep -q -- "--slo" "$tmp/err" || fail "submit --slo 2x: the error names no option"
 
 # bad input: exit 2 for usage, 1 for a refusal, a message naming the field
 "$exe" submit --gpus x -- true 2>"$tmp/err"

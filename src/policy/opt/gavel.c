@@ -660,15 +660,22 @@ static void reset(struct gavel *g)
     reset_keeping(g, false);
 }
 
-/* One LP to the solver chosen (60 s at most). */
-static int run_lp(struct gavel *g, const struct gp_lp *lp,
-                  struct gp_lp_result *res, struct gp_diag *diag)
+/* One problem to solver s, NULL = the default (60 s at most). */
+static int run_on(struct gavel *g, const struct gp_solver_ops *s,
+                  const struct gp_lp *lp, struct gp_lp_result *res,
+                  struct gp_diag *diag)
 {
     struct gp_lp_limits lim = {.seconds = 60};
 
     g->solves++;
-    return g->solver ? g->solver->solve(lp, &lim, res, diag)
-                     : gp_lp_solve(lp, &lim, res, diag);
+    return s ? s->solve(lp, &lim, res, diag) : gp_lp_solve(lp, &lim, res, diag);
+}
+
+/* One LP to the solver chosen. */
+static int run_lp(struct gavel *g, const struct gp_lp *lp,
+                  struct gp_lp_result *res, struct gp_diag *diag)
+{
+    return run_on(g, g->solver, lp, res, diag);
 }
 
 /* The water filling's MILP: on the solver chosen, else on GLPK, which
@@ -677,12 +684,8 @@ static int run_lp(struct gavel *g, const struct gp_lp *lp,
 static int run_milp(struct gavel *g, const struct gp_lp *lp,
                     struct gp_lp_result *res, struct gp_diag *diag)
 {
-    struct gp_lp_limits lim = {.seconds = 60};
-    const struct gp_solver_ops *s =
-        g->solver ? g->solver : gp_solver_find("glpk");
-
-    g->solves++;
-    return s ? s->solve(lp, &lim, res, diag) : gp_lp_solve(lp, &lim, res, diag);
+    return run_on(g, g->solver ? g->solver : gp_solver_find("glpk"), lp, res,
+                  diag);
 }
 
 /* An LP not solved: say so, and use the proportional split until the next
@@ -927,8 +930,8 @@ struct water {
     struct gjob **job;
     double *p;     /* P_j: its throughput under the proportional split */
     double *w;     /* its priority weight this iteration, 0 = none */
-    double *sofar; /* normalized throughput reached so far */
-    double *final; /* frozen: the level it keeps */
+    double *sofar; /* normalized throughput reached so far: its floor (a
+                      frozen job's level, which no longer moves) */
     bool *frozen;
     int *col;   /* [j * nt + k]: x column, -1 = none */
     double big; /* M: the largest normalized throughput of a job */
@@ -936,44 +939,52 @@ struct water {
 
 /* The weights of an iteration: 1 per job, or its tenant's weight shared
  * among the tenant's jobs not frozen (fairness: equally; FIFO: all to the
- * first not frozen). A frozen job weighs nothing. */
-static void water_weights(struct water *wf)
+ * first not frozen, jobs being in submission order). A frozen job weighs
+ * nothing. nin and first: per tenant, scratch. */
+static void water_weights(struct water *wf, size_t *nin, size_t *first)
 {
     struct round *r = wf->r;
+    size_t nten = gp_view_ntenants(r->v);
 
     for (size_t j = 0; j < wf->nj; j++)
         wf->w[j] = wf->frozen[j] ? 0 : 1;
     if (r->g->inner == INNER_NONE)
         return;
+    for (size_t t = 0; t < nten; t++)
+        nin[t] = 0, first[t] = wf->nj;
     for (size_t j = 0; j < wf->nj; j++) {
-        const struct gp_tenant_info *ti;
         uint32_t t = wf->job[j]->tenant;
-        size_t n = 0, first = wf->nj;
 
-        if (wf->frozen[j])
+        if (wf->frozen[j] || t >= nten)
             continue;
-        for (size_t q = 0; q < wf->nj; q++)
-            if (!wf->frozen[q] && wf->job[q]->tenant == t) {
-                n++;
-                if (first == wf->nj)
-                    first = q; /* jobs are in submission order */
-            }
+        if (!nin[t]++)
+            first[t] = j;
+    }
+    for (size_t j = 0; j < wf->nj; j++) {
+        uint32_t t = wf->job[j]->tenant;
+        const struct gp_tenant_info *ti;
+        double tw;
+
+        if (wf->frozen[j] || t >= nten)
+            continue;
         ti = gp_view_tenant(r->v, t);
-        if (r->g->inner == INNER_FAIRNESS)
-            wf->w[j] = (ti ? ti->weight : 1.0) / (double)n;
-        else
-            wf->w[j] = first == j ? (ti ? ti->weight : 1.0) : 0;
+        tw = ti ? ti->weight : 1.0;
+        wf->w[j] = r->g->inner == INNER_FAIRNESS ? tw / (double)nin[t]
+                   : first[t] == j               ? tw
+                                                 : 0;
     }
 }
 
 /* Columns x[j][k] and the rows every problem of the iteration shares: a
  * job's time at most 1, a type's GPUs, and each job at least at its floor
- * (its level if frozen, else what it reached so far). */
+ * (what it reached so far: its level once frozen). */
 static int water_base(struct water *wf, struct gp_lp *lp, struct gp_diag *diag)
 {
     struct round *r = wf->r;
-    int cols[MAX_TYPES], rc;
-    double vals[MAX_TYPES];
+    int cols[MAX_TYPES], rc,
+        *kc = gp_arena_alloc(gp_view_scratch(r->v), (wf->nj + 1) * sizeof(*kc));
+    double vals[MAX_TYPES],
+        *kv = gp_arena_alloc(gp_view_scratch(r->v), (wf->nj + 1) * sizeof(*kv));
 
     for (size_t j = 0; j < wf->nj; j++)
         for (size_t k = 0; k < wf->nt; k++) {
@@ -1000,19 +1011,15 @@ static int water_base(struct water *wf, struct gp_lp *lp, struct gp_diag *diag)
                 cols[m] = wf->col[j * wf->nt + k];
                 vals[m++] = wf->job[j]->t[k] / wf->p[j];
             }
-        if ((rc = gp_lp_add_row(lp, wf->frozen[j] ? wf->final[j] : wf->sofar[j],
-                                INFINITY, m, cols, vals, diag)) < 0)
+        if ((rc = gp_lp_add_row(lp, wf->sofar[j], INFINITY, m, cols, vals,
+                                diag)) < 0)
             return rc;
     }
+    if (!kc || !kv)
+        return GP_ENOMEM;
     for (size_t k = 0; k < wf->nt; k++) {
-        int *kc =
-            gp_arena_alloc(gp_view_scratch(r->v), (wf->nj + 1) * sizeof(*kc));
-        double *kv =
-            gp_arena_alloc(gp_view_scratch(r->v), (wf->nj + 1) * sizeof(*kv));
         size_t m = 0;
 
-        if (!kc || !kv)
-            return GP_ENOMEM;
         for (size_t j = 0; j < wf->nj; j++)
             if (wf->col[j * wf->nt + k] >= 0) {
                 kc[m] = wf->col[j * wf->nt + k];
@@ -1026,7 +1033,8 @@ static int water_base(struct water *wf, struct gp_lp *lp, struct gp_diag *diag)
 }
 
 /* The iteration's LP: the largest c with (norm_j - sofar_j) sf_j / w_j
- * >= c for every weighted job (c at most M). Sets *c and the x found. */
+ * >= c for every weighted job (c at most M). When solved (*ok), sets *c
+ * and the x found into xs; else leaves xs as it was. */
 static int water_raise(struct water *wf, double *xs, double *c, bool *ok)
 {
     struct round *r = wf->r;
@@ -1158,7 +1166,8 @@ static int solve_water(struct round *r)
     struct gp_arena *ar = gp_view_scratch(r->v);
     const size_t nt = r->ntypes;
     struct water wf = {.r = r, .nt = nt};
-    double prop[MAX_TYPES], *xs, *best;
+    double prop[MAX_TYPES], *best;
+    size_t *nin, *first;
     bool *z, have = false;
     size_t ncols = 0;
 
@@ -1191,17 +1200,16 @@ static int solve_water(struct round *r)
         return GP_OK;
     wf.w = gp_arena_alloc(ar, wf.nj * sizeof(*wf.w));
     wf.sofar = gp_arena_alloc(ar, wf.nj * sizeof(*wf.sofar));
-    wf.final = gp_arena_alloc(ar, wf.nj * sizeof(*wf.final));
     wf.frozen = gp_arena_alloc(ar, wf.nj * sizeof(*wf.frozen));
     wf.col = gp_arena_alloc(ar, wf.nj * nt * sizeof(*wf.col));
     z = gp_arena_alloc(ar, wf.nj * sizeof(*z));
-    xs = gp_arena_alloc(ar, (ncols + 1) * sizeof(*xs));
     best = gp_arena_alloc(ar, (ncols + 1) * sizeof(*best));
-    if (!wf.w || !wf.sofar || !wf.final || !wf.frozen || !wf.col || !z || !xs ||
-        !best)
+    nin = gp_arena_alloc(ar, (gp_view_ntenants(r->v) + 1) * sizeof(*nin));
+    first = gp_arena_alloc(ar, (gp_view_ntenants(r->v) + 1) * sizeof(*first));
+    if (!wf.w || !wf.sofar || !wf.frozen || !wf.col || !z || !best || !nin ||
+        !first)
         return GP_ENOMEM;
     memset(wf.sofar, 0, wf.nj * sizeof(*wf.sofar));
-    memset(wf.final, 0, wf.nj * sizeof(*wf.final));
     memset(wf.frozen, 0, wf.nj * sizeof(*wf.frozen));
     for (size_t it = 0; it <= wf.nj; it++) {
         size_t nfrozen = 0, fresh = 0;
@@ -1209,12 +1217,11 @@ static int solve_water(struct round *r)
         bool ok;
         int rc;
 
-        water_weights(&wf);
-        if ((rc = water_raise(&wf, xs, &c, &ok)) != GP_OK)
+        water_weights(&wf, nin, first);
+        if ((rc = water_raise(&wf, best, &c, &ok)) != GP_OK)
             return rc;
         if (!ok)
             break; /* the last allocation stands */
-        memcpy(best, xs, ncols * sizeof(*xs));
         have = true;
         for (size_t j = 0; j < wf.nj; j++)
             if (wf.w[j] > 0)
@@ -1226,7 +1233,6 @@ static int solve_water(struct round *r)
         for (size_t j = 0; j < wf.nj; j++) {
             if (!wf.frozen[j] && !z[j] && wf.w[j] > 0) {
                 wf.frozen[j] = true;
-                wf.final[j] = wf.sofar[j];
                 fresh++;
             }
             nfrozen += wf.frozen[j];

@@ -472,7 +472,6 @@ static uint8_t type_of(const struct gp_job *j)
 
 /* One planning problem: a job, the slots it may use, their prices. */
 struct problem {
-    const struct gp_job *job;
     double work;     /* W */
     double rho;      /* work per worker-second */
     uint32_t lo, hi; /* workers in a slot it runs in */
@@ -722,7 +721,7 @@ static int best_schedule(struct oasis *o, const struct gp_view *v,
     int64_t now = gp_view_now(v);
     uint64_t capk[NKIND], use[NKIND], free_now = gp_view_free_gpus(v);
     double share[NKIND], pmin, pmax, need_slots;
-    struct problem pb = {.job = j};
+    struct problem pb = {0};
     uint32_t lo = j->min_gpus ? j->min_gpus : j->demand.gpus,
              hi = j->max_gpus ? j->max_gpus : j->demand.gpus;
 
@@ -894,6 +893,19 @@ static int replan(struct oasis *o, const struct gp_view *v,
     return adopt(o, j, e, &c);
 }
 
+/* A job that ran before this policy saw it (a restored core): it was
+ * admitted then, so it is scheduled, not judged again. */
+static int track_restored(struct oasis *o, const struct gp_view *v,
+                          const struct gp_job *j, struct ojob **e)
+{
+    int rc;
+
+    if ((rc = track(o, j->seq, e)) != GP_OK)
+        return rc;
+    observe(o, v, j);
+    return replan(o, v, j, *e);
+}
+
 static void oasis_on_job_end(void *priv, const struct gp_job *job,
                              int64_t now_us)
 {
@@ -923,11 +935,8 @@ static int fit_running(struct oasis *o, const struct gp_view *v,
     uint32_t y;
     int rc;
 
-    if (!e) { /* running, never seen (a restored core): schedule it */
-        if ((rc = track(o, j->seq, &e)) != GP_OK)
-            return rc;
-        observe(o, v, j);
-        if ((rc = replan(o, v, j, e)) != GP_OK)
+    if (!e) {
+        if ((rc = track_restored(o, v, j, &e)) != GP_OK)
             return rc;
     } else if (boundary && !has_future(e, o->cur) && o->cur >= e->retry_at &&
                (rc = replan(o, v, j, e)) != GP_OK) {
@@ -989,12 +998,7 @@ static int oasis_schedule(void *priv, const struct gp_view *v,
         if (!j->demand.gpus)
             continue;
         if (!(e = find(o, j->seq)) && j->starts > 0) {
-            /* it ran before this policy saw it (a restored core): it was
-             * admitted then, so it is scheduled, not judged again */
-            if ((rc = track(o, j->seq, &e)) != GP_OK)
-                return rc;
-            observe(o, v, j);
-            if ((rc = replan(o, v, j, e)) != GP_OK)
+            if ((rc = track_restored(o, v, j, &e)) != GP_OK)
                 return rc;
         } else if (!e) {
             if ((rc = admit(o, v, p, j)) != GP_OK)

@@ -11,7 +11,18 @@ Gavel has no figure): the gavel trace reader turns total_steps into a
 duration with the first, the speed model slows spread gangs with the
 second. The output
 is sorted by (job_type as bytes, scale_factor) so the reader can bsearch it
-with strcmp. Python 3 standard library only; the output is deterministic.
+with strcmp.
+
+A second table holds the co-location (space-sharing) figures: for each
+unordered pair {A, B} of the same scale, each one's throughput while both
+run at once on the same GPUs, on V100, P100 and K80 (Gavel's non-"null"
+entries; 0 where it has none). A pair is stored once, with a <= b by bytes
+of the job type; where Gavel lists both A->B and B->A they must agree
+(swapped), else the entry whose A is the canonical first wins and the
+generated comment counts the disagreements. The lookup over it,
+gp__gavel_pair_find(), is emitted here too, so the .c is exactly this
+script's output. Python 3 standard library only; the output is
+deterministic.
 """
 import ast
 import json
@@ -32,10 +43,10 @@ HEADER = """\
  *
  * Training throughput (steps per second) of each (job_type, scale_factor)
  * running alone, on V100, P100 and K80, on consolidated servers and spread
- * over servers (v100u, p100u, k80u; 0 where Gavel has no figure), from
- * Gavel's
- * scheduler/simulation_throughputs.json (stanford-futuredata/gavel, commit
- * c4fa40097339e9608ab71fd64c8bdea96a5e4a4c).
+ * over servers (v100u, p100u, k80u; 0 where Gavel has no figure), and of
+ * each pair of them packed onto the same GPUs (gp__gavel_pairs), from
+ * Gavel's scheduler/simulation_throughputs.json (stanford-futuredata/gavel,
+ * commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c).
  *
  * The table is data from Gavel, used under its licence:
  *
@@ -65,11 +76,71 @@ HEADER = """\
  * Sorted by (job_type as bytes, scale_factor): searched with bsearch. A
  * throughput of 0 means Gavel measured that the job cannot run there.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "trace/gavel_throughputs.h"
 
 /* clang-format off */
 
 const struct gp__gavel_tput gp__gavel_tputs[] = {
+"""
+
+PAIRS_HEADER = """\
+/* Co-location (space sharing): each job's throughput (steps per second)
+ * while the pair runs at once on the same GPUs, [0] for a and [1] for b,
+ * on V100, P100 and K80; 0 where Gavel has no figure for the pair there
+ * (it cannot pack them). One entry per unordered pair of the same scale,
+ * a <= b by strcmp; sorted by (a, b, scale).
+ *
+ * %d pairs, %d of them a job type with itself. Packable (both figures
+ * > 0): V100 %d, P100 %d, K80 %d.
+ * Listed by Gavel in both orders: %d (pair, GPU type) figures;
+ * of those, disagreeing (the entry listed as a->b kept): %d.
+ * Entries pairing different scales, skipped: %d.
+ */
+const struct gp__gavel_pair gp__gavel_pairs[] = {
+"""
+
+PAIRS_FOOTER = """\
+};
+
+const size_t gp__gavel_npairs =
+    sizeof(gp__gavel_pairs) / sizeof(gp__gavel_pairs[0]);
+
+/* clang-format on */
+
+static int cmp_pair(const void *key, const void *elem)
+{
+    const struct gp__gavel_pair *k = key, *e = elem;
+    int c = strcmp(k->a, e->a);
+
+    if (!c)
+        c = strcmp(k->b, e->b);
+    if (c)
+        return c;
+    return (k->scale > e->scale) - (k->scale < e->scale);
+}
+
+const struct gp__gavel_pair *gp__gavel_pair_find(const char *a, const char *b,
+                                                 uint32_t scale, bool *swapped)
+{
+    struct gp__gavel_pair key = {0};
+    const struct gp__gavel_pair *p;
+    bool swap;
+
+    if (!a || !b)
+        return NULL;
+    swap = strcmp(a, b) > 0;
+    key.a = swap ? b : a;
+    key.b = swap ? a : b;
+    key.scale = scale;
+    p = bsearch(&key, gp__gavel_pairs, gp__gavel_npairs,
+                sizeof(gp__gavel_pairs[0]), cmp_pair);
+    if (p && swapped)
+        *swapped = swap;
+    return p;
+}
 """
 
 
@@ -83,6 +154,65 @@ def c_string(s):
         else:
             raise SystemExit("non-ASCII job type: %r" % s)
     return '"' + "".join(out) + '"'
+
+
+def type_key(job_type):
+    return job_type.encode()
+
+
+def pairs_c(table):
+    """The pair table and its lookup, as C."""
+    # (a, b, scale) with a <= b -> gpu -> {True: [ta, tb] from the entry
+    # listed as a->b, False: the same from b->a}
+    seen = {}
+    skipped = 0
+    for gpu in GPUS:
+        for key_a, entry in table[gpu].items():
+            a, scale_a = ast.literal_eval(key_a)
+            for key_b, v in entry.items():
+                if key_b == "null":
+                    continue
+                b, scale_b = ast.literal_eval(key_b)
+                if int(scale_a) != int(scale_b):
+                    skipped += 1
+                    continue
+                if len(v) != 2:
+                    raise SystemExit("pair %r %r on %s: %r is not two figures"
+                                     % (key_a, key_b, gpu, v))
+                first = type_key(a) <= type_key(b)
+                lo, hi = (a, b) if first else (b, a)
+                tputs = [float(v[0]), float(v[1])]
+                if not first:
+                    tputs.reverse()
+                obs = seen.setdefault((lo, hi, int(scale_a)), {})
+                obs.setdefault(gpu, {})[first] = tputs
+    both = 0
+    disagreed = 0
+    packable = dict((gpu, 0) for gpu in GPUS)
+    order = sorted(seen, key=lambda k: (type_key(k[0]), type_key(k[1]), k[2]))
+    lines = []
+    for (a, b, scale) in order:
+        fig = {}
+        for gpu in GPUS:
+            obs = seen[(a, b, scale)].get(gpu, {})
+            if True in obs and False in obs and a != b:
+                both += 1
+                if obs[True] != obs[False]:
+                    disagreed += 1
+            fig[gpu] = obs.get(True, obs.get(False, [0.0, 0.0]))
+            if fig[gpu][0] > 0 and fig[gpu][1] > 0:
+                packable[gpu] += 1
+        lines.append("    {%s, %s, %d,\n     {%r, %r},\n     {%r, %r},\n"
+                     "     {%r, %r}},\n"
+                     % (c_string(a), c_string(b), scale,
+                        fig["v100"][0], fig["v100"][1],
+                        fig["p100"][0], fig["p100"][1],
+                        fig["k80"][0], fig["k80"][1]))
+    selves = sum(1 for k in order if k[0] == k[1])
+    head = PAIRS_HEADER % (len(order), selves, packable["v100"],
+                           packable["p100"], packable["k80"], both, disagreed,
+                           skipped)
+    return "\n" + head + "".join(lines) + PAIRS_FOOTER
 
 
 def main():
@@ -112,6 +242,7 @@ def main():
     lines.append("};\n\n")
     lines.append("const size_t gp__gavel_ntputs =\n"
                  "    sizeof(gp__gavel_tputs) / sizeof(gp__gavel_tputs[0]);\n")
+    lines.append(pairs_c(table))
     with open(dst, "w", encoding="ascii") as f:
         f.write("".join(lines))
 

@@ -89,6 +89,13 @@ struct gp_placement {
     uint32_t grant_cpus_per_gpu;
     uint64_t grant_mem_mib_per_gpu;
     double pace;
+    /* Co-located (gangs only, not under `count`): the job may hold devices
+     * other jobs already hold whole - they share them, by time-slicing or
+     * running side by side, as a policy decides (gandiva) and paces. Each
+     * device it names is free or held whole by other jobs; a device is
+     * free again when its last holder lets go. Its CPUs and memory are
+     * its own, as for any gang. */
+    bool colocated;
 };
 
 /* Milli-GPUs a placement holds: its whole devices and its share. */
@@ -331,14 +338,33 @@ int gp_cluster_fit_with(const struct gp_cluster *c, enum gp_place_model model,
  * a share or zero-GPU demand. O(1). For moving jobs between nodes. */
 int gp_cluster_fit_on(const struct gp_cluster *c, uint32_t node,
                       const struct gp_demand *d, struct gp_placement *out);
+/* Where a gang (gpus >= 1) fits if it may share devices (a co-located
+ * placement, gp_placement.colocated): devices of UP nodes each held whole
+ * by the same number of jobs, 1, then 2, ... up to below - 1 (never a
+ * device cut into shares, nor a free one: a gang over devices of unequal
+ * heights would idle on the lower ones while it waits its turn on the
+ * higher); at a level, one node if any holds the whole gang (the one with
+ * the least room that does), else the nodes with the most room first.
+ * CPUs and memory per GPU are the gang's own on each node. GP_ENOFIT if no
+ * level has room; GP_EINVAL for a share or zero-GPU demand or below 0;
+ * GP_ENOMEM. O(below x devices). For time-slicing (gandiva). */
+int gp_cluster_fit_shared(const struct gp_cluster *c, const struct gp_demand *d,
+                          uint32_t below, struct gp_arena *scratch,
+                          struct gp_placement *out);
 /* Take / give back the GPUs (and CPUs, memory) of a placement. take fails
  * with GP_EPLAN, leaving the cluster unchanged, when any piece is not free
  * (a device's shares may never pass 1000 milli) or names a removed node.
  * take accepts pieces on DRAIN and DOWN nodes, so that giving a placement
  * back and taking it again restores the state whatever the node's state;
- * only fit keeps away from them. give must get what take took. */
+ * only fit keeps away from them. give must get what take took. A
+ * co-located placement (gp_placement.colocated) may name devices other
+ * jobs hold whole; retake accepts that of any placement: it takes again
+ * what a job held and gave back for a question, whose devices co-located
+ * jobs may still hold. */
 int gp_cluster_take(struct gp_cluster *c, const struct gp_placement *p,
                     const struct gp_demand *d);
+int gp_cluster_retake(struct gp_cluster *c, const struct gp_placement *p,
+                      const struct gp_demand *d);
 void gp_cluster_give(struct gp_cluster *c, const struct gp_placement *p,
                      const struct gp_demand *d);
 /* Could this demand ever fit the cluster if nothing ran, counting only UP
@@ -386,6 +412,21 @@ uint64_t gp_cluster_up_milli(const struct gp_cluster *c);
 uint64_t gp_cluster_up_cpus(const struct gp_cluster *c);
 uint64_t gp_cluster_up_mem_mib(const struct gp_cluster *c);
 uint64_t gp_cluster_alloc_milli(const struct gp_cluster *c);
+/* Booking a run (sign 1) or its end (sign -1) on a placement, for the
+ * busy count: the milli-GPUs of the devices it is the first (last) booked
+ * run on - a device co-located jobs share (gp_placement.colocated) counts
+ * once - or, for a share or under `count`, its own milli-GPUs. Take and
+ * give count the plan's holders; the core books runs as they begin and
+ * end. */
+int64_t gp_cluster_book(struct gp_cluster *c, const struct gp_placement *p,
+                        int sign);
+/* Milli-GPUs booked on devices beyond each one's first run (co-location):
+ * a device two jobs share counts 1000 here. */
+uint64_t gp_cluster_colocated_milli(const struct gp_cluster *c);
+/* Jobs holding device `dev` of `node` whole: 0 free (or shared by
+ * fractional jobs), 1, or more when co-located. 0 for a bad id. */
+uint32_t gp_cluster_dev_holders(const struct gp_cluster *c, uint32_t node,
+                                uint32_t dev);
 /* The same on one GPU type (0 for an unknown type). O(1). */
 uint64_t gp_cluster_type_alloc_milli(const struct gp_cluster *c, uint8_t type);
 /* The GPU allocation rate: allocated / existing milli-GPUs on UP nodes, in

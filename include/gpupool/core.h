@@ -272,6 +272,28 @@ int gp_view_fit_granted(const struct gp_view *v, const struct gp_job *job,
                         uint64_t mem_mib_per_gpu, double pace,
                         struct gp_placement *where);
 
+/* Co-location (gandiva's time-slicing and packing): this pending gang on
+ * the devices a running (or starting) gang `host` holds, of the host's
+ * size (within the
+ * job's min_gpus..max_gpus) and type, both holding them at once
+ * (gp_placement.colocated), the job at `pace` (0 = 1). The host's slots
+ * are shared, not copied: start the job (gp_plan_start) before the host's
+ * placement changes. CPUs and memory are checked when the plan takes it.
+ * GP_EINVAL if the job is not pending, the host not running or in the
+ * plan, either is not a gang on nodes, or pace is bad; GP_ENOFIT if the
+ * sizes or types do not match. */
+int gp_view_fit_colocate(const struct gp_view *v, const struct gp_job *job,
+                         const struct gp_job *host, double pace,
+                         struct gp_placement *where);
+/* Time-slicing on any devices (gandiva): where this pending gang would
+ * fit, given the plan so far, on devices each held whole by the same
+ * number of jobs, fewer than `below` (gp_cluster_fit_shared: the least
+ * shared first), at
+ * `pace` (0 = 1), co-located. `where` may point into the round's scratch
+ * memory. GP_EINVAL for a job not pending, not a gang, under `count`, or
+ * a bad pace; GP_ENOFIT; GP_ENOMEM. */
+int gp_view_fit_shared(const struct gp_view *v, const struct gp_job *job,
+                       uint32_t below, double pace, struct gp_placement *where);
 /* Where would this job fit on GPUs of one type, given the plan so far?
  * A job that asks for any type is placed on `type` only; one that asks
  * for another type is GP_EINVAL. GP_ENOFIT if nowhere there. For policies
@@ -291,6 +313,14 @@ double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
  * max_sum_throughput_perf, as Gavel's artifact does). */
 double gp_view_throughput_on(const struct gp_view *v, const struct gp_job *job,
                              uint8_t type);
+/* Two jobs packed on the same `gpus` GPUs of `type` (speed.h, pair
+ * figures: Gavel's co-location table): the pace of each - its throughput
+ * while both run over its throughput alone there. GP_ENOENT when the
+ * speed table has no figure for their classes on that type and count (no
+ * table, a job without a class, an unmeasured pair). */
+int gp_view_pair_paces(const struct gp_view *v, const struct gp_job *a,
+                       const struct gp_job *b, uint8_t type, uint32_t gpus,
+                       double *pace_a, double *pace_b);
 /* The same on `gpus` GPUs of `type` (an elastic job off its size, speed.h:
  * the table's figure at that scale, else linear scaling), for policies
  * that size jobs by what more GPUs gain them (optimus). */
@@ -782,8 +812,9 @@ size_t gp_core_nalive(const struct gp_core *core);
 uint64_t gp_core_nsubmitted(const struct gp_core *core);
 size_t gp_core_npending(const struct gp_core *core);
 size_t gp_core_nrunning(const struct gp_core *core);
-/* Milli-GPUs held by jobs (starting, running, stopping): in all and by
- * one tenant. */
+/* Milli-GPUs held by jobs (starting, running, stopping): in all (a device
+ * co-located jobs share counted once) and by one tenant (each of its jobs
+ * counts what it holds, shared or not). */
 uint64_t gp_core_busy_milli(const struct gp_core *core);
 /* Milli-GPUs running elastic jobs lack of the GPUs they asked for (shrunk,
  * or started below their size), over every tenant. */

@@ -100,9 +100,13 @@ struct gp_summary {
     double lost_work_gpu_s; /* work thrown away by preemptions x GPUs */
     double restart_gpu_s;   /* GPU-seconds spent on restart overhead (and
                                on resize overhead) */
-    /* elastic jobs resized in place (gp_plan_resize): in all, to fewer GPUs
-     * and to more */
-    uint64_t resizes, shrinks, grows;
+    /* jobs resized in place (gp_plan_resize): in all, to fewer GPUs, to
+     * more, and on the same GPUs at a new pace or grant (retunes) */
+    uint64_t resizes, shrinks, grows, retunes;
+    uint64_t migrations; /* moves carried out (gp_plan_migrate) */
+    /* GPU-seconds jobs held on devices other jobs held too (co-location:
+     * gandiva's time-slicing and packing), beyond the devices' own */
+    double colocated_gpu_s;
     /* tenancy: compliance over per-minute tenant-samples (meaningless
      * while the matching samples count is 0), reclaim episodes */
     uint64_t guaranteed_tenants; /* tenants with jobs and a guarantee */

@@ -23,6 +23,16 @@
  * spread figure when it has one (Gavel measured them, per job type, scale
  * and GPU type), else at the consolidated rate times the core's
  * spread_speed (gp_core_config; 1 = no slowdown, the default).
+ *
+ * Co-location (space sharing, for policies that pack two jobs onto the
+ * same GPUs: Gandiva's packing, Gavel's space sharing): a pair figure is
+ * each job's throughput while both run at once on the same `g` GPUs of a
+ * type, in the unit of its class's own figures (Gavel measured them per
+ * pair of job types of the same scale). A job's pace there is its pair
+ * throughput over its throughput alone on those GPUs: under 1 where the
+ * two slow each other down. The table only records pair figures; it does
+ * not scale them to unmeasured counts, and it does not apply them: the
+ * caller asks for the pair it means to pack.
  */
 #ifndef GPUPOOL_SPEED_H
 #define GPUPOOL_SPEED_H
@@ -64,6 +74,27 @@ double gp_speed_table_rate_spread(const struct gp_speed_table *t,
                                   const char *job_class, const char *gpu_type,
                                   uint32_t gpus, uint32_t asked, bool spread,
                                   bool *measured);
+/* Record the throughputs of two classes packed together on the same
+ * `gpus` (>= 1) GPUs of `gpu_type`: tput_a of class_a and tput_b of
+ * class_b while both run (each > 0, finite; a class may be paired with
+ * itself, as two jobs of the same class). The pair is unordered: a later
+ * figure for {class_a, class_b}, in either order, on the same type and
+ * count replaces the earlier. GP_EINVAL for a bad figure, name or count,
+ * GP_ENOMEM. */
+int gp_speed_table_set_pair(struct gp_speed_table *t, const char *class_a,
+                            const char *class_b, const char *gpu_type,
+                            uint32_t gpus, double tput_a, double tput_b);
+/* The pair figure of {class_a, class_b} on `gpus` GPUs of `gpu_type`, in
+ * the caller's order: *tput_a is class_a's throughput while packed with
+ * class_b, *tput_b class_b's (either out-pointer may be NULL). GP_ENOENT
+ * when the table has no figure for exactly that pair, type and count
+ * (nothing is scaled). */
+int gp_speed_table_pair(const struct gp_speed_table *t, const char *class_a,
+                        const char *class_b, const char *gpu_type,
+                        uint32_t gpus, double *tput_a, double *tput_b);
+/* How many pair figures the table holds (an unordered pair, type and
+ * count each once). */
+size_t gp_speed_table_npairs(const struct gp_speed_table *t);
 const char *gp_speed_table_reference(const struct gp_speed_table *t);
 size_t gp_speed_table_nclasses(const struct gp_speed_table *t);
 

@@ -86,9 +86,11 @@ extern const struct gp_cluster_preset_info gp_cluster_presets[];
 
 /* Gavel's measured throughputs (job type x V100/P100/K80 x scale) as a
  * speed table relative to the V100, for jobs read by the gavel reader
- * (their job_class is their job type); with `spread`, also its figures for
- * gangs spread over servers (its *_unconsolidated tables), which then slow
- * a gang placed over several nodes. The caller frees it. */
+ * (their job_class is their job type), with its pair figures (two job
+ * types packed on the same GPUs, gp_speed_table_set_pair); with `spread`,
+ * also its figures for gangs spread over servers (its *_unconsolidated
+ * tables), which then slow a gang placed over several nodes. The caller
+ * frees it. */
 int gp_trace_gavel_speeds(struct gp_speed_table **out, bool spread);
 
 #endif

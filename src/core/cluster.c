@@ -471,6 +471,8 @@ int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
     n->dev0 = c->ndevs;
     for (uint32_t d = 0; d < spec->gpus; d++) {
         c->devs[c->ndevs + d].used = 0;
+        c->devs[c->ndevs + d].holders = 0;
+        c->devs[c->ndevs + d].booked = 0;
         c->devs[c->ndevs + d].node = i;
     }
     c->ndevs += spec->gpus;
@@ -833,6 +835,52 @@ uint64_t gp_cluster_alloc_milli(const struct gp_cluster *c)
     return c->alloc_milli;
 }
 
+uint64_t gp_cluster_colocated_milli(const struct gp_cluster *c)
+{
+    return c->colocated_milli;
+}
+
+int64_t gp_cluster_book(struct gp_cluster *c, const struct gp_placement *p,
+                        int sign)
+{
+    int64_t delta = 0;
+
+    if (p->nslots == 0 || !p->gpus)
+        return sign * (int64_t)gp_placement_milli(p);
+    for (uint32_t i = 0; i < p->nslots; i++) {
+        const struct gp_slot *s = &p->slots[i];
+        const struct node *n;
+
+        if (s->node >= c->nnodes)
+            continue;
+        n = &c->nodes[s->node];
+        for (uint64_t m = s->mask; m; m &= m - 1) {
+            struct dev *v = &c->devs[n->dev0 + (uint32_t)__builtin_ctzll(m)];
+
+            if (sign > 0) {
+                if (v->booked++)
+                    c->colocated_milli += MILLI;
+                else
+                    delta += MILLI;
+            } else if (v->booked) {
+                if (--v->booked)
+                    c->colocated_milli -= MILLI;
+                else
+                    delta -= MILLI;
+            }
+        }
+    }
+    return delta;
+}
+
+uint32_t gp_cluster_dev_holders(const struct gp_cluster *c, uint32_t node,
+                                uint32_t dev)
+{
+    if (node >= c->nnodes || dev >= c->nodes[node].gpus)
+        return 0;
+    return c->devs[c->nodes[node].dev0 + dev].holders;
+}
+
 uint64_t gp_cluster_type_alloc_milli(const struct gp_cluster *c, uint8_t type)
 {
     return type < c->ntypes ? c->types[type].alloc_milli : 0;
@@ -1019,7 +1067,8 @@ static void piece_res(const struct gp_placement *p, const struct gp_slot *s,
 
 /* Is this piece free to take? (duplicates are checked by the caller) */
 static bool piece_ok(const struct gp_cluster *c, const struct gp_placement *p,
-                     const struct gp_slot *s, const struct gp_demand *d)
+                     const struct gp_slot *s, const struct gp_demand *d,
+                     bool shared_ok)
 {
     const struct node *n = &c->nodes[s->node];
     uint64_t cpus, mem;
@@ -1029,8 +1078,18 @@ static bool piece_ok(const struct gp_cluster *c, const struct gp_placement *p,
     if (p->gpus) {
         if (s->gpus == 0 || s->milli || s->dev ||
             (uint32_t)__builtin_popcountll(s->mask) != s->gpus ||
-            (s->mask & ~n->free_mask) != 0)
+            (s->mask >> (n->gpus - 1) >> 1) != 0)
             return false;
+        if (!shared_ok && (s->mask & ~n->free_mask) != 0)
+            return false;
+        /* co-located: each device free, or held whole by other jobs */
+        for (uint64_t m = s->mask & ~n->free_mask; m; m &= m - 1) {
+            const struct dev *v =
+                &c->devs[n->dev0 + (uint32_t)__builtin_ctzll(m)];
+
+            if (v->holders == 0 || v->holders == UINT32_MAX)
+                return false;
+        }
     } else {
         if (s->gpus || s->mask || s->milli != p->milli)
             return false;
@@ -1043,8 +1102,8 @@ static bool piece_ok(const struct gp_cluster *c, const struct gp_placement *p,
            !(n->mem_mib && n->mem_free < mem);
 }
 
-int gp_cluster_take(struct gp_cluster *c, const struct gp_placement *p,
-                    const struct gp_demand *d)
+static int take(struct gp_cluster *c, const struct gp_placement *p,
+                const struct gp_demand *d, bool shared_ok)
 {
     uint64_t sum = 0;
 
@@ -1053,8 +1112,9 @@ int gp_cluster_take(struct gp_cluster *c, const struct gp_placement *p,
     if (p->nslots == 0)
         return take_pool(c, p);
     if (p->type >= c->ntypes || (p->gpus && p->milli) || p->milli >= MILLI ||
-        (!p->gpus && p->nslots != 1))
+        (!p->gpus && p->nslots != 1) || (p->colocated && !p->gpus))
         return GP_EPLAN;
+    shared_ok |= p->colocated;
     if (++c->epoch == 0) {
         for (uint32_t i = 0; i < c->nnodes; i++)
             c->nodes[i].mark = 0;
@@ -1065,7 +1125,7 @@ int gp_cluster_take(struct gp_cluster *c, const struct gp_placement *p,
         const struct gp_slot *s = &p->slots[i];
 
         if (s->node >= c->nnodes || c->nodes[s->node].mark == c->epoch ||
-            !piece_ok(c, p, s, d))
+            !piece_ok(c, p, s, d, shared_ok))
             return GP_EPLAN;
         c->nodes[s->node].mark = c->epoch;
         sum += s->gpus;
@@ -1083,15 +1143,35 @@ int gp_cluster_take(struct gp_cluster *c, const struct gp_placement *p,
         if (s->milli) {
             dev_change(c, s->node, s->dev, s->milli);
         } else if (s->gpus) {
-            for (uint64_t m = s->mask; m; m &= m - 1)
-                c->devs[n->dev0 + (uint32_t)__builtin_ctzll(m)].used = MILLI;
-            n->free_mask &= ~s->mask;
-            n->used_milli += s->gpus * MILLI;
-            add_alloc(c, n, (int64_t)s->gpus * MILLI);
-            node_move(c, s->node, n->free - s->gpus);
+            uint64_t fresh = s->mask & n->free_mask;
+            uint32_t k = (uint32_t)__builtin_popcountll(fresh);
+
+            for (uint64_t m = s->mask; m; m &= m - 1) {
+                struct dev *v =
+                    &c->devs[n->dev0 + (uint32_t)__builtin_ctzll(m)];
+
+                v->used = MILLI;
+                v->holders++;
+            }
+            n->free_mask &= ~fresh;
+            n->used_milli += k * MILLI;
+            add_alloc(c, n, (int64_t)k * MILLI);
+            node_move(c, s->node, n->free - k);
         }
     }
     return GP_OK;
+}
+
+int gp_cluster_take(struct gp_cluster *c, const struct gp_placement *p,
+                    const struct gp_demand *d)
+{
+    return take(c, p, d, false);
+}
+
+int gp_cluster_retake(struct gp_cluster *c, const struct gp_placement *p,
+                      const struct gp_demand *d)
+{
+    return take(c, p, d, true);
 }
 
 void gp_cluster_give(struct gp_cluster *c, const struct gp_placement *p,
@@ -1112,12 +1192,24 @@ void gp_cluster_give(struct gp_cluster *c, const struct gp_placement *p,
         if (s->milli) {
             dev_change(c, s->node, s->dev, -(int64_t)s->milli);
         } else if (s->gpus) {
-            for (uint64_t m = s->mask; m; m &= m - 1)
-                c->devs[n->dev0 + (uint32_t)__builtin_ctzll(m)].used = 0;
-            n->free_mask |= s->mask;
-            n->used_milli -= s->gpus * MILLI;
-            add_alloc(c, n, -(int64_t)s->gpus * MILLI);
-            node_move(c, s->node, n->free + s->gpus);
+            /* a device is free when its last holder lets go */
+            uint64_t freed = 0;
+            uint32_t k;
+
+            for (uint64_t m = s->mask; m; m &= m - 1) {
+                uint32_t k0 = (uint32_t)__builtin_ctzll(m);
+                struct dev *v = &c->devs[n->dev0 + k0];
+
+                if (--v->holders)
+                    continue;
+                v->used = 0;
+                freed |= UINT64_C(1) << k0;
+            }
+            k = (uint32_t)__builtin_popcountll(freed);
+            n->free_mask |= freed;
+            n->used_milli -= k * MILLI;
+            add_alloc(c, n, -(int64_t)k * MILLI);
+            node_move(c, s->node, n->free + k);
         }
     }
 }

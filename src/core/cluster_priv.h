@@ -49,7 +49,9 @@ struct node {
 };
 
 struct dev {
-    uint32_t used; /* milli */
+    uint32_t used;    /* milli */
+    uint32_t holders; /* jobs holding it whole (more than 1: co-located) */
+    uint32_t booked;  /* of those, the ones whose runs are booked */
     uint32_t node;
     uint32_t prev, next; /* in its type's partly-used buckets */
 };
@@ -104,6 +106,7 @@ struct gp_cluster {
     struct gtype types[GP_MAX_GPU_TYPES];
     uint32_t ntypes;
     uint64_t gpus, up_gpus, alloc_milli;
+    uint64_t colocated_milli; /* booked whole holds beyond a device's first */
     uint64_t up_cpus, up_mem_mib; /* of UP nodes that track them */
     int64_t free;
     uint32_t nstate[4];

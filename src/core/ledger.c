@@ -49,7 +49,8 @@ void gp__book_held(struct gp_core *c, const struct gp_job *j,
     int64_t m = sign * (int64_t)gp_placement_milli(where);
 
     tenant_touch(c, t);
-    add(&c->busy_milli, m);
+    /* devices: one shared by co-located jobs counts once */
+    add(&c->busy_milli, gp_cluster_book(c->cluster, where, sign));
     add(&t->info.held_milli, m);
     add(&t->types[where->type].held_milli, m);
     add(&t->info.held_cpus,

@@ -932,6 +932,143 @@ int gp_cluster_fit_on(const struct gp_cluster *c, uint32_t node,
     return GP_OK;
 }
 
+/* ---- sharing devices ----------------------------------------------------- */
+
+/* Devices of node n held whole by exactly `level` jobs (never a device
+ * cut into shares): a gang on them all takes turns with the same number
+ * of jobs on each, so none of its devices idles while it waits its turn
+ * on another. */
+static uint64_t shareable(const struct gp_cluster *c, const struct node *n,
+                          uint32_t level)
+{
+    uint64_t m = 0;
+
+    for (uint32_t k = 0; k < n->gpus; k++)
+        if (c->devs[n->dev0 + k].holders == level)
+            m |= UINT64_C(1) << k;
+    return m;
+}
+
+/* How many of those the gang's CPUs and memory per GPU allow there. */
+static uint32_t share_room(const struct node *n, const struct gp_demand *d,
+                           uint32_t k)
+{
+    if (d->cpus_per_gpu && n->cpus && n->cpus_free / d->cpus_per_gpu < k)
+        k = n->cpus_free / d->cpus_per_gpu;
+    if (d->mem_mib_per_gpu && n->mem_mib &&
+        n->mem_free / d->mem_mib_per_gpu < k)
+        k = (uint32_t)(n->mem_free / d->mem_mib_per_gpu);
+    return k;
+}
+
+/* At one level and type: one node if any holds the whole gang (the one
+ * with the least room that does), else the nodes with the most room
+ * first. */
+static int fit_shared_at(const struct gp_cluster *c, const struct gp_demand *d,
+                         uint32_t t, uint32_t level, struct gp_arena *scratch,
+                         struct gp_placement *out)
+{
+    uint32_t one = NONE, one_room = UINT32_MAX, nslots = 0;
+    uint64_t total = 0;
+    uint32_t *room, *order, nn = 0, left;
+    struct gp_slot *slots;
+
+    room = gp_arena_alloc(scratch, (c->nnodes + 1) * sizeof(*room));
+    order = gp_arena_alloc(scratch, (c->nnodes + 1) * sizeof(*order));
+    if (!room || !order)
+        return GP_ENOMEM;
+    for (uint32_t i = 0; i < c->nnodes; i++) {
+        const struct node *n = &c->nodes[i];
+
+        room[i] = 0;
+        if (!node_up(n) || n->type != t)
+            continue;
+        room[i] = share_room(
+            n, d, (uint32_t)__builtin_popcountll(shareable(c, n, level)));
+        if (!room[i])
+            continue;
+        total += room[i];
+        order[nn++] = i;
+        if (room[i] >= d->gpus && room[i] < one_room) {
+            one = i;
+            one_room = room[i];
+        }
+    }
+    if (total < d->gpus)
+        return GP_ENOFIT;
+    memset(out, 0, sizeof(*out));
+    out->type = (uint8_t)t;
+    out->gpus = d->gpus;
+    out->colocated = true;
+    if (one != NONE) {
+        out->nslots = 1;
+        out->inline_slot.node = one;
+        out->inline_slot.gpus = d->gpus;
+        out->inline_slot.mask =
+            low_bits(shareable(c, &c->nodes[one], level), d->gpus);
+        out->slots = &out->inline_slot;
+        out->nswitches = 1;
+        return GP_OK;
+    }
+    /* the most room first (insertion sort: few nodes have room) */
+    for (uint32_t i = 1; i < nn; i++)
+        for (uint32_t k = i; k > 0 && room[order[k]] > room[order[k - 1]];
+             k--) {
+            uint32_t x = order[k];
+
+            order[k] = order[k - 1];
+            order[k - 1] = x;
+        }
+    for (left = d->gpus; left; nslots++)
+        left -= room[order[nslots]] < left ? room[order[nslots]] : left;
+    if (!(slots = gp_arena_alloc(scratch, nslots * sizeof(*slots))))
+        return GP_ENOMEM;
+    left = d->gpus;
+    for (uint32_t s = 0; s < nslots; s++) {
+        const struct node *n = &c->nodes[order[s]];
+        uint32_t k = room[order[s]] < left ? room[order[s]] : left;
+
+        memset(&slots[s], 0, sizeof(slots[s]));
+        slots[s].node = order[s];
+        slots[s].gpus = k;
+        slots[s].mask = low_bits(shareable(c, n, level), k);
+        left -= k;
+    }
+    out->nslots = nslots;
+    out->slots = slots;
+    out->nswitches = 0;
+    for (uint32_t s = 0; s < nslots; s++) {
+        bool seen = false;
+
+        for (uint32_t k = 0; k < s && !seen; k++)
+            seen =
+                c->nodes[slots[k].node].group == c->nodes[slots[s].node].group;
+        out->nswitches += !seen;
+    }
+    return GP_OK;
+}
+
+int gp_cluster_fit_shared(const struct gp_cluster *c, const struct gp_demand *d,
+                          uint32_t below, struct gp_arena *scratch,
+                          struct gp_placement *out)
+{
+    if (!c->sealed)
+        return GP_ESTATE;
+    if (gp__demand_check(d) != GP_OK || d->gpus < 1 || below < 1)
+        return GP_EINVAL;
+    for (uint32_t level = 1; level < below; level++)
+        for (uint32_t t = 0; t < c->ntypes; t++) {
+            int rc;
+
+            if (d->type != GP_TYPE_ANY && t != d->type)
+                continue;
+            rc = fit_shared_at(c, d, t, level, scratch, out);
+            if (rc != GP_ENOFIT)
+                return rc;
+        }
+    return GP_ENOFIT;
+}
+
 int gp_cluster_fit(const struct gp_cluster *c, enum gp_place_model model,
                    const struct gp_demand *d, struct gp_arena *scratch,
                    struct gp_placement *out)

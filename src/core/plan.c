@@ -148,7 +148,7 @@ static int take_for(struct gp_core *c, struct gp_job *j, uint8_t op,
         gp_cluster_give(c->cluster, copy, d);
     /* given just above, and nothing took them since */
     if (rc != GP_OK && leave_old)
-        GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+        GP__MUST(gp_cluster_retake(c->cluster, &j->where, &j->demand));
     return rc;
 }
 
@@ -166,11 +166,14 @@ bool gp_plan_has(const struct gp_plan *p, const struct gp_job *job)
     return job->plan_mark == p->core->round_id && job->plan_op != 0;
 }
 
-/* A grant is for a gang, and its pace a finite factor (0 = none). */
+/* A grant is for a gang, and its pace a finite factor (0 = none); a
+ * co-located placement is a gang's on named nodes. */
 static bool grant_ok(const struct gp_placement *where)
 {
     if (!(where->pace >= 0 && where->pace <= 1e6))
         return false;
+    if (where->colocated && (!where->gpus || !where->nslots))
+        return false; /* gangs on nodes only */
     return !where->granted || where->gpus > 0;
 }
 
@@ -282,18 +285,18 @@ void gp_plan_rollback(struct gp_plan *p, size_t mark)
             gp__take_stopping(c);
             gp_cluster_give(c->cluster, &a->where, &d);
             /* every later action was undone first: the old GPUs are free */
-            GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+            GP__MUST(gp_cluster_retake(c->cluster, &j->where, &j->demand));
         } else if (a->op == OP_PREEMPT && c->cfg.grace_us == 0) {
             gp__take_stopping(c);
             /* every later action was undone first: the GPUs are free */
-            GP__MUST(gp_cluster_take(c->cluster, &a->where, &d));
+            GP__MUST(gp_cluster_retake(c->cluster, &a->where, &d));
         } else if (a->op == OP_MIGRATE) {
             gp__take_stopping(c);
             gp_cluster_give(c->cluster, &a->where, &d);
             /* free model: the old GPUs were given; every later action was
              * undone first, so they are free again */
             if (c->cfg.grace_us == 0)
-                GP__MUST(gp_cluster_take(c->cluster, &j->where, &j->demand));
+                GP__MUST(gp_cluster_retake(c->cluster, &j->where, &j->demand));
         }
         j->plan_op = 0;
         j->plan_mark = 0;
@@ -321,6 +324,19 @@ int gp_plan_reject(struct gp_plan *p, const struct gp_job *job, const char *why)
     return GP_OK;
 }
 
+static bool same_devices(const struct gp_placement *a,
+                         const struct gp_placement *b)
+{
+    if (a->nslots != b->nslots || a->gpus != b->gpus || a->milli != b->milli)
+        return false;
+    for (uint32_t i = 0; i < a->nslots; i++)
+        if (a->slots[i].node != b->slots[i].node ||
+            a->slots[i].mask != b->slots[i].mask ||
+            a->slots[i].dev != b->slots[i].dev)
+            return false;
+    return true;
+}
+
 int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
                    const struct gp_placement *where)
 {
@@ -340,6 +356,10 @@ int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
         return GP_EPLAN;
     if ((rc = keep_copy(c, where, &copy)) != GP_OK)
         return rc;
+    /* a new pace or grant on the same devices: co-located jobs may hold
+     * them too, as they did */
+    if (copy.gpus && copy.nslots && same_devices(&j->where, &copy))
+        copy.colocated = true;
     d = j->demand;
     d.gpus = where->gpus;
     /* leave the old GPUs, take the new (they may overlap) */

@@ -4,6 +4,12 @@
  * types x measured scales), so a class keeps a small array searched
  * linearly; classes are found through the string table. A rate is asked
  * once per start, not on any hot path.
+ *
+ * Pair figures (co-location) are many more (Gavel's give 976, a pair of
+ * classes on a type): one array sorted by (lower class id, higher class
+ * id, type id, gpus), found by binary search. Each pair is stored once
+ * with its figures in id order, so both orders of asking meet the same
+ * entry.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,12 +30,20 @@ struct klass {
     uint32_t n, cap;
 };
 
+/* Two classes packed onto the same GPUs; a <= b (strtab ids). */
+struct pair {
+    uint32_t a, b, type, gpus;
+    double tput[2]; /* [0] of a, [1] of b, while both run */
+};
+
 struct gp_speed_table {
     struct gp_strtab strs;
     uint32_t reference;    /* strtab id of the reference type */
     struct klass *classes; /* by strtab id of the class name */
     uint32_t ncls, capcls;
-    size_t nclasses; /* with figures */
+    size_t nclasses;    /* with figures */
+    struct pair *pairs; /* sorted by (a, b, type, gpus) */
+    uint32_t npairs, cappairs;
 };
 
 int gp_speed_table_new(struct gp_speed_table **out, const char *reference)
@@ -56,6 +70,7 @@ void gp_speed_table_free(struct gp_speed_table *t)
     for (uint32_t i = 0; i < t->ncls; i++)
         free(t->classes[i].f);
     free(t->classes);
+    free(t->pairs);
     gp_strtab_fini(&t->strs);
     free(t);
 }
@@ -190,6 +205,115 @@ double gp_speed_table_rate(const struct gp_speed_table *t,
 {
     return gp_speed_table_rate_spread(t, job_class, gpu_type, gpus, asked,
                                       false, NULL);
+}
+
+static int cmp_u32(uint32_t x, uint32_t y)
+{
+    return (x > y) - (x < y);
+}
+
+static int cmp_pair(const struct pair *p, const struct pair *key)
+{
+    int c = cmp_u32(p->a, key->a);
+
+    if (!c)
+        c = cmp_u32(p->b, key->b);
+    if (!c)
+        c = cmp_u32(p->type, key->type);
+    return c ? c : cmp_u32(p->gpus, key->gpus);
+}
+
+/* The index of the first pair not below key (== npairs past the end). */
+static uint32_t pair_lower_bound(const struct gp_speed_table *t,
+                                 const struct pair *key)
+{
+    uint32_t lo = 0, hi = t->npairs;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (cmp_pair(&t->pairs[mid], key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int gp_speed_table_set_pair(struct gp_speed_table *t, const char *class_a,
+                            const char *class_b, const char *gpu_type,
+                            uint32_t gpus, double tput_a, double tput_b)
+{
+    struct pair key = {0};
+    uint32_t a, b, i;
+    bool swap;
+    int rc;
+
+    if (!class_a || !*class_a || !class_b || !*class_b || !gpu_type ||
+        !*gpu_type || gpus < 1 || !isfinite(tput_a) || tput_a <= 0 ||
+        !isfinite(tput_b) || tput_b <= 0)
+        return GP_EINVAL;
+    if ((rc = gp_strtab_intern(&t->strs, class_a, (size_t)-1, &a)) ||
+        (rc = gp_strtab_intern(&t->strs, class_b, (size_t)-1, &b)) ||
+        (rc = gp_strtab_intern(&t->strs, gpu_type, (size_t)-1, &key.type)))
+        return rc;
+    swap = a > b;
+    key.a = swap ? b : a;
+    key.b = swap ? a : b;
+    key.gpus = gpus;
+    key.tput[0] = swap ? tput_b : tput_a;
+    key.tput[1] = swap ? tput_a : tput_b;
+    i = pair_lower_bound(t, &key);
+    if (i < t->npairs && cmp_pair(&t->pairs[i], &key) == 0) {
+        t->pairs[i] = key;
+        return GP_OK;
+    }
+    if ((rc = gp__grow(NULL, (void **)&t->pairs, &t->cappairs,
+                       sizeof(*t->pairs), t->npairs + 1)))
+        return rc;
+    /* figures mostly come in id order (a sorted source): this moves
+     * little */
+    memmove(t->pairs + i + 1, t->pairs + i,
+            (t->npairs - i) * sizeof(*t->pairs));
+    t->pairs[i] = key;
+    t->npairs++;
+    return GP_OK;
+}
+
+int gp_speed_table_pair(const struct gp_speed_table *t, const char *class_a,
+                        const char *class_b, const char *gpu_type,
+                        uint32_t gpus, double *tput_a, double *tput_b)
+{
+    struct pair key = {0};
+    const struct pair *p;
+    uint32_t a, b, i;
+    bool swap;
+
+    if (!t || !class_a || !class_b || !gpu_type || gpus < 1)
+        return GP_ENOENT;
+    a = gp_strtab_find(&t->strs, class_a, (size_t)-1);
+    b = gp_strtab_find(&t->strs, class_b, (size_t)-1);
+    key.type = gp_strtab_find(&t->strs, gpu_type, (size_t)-1);
+    if (!a || !b || !key.type)
+        return GP_ENOENT;
+    swap = a > b;
+    key.a = swap ? b : a;
+    key.b = swap ? a : b;
+    key.gpus = gpus;
+    i = pair_lower_bound(t, &key);
+    if (i >= t->npairs || cmp_pair(&t->pairs[i], &key) != 0)
+        return GP_ENOENT;
+    p = &t->pairs[i];
+    if (tput_a)
+        *tput_a = p->tput[swap];
+    if (tput_b)
+        *tput_b = p->tput[!swap];
+    return GP_OK;
+}
+
+size_t gp_speed_table_npairs(const struct gp_speed_table *t)
+{
+    return t->npairs;
 }
 
 const char *gp_speed_table_reference(const struct gp_speed_table *t)

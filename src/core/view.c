@@ -63,7 +63,7 @@ void gp__take_stopping(struct gp_core *c)
         struct gp_job *p = J(c, c->preempting[k]);
 
         /* given by gp__give_stopping, nothing else took them since */
-        GP__MUST(gp_cluster_take(c->cluster, &p->where, &p->demand));
+        GP__MUST(gp_cluster_retake(c->cluster, &p->where, &p->demand));
     }
     c->given_gpus = c->given_milli = 0;
     memset(c->given_type_gpus, 0, sizeof(c->given_type_gpus));
@@ -180,6 +180,55 @@ int gp_view_fit_granted(const struct gp_view *v, const struct gp_job *job,
     return GP_OK;
 }
 
+int gp_view_fit_colocate(const struct gp_view *v, const struct gp_job *job,
+                         const struct gp_job *host, double pace,
+                         struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    struct gp_placement p;
+
+    if (job->state != GP_JOB_PENDING ||
+        (host->state != GP_JOB_RUNNING && host->state != GP_JOB_STARTING) ||
+        !job->demand.gpus || !host->where.gpus || !host->where.nslots ||
+        gp_plan_has(&c->plan, host) || !(pace >= 0 && pace <= 1e6))
+        return GP_EINVAL;
+    if (host->where.gpus < job->min_gpus || host->where.gpus > job->max_gpus ||
+        (job->demand.type != GP_TYPE_ANY &&
+         job->demand.type != host->where.type))
+        return GP_ENOFIT;
+    p = host->where;
+    p.granted = false;
+    p.grant_cpus_per_gpu = 0;
+    p.grant_mem_mib_per_gpu = 0;
+    p.pace = pace;
+    p.colocated = true;
+    if (p.nslots == 1)
+        p.inline_slot = host->where.slots[0];
+    *where = p;
+    if (where->nslots == 1)
+        where->slots = &where->inline_slot;
+    return GP_OK;
+}
+
+int gp_view_fit_shared(const struct gp_view *v, const struct gp_job *job,
+                       uint32_t below, double pace, struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    int rc;
+
+    if (job->state != GP_JOB_PENDING || !job->demand.gpus ||
+        c->cfg.model == GP_PLACE_COUNT || !(pace >= 0 && pace <= 1e6))
+        return GP_EINVAL;
+    gp__take_stopping(c);
+    if ((rc = gp_cluster_fit_shared(c->cluster, &job->demand, below,
+                                    &c->scratch, where)) != GP_OK)
+        return rc;
+    where->pace = pace;
+    if (where->nslots == 1)
+        where->slots = &where->inline_slot;
+    return GP_OK;
+}
+
 int gp_view_fit_type(const struct gp_view *v, const struct gp_job *job,
                      uint8_t type, struct gp_placement *where)
 {
@@ -221,6 +270,31 @@ double gp_view_throughput_on(const struct gp_view *v, const struct gp_job *job,
     return gp_view_rate_on(v, job, type);
 }
 
+int gp_view_pair_paces(const struct gp_view *v, const struct gp_job *a,
+                       const struct gp_job *b, uint8_t type, uint32_t gpus,
+                       double *pace_a, double *pace_b)
+{
+    const struct gp_core *c = v->core;
+    const char *ca, *cb, *tn;
+    double ta, tb, alone_a, alone_b;
+
+    if (!c->cfg.speed || !a->job_class || !b->job_class || !gpus ||
+        type >= gp_cluster_ntypes(c->cluster))
+        return GP_ENOENT;
+    ca = gp_strtab_get(&c->strs, a->job_class);
+    cb = gp_strtab_get(&c->strs, b->job_class);
+    tn = gp_cluster_type_name(c->cluster, type);
+    if (gp_speed_table_pair(c->cfg.speed, ca, cb, tn, gpus, &ta, &tb) != GP_OK)
+        return GP_ENOENT;
+    alone_a = gp_speed_table_throughput(c->cfg.speed, ca, tn, gpus);
+    alone_b = gp_speed_table_throughput(c->cfg.speed, cb, tn, gpus);
+    if (!(alone_a > 0) || !(alone_b > 0))
+        return GP_ENOENT;
+    *pace_a = ta / alone_a;
+    *pace_b = tb / alone_b;
+    return GP_OK;
+}
+
 double gp_view_rate_on(const struct gp_view *v, const struct gp_job *job,
                        uint8_t type)
 {
@@ -253,7 +327,7 @@ int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
     gp_cluster_give(c->cluster, &job->where, &job->demand);
     rc = gp_cluster_fit(c->cluster, c->cfg.model, &d, &c->scratch, where);
     /* given just above; the fit only asked */
-    GP__MUST(gp_cluster_take(c->cluster, &job->where, &job->demand));
+    GP__MUST(gp_cluster_retake(c->cluster, &job->where, &job->demand));
     return rc;
 }
 
@@ -434,7 +508,7 @@ int gp_view_fit_if_freed(const struct gp_view *v, const struct gp_job *job,
             (!graceful && gp_plan_has(&c->plan, x)))
             continue;
         /* given just above; the fit only asked */
-        GP__MUST(gp_cluster_take(c->cluster, &x->where, &x->demand));
+        GP__MUST(gp_cluster_retake(c->cluster, &x->where, &x->demand));
     }
     return rc;
 }

@@ -941,6 +941,8 @@ static json_t *nodes(struct daemon *d, const struct gp_identity *who,
                                 json_integer(s->mem_used_mib));
             json_object_set_new(g, "sampled", json_real(secs(s->t_us)));
         }
+        json_t *on = json_array();
+
         for (size_t k = 0; k < d->njobs; k++) {
             const struct gp_job *j = gp_core_job(d->core, d->jobs[k]->handle);
             if (j &&
@@ -948,8 +950,15 @@ static json_t *nodes(struct daemon *d, const struct gp_identity *who,
                  j->state == GP_JOB_STOPPING) &&
                 j->where.nslots && (j->where.slots[0].mask >> i & 1) &&
                 gp_tenancy_may(d, who, d->jobs[k]->tenant))
-                json_object_set_new(g, "job", json_integer(d->jobs[k]->id));
+                json_array_append_new(on, json_integer(d->jobs[k]->id));
         }
+        /* "job": the first; "jobs": every one, when co-located jobs share
+         * the GPU (a policy that time-slices or packs: gandiva) */
+        if (json_array_size(on) > 0)
+            json_object_set(g, "job", json_array_get(on, 0));
+        if (json_array_size(on) > 1)
+            json_object_set(g, "jobs", on);
+        json_decref(on);
         json_array_append_new(gpus, g);
     }
     *status = 200;

@@ -1251,6 +1251,8 @@ static int restore_job(struct recover *rv, struct djob *dj)
         p.inline_slot.dev =
             p.milli && mask ? (uint32_t)__builtin_ctzll(mask) : 0;
         p.slots = &p.inline_slot;
+        /* a GPU another job adopted first: they were co-located */
+        p.colocated = p.gpus > 0;
         snprintf(dj->devices, sizeof(dj->devices), "%s", dl.devices);
         gp_djob_set_proc(d, dj, true);
         if ((rc = gp_core_adopt(d->core, dj->handle, &p,

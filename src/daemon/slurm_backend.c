@@ -349,6 +349,11 @@ int gp_bslurm_start(struct daemon *d, struct djob *dj, const struct gp_job *j,
         rc = gp_diag_set(&diag, GP_EINVAL, "slurm",
                          "a placement with no node (placement = count does "
                          "not name nodes: use pack or topo with Slurm)");
+    if (rc == GP_OK && j->where.colocated)
+        rc = gp_diag_set(&diag, GP_EINVAL, "slurm",
+                         "Slurm gives a GPU to one job at a time: a policy "
+                         "that co-locates jobs (gandiva) runs on the local "
+                         "backend or in the simulator");
     if (rc == GP_OK && !dj->slurm_id)
         rc = submit_held(d, dj, &diag);
     if (rc == GP_OK)

@@ -115,6 +115,10 @@ struct gp_metrics {
     } * run_gpus;
     size_t nrun;
     uint64_t shrinks, grows; /* resizes of elastic jobs */
+    uint64_t retunes;        /* resizes that kept the GPU count */
+    uint64_t migrations;     /* runs ended by a move */
+    u128 coloc_total;        /* milli-GPU-us held beyond the devices' own */
+    uint64_t coloc;          /* state since last_us: co-located milli */
     int64_t *lost_seen;      /* by job id: its lost work already booked; NULL
                                 until a preemption loses work */
     size_t nlost;
@@ -341,6 +345,7 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
                 add_piece(m, m->type_sums[k], m->type_busy[k], m->last_us,
                           now_us);
         m->busy_total += (u128)m->busy * dt;
+        m->coloc_total += (u128)m->coloc * dt;
         if (m->pending) { /* saturated: jobs waited all along the step */
             m->sat_busy += (u128)m->busy * dt;
             m->sat_us += dt;
@@ -350,6 +355,7 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
     }
     if (core) {
         m->busy = gp_core_busy_milli(core);
+        m->coloc = gp_cluster_colocated_milli(gp_core_cluster(core));
         m->pending = gp_core_npending(core);
         m->shrunk = gp_core_shrunk_milli(core);
         m->any_shrunk |= m->shrunk > 0;
@@ -820,6 +826,8 @@ static void on_preempted(void *priv, const struct gp_core *core,
               : job->requeued_by == GP_STOP_MIGRATE ? GP__RUN_MIGRATED
                                                     : GP__RUN_PREEMPTED,
               m->last_us);
+    if (job->requeued_by == GP_STOP_MIGRATE)
+        m->migrations++;
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
     pend_add(m, t, job);
@@ -851,8 +859,10 @@ static void on_resized(void *priv, const struct gp_core *core,
     step(m, core, now_us);
     if (job->where.gpus < old_gpus)
         m->shrinks++;
-    else
+    else if (job->where.gpus > old_gpus)
         m->grows++;
+    else
+        m->retunes++; /* a new pace or grant on the same GPUs */
     close_run(m, job, m->last_us);
     run_close(m, job, GP__RUN_RESIZED, m->last_us);
     open_run(m, job);
@@ -1548,7 +1558,10 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     }
     s->shrinks = m->shrinks;
     s->grows = m->grows;
-    s->resizes = m->shrinks + m->grows;
+    s->retunes = m->retunes;
+    s->resizes = m->shrinks + m->grows + m->retunes;
+    s->migrations = m->migrations;
+    s->colocated_gpu_s = gpus_of(m->coloc_total) / 1e6;
     s->restart_gpu_s = us_to_s(m->restart_gpu_us / MILLI);
     s->lost_work_gpu_s = us_to_s(m->lost_work_gpu_us / MILLI);
     s->lost_gpu_s = us_to_s((m->restart_gpu_us + m->lost_work_gpu_us) / MILLI);

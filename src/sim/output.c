@@ -92,6 +92,21 @@ static bool has_resizes(const struct gp_summary *s)
     return s->elastic || s->resizes > 0;
 }
 
+static bool has_retunes(const struct gp_summary *s)
+{
+    return s->retunes > 0;
+}
+
+static bool has_migrations(const struct gp_summary *s)
+{
+    return s->migrations > 0;
+}
+
+static bool has_colocated(const struct gp_summary *s)
+{
+    return s->colocated_gpu_s > 0;
+}
+
 static bool has_unfair(const struct gp_summary *s)
 {
     return s->explained && s->fairshare_samples > 0;
@@ -191,6 +206,10 @@ const struct gp__row gp__rows[] = {
     GROUP_IF("resizes", GP__ROW_COUNT, resizes, has_resizes),
     ROW_IF("  shrinks", GP__ROW_COUNT, shrinks, has_resizes),
     ROW_IF("  grows", GP__ROW_COUNT, grows, has_resizes),
+    ROW_IF("  retunes", GP__ROW_COUNT, retunes, has_retunes),
+    ROW_IF("migrations", GP__ROW_COUNT, migrations, has_migrations),
+    ROW_IF("co-located GPU time (GPU-h)", GP__ROW_GPUH, colocated_gpu_s,
+           has_colocated),
     GROUP("lower bound avg JCT", GP__ROW_TIME, lb_avg_jct_s),
     ROW("lower bound makespan", GP__ROW_TIME, lb_makespan_s),
     ROW("avg JCT / lower bound", GP__ROW_RATIO, avg_jct_ratio),
@@ -753,6 +772,9 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "resizes", juint(s->resizes), &ok);
     put(o, "shrinks", juint(s->shrinks), &ok);
     put(o, "grows", juint(s->grows), &ok);
+    put(o, "retunes", juint(s->retunes), &ok);
+    put(o, "migrations", juint(s->migrations), &ok);
+    put(o, "colocated_gpu_s", jreal(s->colocated_gpu_s), &ok);
     put(o, "lb_avg_jct_s", jreal(s->lb_avg_jct_s), &ok);
     put(o, "lb_makespan_s", jreal(s->lb_makespan_s), &ok);
     put(o, "gpu_utilization_ceiling", jreal(s->gpu_utilization_ceiling), &ok);

@@ -379,7 +379,8 @@ const struct gp_trace_reader_ops gp_trace_reader_gavel = {
 
 /* Gavel's table as a speed model: each job type's measured throughput on
  * V100, P100 and K80 at each measured scale, relative to the V100 (on
- * which the reader computes durations). */
+ * which the reader computes durations), and each pair's throughputs packed
+ * onto the same GPUs where Gavel could pack it there (both figures > 0). */
 int gp_trace_gavel_speeds(struct gp_speed_table **out, bool spread)
 {
     static const char *const types[] = {"V100", "P100", "K80"};
@@ -403,11 +404,24 @@ int gp_trace_gavel_speeds(struct gp_speed_table **out, bool spread)
                 break;
             rc = GP_OK;
         }
-        if (rc != GP_OK) {
-            gp_speed_table_free(t);
-            return rc;
+        if (rc != GP_OK)
+            goto fail;
+    }
+    for (size_t i = 0; i < gp__gavel_npairs; i++) {
+        const struct gp__gavel_pair *p = &gp__gavel_pairs[i];
+        const double *v[] = {p->v100, p->p100, p->k80};
+
+        for (size_t k = 0; k < 3; k++) {
+            if (!(v[k][0] > 0 && v[k][1] > 0))
+                continue; /* Gavel cannot pack them on this type */
+            if ((rc = gp_speed_table_set_pair(t, p->a, p->b, types[k], p->scale,
+                                              v[k][0], v[k][1])) != GP_OK)
+                goto fail;
         }
     }
     *out = t;
     return GP_OK;
+fail:
+    gp_speed_table_free(t);
+    return rc;
 }

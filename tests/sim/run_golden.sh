@@ -55,13 +55,50 @@ for k, v in json.load(open(case + "/expected-summary.json")).items():
         bad.append(f"summary: {k} = {out[k]}, expected {v}")
 # utilization from the runs CSV, as docs/metrics.md shows a user: GPU-
 # seconds of the run intervals over GPUs x window, the arrival window
-# cutting each interval to [first, last submission]
+# cutting each interval to [first, last submission]; a device that
+# co-located jobs share (gandiva) counts once: the union of the runs on it
 runs = list(csv.DictReader(open(tmp + "/runs1.csv")))
 submits = [float(j["submit_s"]) for j in jobs.values() if j["state"] != "rejected"]
 t0, t1 = min(submits), max(submits)
-busy = sum((float(r["end_s"]) - float(r["start_s"])) * int(r["gpus"]) for r in runs)
-busy_arr = sum(max(0.0, min(float(r["end_s"]), t1) - max(float(r["start_s"]), t0))
-               * int(r["gpus"]) for r in runs)
+
+
+def devices(placement):
+    out = []
+    for piece in filter(None, placement.split(";")):
+        node, _, devs = piece.partition(":")
+        for part in devs.split(","):
+            lo, _, hi = part.partition("-")
+            out += [(node, d) for d in range(int(lo), int(hi or lo) + 1)]
+    return out
+
+
+def busy_in(lo, hi):
+    total, per_dev = 0.0, {}
+    for r in runs:
+        a, b = max(float(r["start_s"]), lo), min(float(r["end_s"]), hi)
+        if b <= a:
+            continue
+        pl = r["placement"]
+        devs = devices(pl) if ":" in pl and "@" not in pl else []
+        if len(devs) != int(r["gpus"]):  # no devices named: count the GPUs
+            total += (b - a) * int(r["gpus"])
+            continue
+        for d in devs:
+            per_dev.setdefault(d, []).append((a, b))
+    for spans in per_dev.values():
+        end = None
+        for a, b in sorted(spans):
+            if end is None or a > end:
+                total += b - a
+                end = b
+            elif b > end:
+                total += b - end
+                end = b
+    return total
+
+
+busy = busy_in(float("-inf"), float("inf"))
+busy_arr = busy_in(t0, t1)
 gpus = out["cluster_gpus"]
 checks = [("gpu_utilization_makespan", busy / (gpus * out["makespan_s"]))]
 if t1 > t0:

@@ -12,6 +12,7 @@
 
 #include "core_harness.h"
 #include "gpupool/trace.h"
+#include "trace/gavel_throughputs.h"
 
 static struct gp_speed_table *table(void)
 {
@@ -74,6 +75,160 @@ static void bad_figures_are_refused(void **state)
     assert_null(u);
     gp_speed_table_free(t);
     gp_speed_table_free(NULL);
+}
+
+/* A pair figure is one unordered pair's: asked in either order, each
+ * class gets its own throughput; a later figure replaces it; bad figures
+ * are refused and a pair never recorded is not found. */
+static void a_pair_figure_reads_the_same_in_either_order(void **state)
+{
+    struct gp_speed_table *t = table();
+    double a = -1, b = -1;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_npairs(t), 0);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "V100", 1, 7, 3), GP_OK);
+    assert_int_equal(gp_speed_table_pair(t, "resnet", "lm", "V100", 1, &a, &b),
+                     GP_OK);
+    assert_float_equal(a, 7, 0);
+    assert_float_equal(b, 3, 0);
+    assert_int_equal(gp_speed_table_pair(t, "lm", "resnet", "V100", 1, &a, &b),
+                     GP_OK);
+    assert_float_equal(a, 3, 0);
+    assert_float_equal(b, 7, 0);
+    /* the same pair given in the other order replaces the figure */
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "lm", "resnet", "V100", 1, 2, 6), GP_OK);
+    assert_int_equal(gp_speed_table_npairs(t), 1);
+    assert_int_equal(gp_speed_table_pair(t, "resnet", "lm", "V100", 1, &a, &b),
+                     GP_OK);
+    assert_float_equal(a, 6, 0);
+    assert_float_equal(b, 2, 0);
+    /* another type, another count, a class with itself: other figures */
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "K80", 1, 1.5, 0.5), GP_OK);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "V100", 2, 12, 5), GP_OK);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "resnet", "V100", 1, 6, 5.5),
+        GP_OK);
+    assert_int_equal(gp_speed_table_npairs(t), 4);
+    assert_int_equal(gp_speed_table_pair(t, "lm", "resnet", "K80", 1, &a, &b),
+                     GP_OK);
+    assert_float_equal(a, 0.5, 0);
+    assert_float_equal(b, 1.5, 0);
+    assert_int_equal(
+        gp_speed_table_pair(t, "lm", "resnet", "V100", 2, &a, NULL), GP_OK);
+    assert_float_equal(a, 5, 0);
+    assert_int_equal(
+        gp_speed_table_pair(t, "resnet", "resnet", "V100", 1, &a, &b), GP_OK);
+    assert_float_equal(a, 6, 0);
+    assert_float_equal(b, 5.5, 0);
+    /* pair figures are not class figures */
+    assert_int_equal(gp_speed_table_nclasses(t), 2);
+    assert_float_equal(gp_speed_table_throughput(t, "resnet", "V100", 1), 10,
+                       0);
+
+    /* bad figures: nothing recorded, the old figure stands */
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "V100", 1, 0, 1), GP_EINVAL);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "V100", 1, 1, -1),
+        GP_EINVAL);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "V100", 1, 1.0 / 0.0, 1),
+        GP_EINVAL);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "V100", 1, 1, 0.0 / 0.0),
+        GP_EINVAL);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", "lm", "V100", 0, 1, 1), GP_EINVAL);
+    assert_int_equal(gp_speed_table_set_pair(t, "", "lm", "V100", 1, 1, 1),
+                     GP_EINVAL);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "resnet", NULL, "V100", 1, 1, 1), GP_EINVAL);
+    assert_int_equal(gp_speed_table_set_pair(t, "resnet", "lm", "", 1, 1, 1),
+                     GP_EINVAL);
+    assert_int_equal(gp_speed_table_npairs(t), 4);
+    assert_int_equal(gp_speed_table_pair(t, "resnet", "lm", "V100", 1, &a, &b),
+                     GP_OK);
+    assert_float_equal(a, 6, 0);
+    assert_float_equal(b, 2, 0);
+
+    /* never recorded: not found, and the out-figures are left alone */
+    a = b = -1;
+    assert_int_equal(gp_speed_table_pair(t, "lm", "lm", "V100", 1, &a, &b),
+                     GP_ENOENT);
+    assert_int_equal(gp_speed_table_pair(t, "resnet", "lm", "P100", 1, &a, &b),
+                     GP_ENOENT);
+    /* not scaled to a count never measured */
+    assert_int_equal(gp_speed_table_pair(t, "resnet", "lm", "V100", 4, &a, &b),
+                     GP_ENOENT);
+    assert_int_equal(gp_speed_table_pair(t, "bert", "lm", "V100", 1, &a, &b),
+                     GP_ENOENT);
+    assert_int_equal(gp_speed_table_pair(t, "resnet", "lm", "V100", 0, &a, &b),
+                     GP_ENOENT);
+    assert_float_equal(a, -1, 0);
+    assert_float_equal(b, -1, 0);
+    gp_speed_table_free(t);
+}
+
+/* Gavel's co-location figures come with its speed table. From its
+ * simulation_throughputs.json, ('Transformer (batch size 32)', 1) packed
+ * with ('CycleGAN', 1): on V100 [7.444423180797455, 3.7291329196135825],
+ * on K80 [1.506634361315931, 0.3187298086282679] (Transformer's first).
+ * ('ResNet-18 (batch size 32)', 1) with ('ResNet-50 (batch size 128)', 1)
+ * packs on a V100 but not on a K80 (Gavel's [0.0, 0.0]). */
+static void gavel_pairs_load_with_its_speeds(void **state)
+{
+    static const char tf[] = "Transformer (batch size 32)";
+    static const char cg[] = "CycleGAN";
+    struct gp_speed_table *g;
+    const struct gp__gavel_pair *p;
+    bool swapped = false;
+    double a = -1, b = -1;
+
+    (void)state;
+    /* the generated table keeps the pair once, CycleGAN first */
+    assert_non_null(p = gp__gavel_pair_find(tf, cg, 1, &swapped));
+    assert_true(swapped);
+    assert_string_equal(p->a, cg);
+    assert_float_equal(p->v100[0], 3.7291329196135825, 0);
+    assert_float_equal(p->v100[1], 7.444423180797455, 0);
+    assert_ptr_equal(gp__gavel_pair_find(cg, tf, 1, &swapped), p);
+    assert_false(swapped);
+    assert_null(gp__gavel_pair_find(cg, tf, 2, NULL));
+
+    assert_int_equal(gp_trace_gavel_speeds(&g, false), GP_OK);
+    assert_int_equal(gp_speed_table_pair(g, tf, cg, "V100", 1, &a, &b), GP_OK);
+    assert_float_equal(a, 7.444423180797455, 1e-12);
+    assert_float_equal(b, 3.7291329196135825, 1e-12);
+    assert_int_equal(gp_speed_table_pair(g, cg, tf, "V100", 1, &a, &b), GP_OK);
+    assert_float_equal(a, 3.7291329196135825, 1e-12);
+    assert_float_equal(b, 7.444423180797455, 1e-12);
+    assert_int_equal(gp_speed_table_pair(g, cg, tf, "K80", 1, &a, &b), GP_OK);
+    assert_float_equal(a, 0.3187298086282679, 1e-12);
+    assert_float_equal(b, 1.506634361315931, 1e-12);
+    /* its pace there: 7.44 of the 10.62 steps/s it makes alone */
+    assert_int_equal(gp_speed_table_pair(g, tf, cg, "V100", 1, &a, NULL),
+                     GP_OK);
+    assert_float_equal(a / gp_speed_table_throughput(g, tf, "V100", 1),
+                       7.444423180797455 / 10.620893339463915, 1e-12);
+    /* only pairs Gavel could pack on a type */
+    assert_int_equal(gp_speed_table_pair(g, "ResNet-50 (batch size 128)",
+                                         "ResNet-18 (batch size 32)", "V100", 1,
+                                         &a, &b),
+                     GP_OK);
+    assert_float_equal(a, 2.0324865810170727, 1e-12);
+    assert_float_equal(b, 12.222373671406768, 1e-12);
+    assert_int_equal(gp_speed_table_pair(g, "ResNet-50 (batch size 128)",
+                                         "ResNet-18 (batch size 32)", "K80", 1,
+                                         &a, &b),
+                     GP_ENOENT);
+    /* the generated table: 330 + 340 + 306 packable (pair, type) */
+    assert_int_equal(gp_speed_table_npairs(g), 330 + 340 + 306);
+    gp_speed_table_free(g);
 }
 
 /* A job of a measured class placed on K80s progresses at its own K80
@@ -261,6 +416,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rates_come_from_measured_throughputs),
         cmocka_unit_test(bad_figures_are_refused),
+        cmocka_unit_test(a_pair_figure_reads_the_same_in_either_order),
+        cmocka_unit_test(gavel_pairs_load_with_its_speeds),
         cmocka_unit_test(a_job_runs_at_its_class_rate_where_it_is_placed),
         cmocka_unit_test(a_gang_over_several_nodes_runs_at_its_spread_rate),
         cmocka_unit_test(a_transparent_resize_keeps_the_world_size),

@@ -20,6 +20,7 @@
     X(drf)                                                                     \
     X(synergy)                                                                 \
     X(themis)                                                                  \
+    X(gandiva)                                                                 \
     X(gandiva_fair)                                                            \
     X(optimus)                                                                 \
     X(oasis)                                                                   \

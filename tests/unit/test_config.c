@@ -557,11 +557,12 @@ static void strings_and_paths_follow_their_rules(void **state)
             "127.0.0.1:8443, [::1]:8443)");
     refused("[server]\nsocket =\n", GP_EPARSE,
             "t.ini:2: [server] socket: must not be empty");
-    refused("[scheduler]\npolicy = lass\n", GP_EPARSE,
-            "t.ini:2: [scheduler] policy: unknown policy 'lass' (known: fifo, "
-            "fifo-backfill, sjf, srtf, las, tiresias, tiresias-gittins, "
-            "qssf, drf, synergy, themis, gandiva-fair, optimus, oasis, "
-            "static-quota, pool-noreclaim, pool, gavel, allox)");
+    refused(
+        "[scheduler]\npolicy = lass\n", GP_EPARSE,
+        "t.ini:2: [scheduler] policy: unknown policy 'lass' (known: fifo, "
+        "fifo-backfill, sjf, srtf, las, tiresias, tiresias-gittins, "
+        "qssf, drf, synergy, themis, gandiva, gandiva-fair, optimus, oasis, "
+        "static-quota, pool-noreclaim, pool, gavel, allox)");
 }
 
 static void a_relative_state_dir_is_taken_from_the_working_folder(void **state)

@@ -57,6 +57,9 @@ struct gp_policy_ops {
      * rounds): for policies that move, resize or re-balance running jobs.
      * Otherwise a round with nothing pending does nothing. */
     bool rounds_when_idle;
+    /* Starts jobs on devices other jobs hold (gp_placement.colocated): a
+     * world that gives a GPU to one job at a time (Slurm) refuses it. */
+    bool colocates;
     /* grace period and protections used when the world does not set them
      * (see gp_core_config) */
     int64_t default_grace_us;

@@ -749,6 +749,24 @@ void gp__apply_reject(struct gp_core *c, struct gp_job *j, uint32_t why,
                                   gp_strtab_get(&c->strs, why), now);
 }
 
+/* Do two placements differ in their pace alone? */
+static bool pace_only(const struct gp_placement *a,
+                      const struct gp_placement *b)
+{
+    if (a->type != b->type || a->gpus != b->gpus || a->milli != b->milli ||
+        a->nslots != b->nslots || a->granted != b->granted ||
+        a->grant_cpus_per_gpu != b->grant_cpus_per_gpu ||
+        a->grant_mem_mib_per_gpu != b->grant_mem_mib_per_gpu)
+        return false;
+    for (uint32_t i = 0; i < a->nslots; i++)
+        if (a->slots[i].node != b->slots[i].node ||
+            a->slots[i].mask != b->slots[i].mask ||
+            a->slots[i].dev != b->slots[i].dev ||
+            a->slots[i].milli != b->slots[i].milli)
+            return false;
+    return true;
+}
+
 /* An elastic job changes its GPU count in place: the run so far is closed
  * on the old placement (GPU-time, work at the old speed), a new segment
  * begins now on the new one, paying the resize cost before it works. */
@@ -775,7 +793,9 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
     gp__book_shrunk(c, j, &j->where, 1);
     j->held_since_us = now;
     j->run_start_us = now;
-    j->overhead_us = c->cfg.resize_cost_us;
+    /* a new pace on the same devices and grant (jobs that share devices
+     * take turns differently) restarts nothing */
+    j->overhead_us = pace_only(old, &j->where) ? 0 : c->cfg.resize_cost_us;
     j->speed = gp__speed_of(c, j, &j->where);
     j->starts++; /* a new segment: what was timed for the old goes stale */
     j->resizes++;

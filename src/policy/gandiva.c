@@ -56,6 +56,10 @@ struct gandiva {
     double overhead; /* o = switch / quantum */
     int64_t quantum_us, switch_us;
     bool pack, migrate, grow, spread;
+    /* this round: the devices of each node a start, move or resize
+     * touched (their jobs are not paced yet: nothing else joins them) */
+    uint64_t *fresh;
+    uint32_t nnodes;
 };
 
 /* A running gang, keyed by its first piece (node and devices): jobs
@@ -349,11 +353,39 @@ static int repace(const struct gandiva *g, const struct gp_view *v,
     return GP_OK;
 }
 
+static void mark(struct gandiva *g, const struct gp_placement *w)
+{
+    for (uint32_t i = 0; i < w->nslots; i++)
+        if (w->slots[i].node < g->nnodes)
+            g->fresh[w->slots[i].node] |= w->slots[i].mask;
+}
+
+static bool fresh_hit(const struct gandiva *g, const struct gp_placement *w)
+{
+    for (uint32_t i = 0; i < w->nslots; i++)
+        if (w->slots[i].node < g->nnodes &&
+            (g->fresh[w->slots[i].node] & w->slots[i].mask))
+            return true;
+    return false;
+}
+
+/* Start `job` at `where`, marking its devices. */
+static int start_at(struct gandiva *g, struct gp_plan *p,
+                    const struct gp_job *job, const struct gp_placement *where)
+{
+    int rc = gp_plan_start(p, job, where);
+
+    if (rc == GP_OK)
+        mark(g, where);
+    return rc;
+}
+
 /* Start `job` on free GPUs: first on a node whose jobs are of its size
  * (the paper's affinity), else where the core places it. GP_ENOFIT if
  * nowhere. */
-static int start_free(const struct gp_view *v, struct gp_plan *p,
-                      const struct gp_job *job, const struct dset *s, size_t ns)
+static int start_free(struct gandiva *g, const struct gp_view *v,
+                      struct gp_plan *p, const struct gp_job *job,
+                      const struct dset *s, size_t ns)
 {
     struct gp_placement where;
     int rc;
@@ -370,18 +402,18 @@ static int start_free(const struct gp_view *v, struct gp_plan *p,
                 continue;
             last = node;
             if (gp_view_fit_on(v, job, node, &where) == GP_OK)
-                return gp_plan_start(p, job, &where);
+                return start_at(g, p, job, &where);
         }
     }
     if ((rc = gp_view_fit(v, job, 0, &where)) != GP_OK)
         return rc;
-    return gp_plan_start(p, job, &where);
+    return start_at(g, p, job, &where);
 }
 
 /* Shrink grown elastic jobs back to their size until `job` fits. */
-static int shrink_for(const struct gp_view *v, struct gp_plan *p,
-                      const struct gp_job *job, struct dset *s, size_t ns,
-                      bool *started)
+static int shrink_for(struct gandiva *g, const struct gp_view *v,
+                      struct gp_plan *p, const struct gp_job *job,
+                      struct dset *s, size_t ns, bool *started)
 {
     *started = false;
     for (size_t i = 0; i < ns && !*started; i++) {
@@ -400,7 +432,8 @@ static int shrink_for(const struct gp_view *v, struct gp_plan *p,
             continue;
         }
         s[i].touched = true;
-        rc = start_free(v, p, job, s, ns);
+        mark(g, &r->where);
+        rc = start_free(g, v, p, job, s, ns);
         if (rc == GP_OK)
             *started = true;
         else if (rc != GP_ENOFIT && rc != GP_EPLAN)
@@ -414,9 +447,9 @@ static int shrink_for(const struct gp_view *v, struct gp_plan *p,
  * alone, the one it packs with best; with spread, else any devices held
  * by the same number of jobs, fewer than `share` (a gang then takes turns
  * with every job on them). At its pace from the start. */
-static int share(const struct gandiva *g, const struct gp_view *v,
-                 struct gp_plan *p, const struct gp_job *job, struct dset *s,
-                 size_t ns, bool *started)
+static int share(struct gandiva *g, const struct gp_view *v, struct gp_plan *p,
+                 const struct gp_job *job, struct dset *s, size_t ns,
+                 bool *started)
 {
     struct dset *best = NULL;
     uint32_t best_h = 0;
@@ -431,6 +464,7 @@ static int share(const struct gandiva *g, const struct gp_view *v,
         double sum = 0;
 
         if (s[i].touched || s[i].joiner || r->where.gpus != job->demand.gpus ||
+            fresh_hit(g, &r->where) ||
             (job->demand.type != GP_TYPE_ANY &&
              r->where.type != job->demand.type))
             continue;
@@ -452,7 +486,7 @@ static int share(const struct gandiva *g, const struct gp_view *v,
                    ? pb
                    : turn(g, best_h + 1);
         rc = gp_view_fit_colocate(v, job, r, pace == 1.0 ? 0 : pace, &where);
-        if (rc == GP_OK && (rc = gp_plan_start(p, job, &where)) == GP_OK) {
+        if (rc == GP_OK && (rc = start_at(g, p, job, &where)) == GP_OK) {
             best->joiner = job;
             best->touched = true;
             *started = true;
@@ -468,10 +502,12 @@ static int share(const struct gandiva *g, const struct gp_view *v,
         return GP_OK;
     if (rc != GP_OK)
         return rc;
+    if (fresh_hit(g, &where))
+        return GP_OK; /* jobs started there now: it joins them next round */
     /* its height once it is there */
     pace = turn(g, height_of(v, &where) + 1);
     where.pace = pace == 1.0 ? 0 : pace;
-    if ((rc = gp_plan_start(p, job, &where)) == GP_EPLAN)
+    if ((rc = start_at(g, p, job, &where)) == GP_EPLAN)
         return GP_OK;
     if (rc == GP_OK)
         *started = true;
@@ -480,8 +516,9 @@ static int share(const struct gandiva *g, const struct gp_view *v,
 
 /* Move jobs off shared devices onto free ones: the most shared first,
  * the latest started of a set first. */
-static int migrate_off(const struct gp_view *v, struct gp_plan *p,
-                       struct dset *s, size_t ns, uint32_t most)
+static int migrate_off(struct gandiva *g, const struct gp_view *v,
+                       struct gp_plan *p, struct dset *s, size_t ns,
+                       uint32_t most)
 {
     for (uint32_t h = most; h >= 2 && gp_view_free_gpus(v) > 0; h--) {
         for (size_t i = 0; i < ns && gp_view_free_gpus(v) > 0; i++) {
@@ -503,6 +540,8 @@ static int migrate_off(const struct gp_view *v, struct gp_plan *p,
                         return rc;
                     continue;
                 }
+                mark(g, &j->where);
+                mark(g, &where);
                 s[i].touched = true;
                 break; /* one a set a round: its paces follow */
             }
@@ -525,6 +564,12 @@ static int gandiva_schedule(void *priv, const struct gp_view *v,
 
     if ((rc = group(v, &s, &ns)) != GP_OK)
         return rc;
+    g->nnodes = (uint32_t)gp_cluster_nnodes(gp_view_cluster(v));
+    g->fresh =
+        gp_arena_alloc(gp_view_scratch(v), (g->nnodes + 1) * sizeof(*g->fresh));
+    if (!g->fresh)
+        return GP_ENOMEM;
+    memset(g->fresh, 0, (g->nnodes + 1) * sizeof(*g->fresh));
     /* arrivals first: on free GPUs, on GPUs grown jobs give back, on
      * shared GPUs */
     if ((rc = gp_pending_iter_init(&it, v)) != GP_OK)
@@ -534,14 +579,15 @@ static int gandiva_schedule(void *priv, const struct gp_view *v,
 
         if (gp_plan_has(p, job))
             continue;
-        rc = start_free(v, p, job, s, ns);
+        rc = start_free(g, v, p, job, s, ns);
         if (rc == GP_OK) {
             started_any = true;
             continue;
         }
         if (rc != GP_ENOFIT && rc != GP_EPLAN)
             return rc;
-        if (g->grow && (rc = shrink_for(v, p, job, s, ns, &started)) != GP_OK)
+        if (g->grow &&
+            (rc = shrink_for(g, v, p, job, s, ns, &started)) != GP_OK)
             return rc;
         if (!started && colocate && job->demand.gpus &&
             (rc = share(g, v, p, job, s, ns, &started)) != GP_OK)
@@ -554,7 +600,7 @@ static int gandiva_schedule(void *priv, const struct gp_view *v,
     }
     /* then GPUs still free: off shared devices, then to grow */
     if (colocate && g->migrate &&
-        (rc = migrate_off(v, p, s, ns, g->share)) != GP_OK)
+        (rc = migrate_off(g, v, p, s, ns, g->share)) != GP_OK)
         return rc;
     if (g->grow && !waiting) {
         for (size_t i = 0; i < ns && gp_view_free_gpus(v) > 0; i++) {
@@ -586,6 +632,7 @@ const struct gp_policy_ops gp_policy_gandiva = {
                "that free, elastic jobs grown into idle ones",
     .preemptive = true,
     .rounds_when_idle = true, /* re-pace, move and grow with none waiting */
+    .colocates = true,
     .init = gandiva_init,
     .fini = gandiva_fini,
     .rank = gandiva_rank,

@@ -13,6 +13,8 @@
 #    the same model, bit for bit, as an uninterrupted run of the script on
 #    this GPU outside gpupool.
 # 4. A job that holds its GPU without using it is reported idle.
+# 5. Under gandiva two PyTorch jobs share GPU 0 (NVML lists both, none
+#    foreign) and each ends with the reference model.
 #
 # Skips (exit 77) without nvidia-smi, a GPU, or a python3 whose torch sees
 # CUDA: CI has none. A GPU machine runs it with `meson test gpu` or
@@ -249,5 +251,49 @@ kill -TERM "$pid"
 wait "$pid" || fail "SIGTERM: the daemon did not exit 0"
 pid=
 finish
+
+# --- 5. gandiva: two training jobs share one GPU ---------------------------
+# A daemon under gandiva on GPU 0 only: the second job finds no free GPU
+# and shares the first's; the driver time-slices them. NVML lists both
+# processes there, both gpupool's; each ends with the reference model.
+"$exe" serve --set server.state_dir="$tmp/g" --set server.socket="$sock" \
+    --set monitor.nvml=on --set monitor.period=1s \
+    --set scheduler.policy=gandiva --set policy.share=2 \
+    >>"$tmp/daemon.log" 2>&1 &
+pid=$!
+it_wait_up "$tmp/daemon.log"
+# shellcheck disable=SC2086
+x=$("$exe" submit -g 1 -J share1 $envs -- "$py" "$train" --steps $steps \
+    --seed $seed --device cuda --step-seconds 0.02 |
+    sed -n 's/^Submitted job //p')
+wait_for 60 "job $x to run" has_state "$x" running
+# shellcheck disable=SC2086
+y=$("$exe" submit -g 1 -J share2 $envs -- "$py" "$train" --steps $steps \
+    --seed $seed --device cuda --step-seconds 0.02 |
+    sed -n 's/^Submitted job //p')
+wait_for 60 "job $y to run beside $x" has_state "$y" running
+finish
+both_on_gpu() {
+    [ "$(nodes_json "[(g.get('processes'), g['foreign_pids'], g.get('jobs')) for g in n['nodes'][0]['gpus'] if g['index'] == 0][0]")" = "(2, [], [$x, $y])" ]
+}
+wait_for 60 "NVML to list jobs $x and $y as gpupool's on GPU 0" both_on_gpu
+[ "$(field "$x" devices)" = "$(field "$y" devices)" ] ||
+    fail "jobs $x and $y were given GPUs $(field "$x" devices) and $(field "$y" devices)"
+echo "jobs $x and $y share GPU $(field "$x" devices): NVML lists 2" \
+    "processes there, none foreign"
+wait_for 240 "job $x to complete" has_state "$x" completed
+wait_for 240 "job $y to complete" has_state "$y" completed
+finish
+for j in $x $y; do
+    h=$(final_hash "$(field "$j" stdout)")
+    [ "$h" = "$ref" ] || fail "job $j ended with model $h, the reference $ref"
+done
+kill -TERM "$pid"
+wait "$pid" || fail "SIGTERM: the gandiva daemon did not exit 0"
+pid=
+finish
+echo "jobs $x and $y trained side by side on one GPU and each ended with" \
+    "the reference model"
 echo "ok: gpu: $ngpus GPUs through NVML; a PyTorch job on cuda preempted," \
-    "resumed and ended with the reference model; foreign and idle reported"
+    "resumed and ended with the reference model; foreign and idle reported;" \
+    "two jobs shared a GPU under gandiva"

@@ -114,13 +114,14 @@ static void a_job_with_no_gpu_takes_turns_on_a_running_ones(void **state)
     gp_core_free(core);
 }
 
-/* At most `share` jobs on a GPU: the third waits, and takes the place of
- * the first to leave. With share=3 it would have joined. */
+/* At most `share` jobs on a GPU: with share=2 the third waits, and takes
+ * the place of the first to leave; with share=3 it joins at once. */
 static void no_more_than_share_jobs_take_turns_on_a_gpu(void **state)
 {
     struct rec r;
-    struct gp_core *core = gcore(1, 1, GP_PLACE_PACK, NULL, NULL, 0, &r);
+    const struct gp_kv two[] = {{"share", "2"}};
     const struct gp_kv three[] = {{"share", "3"}};
+    struct gp_core *core = gcore(1, 1, GP_PLACE_PACK, NULL, two, 1, &r);
     uint64_t a, c;
 
     (void)state;

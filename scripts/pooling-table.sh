@@ -27,7 +27,7 @@ if [ -f "$T/microsoft-itp-elasticflow/raw-traces.tar.gz" ]; then
         >"$OUT/itp.json"
 fi
 # The published policies on the same three runs, pool beside them.
-PUB=${PUBLISHED-fifo,las,tiresias,qssf,drf,synergy,themis,gandiva-fair,pool}
+PUB=${PUBLISHED-fifo,las,tiresias,qssf,drf,synergy,themis,gandiva,gandiva-fair,pool}
 if [ -n "$PUB" ]; then
     PCOMMON="--policy $PUB --checkpointable all --json --no-wall --no-progress"
     "$B" sim --trace data/philly.csv.xz --cluster 64x8 \

@@ -458,7 +458,9 @@ struct gp_tenant_info {
     uint32_t parent;
     double weight;
     uint32_t guarantee, cap, lend_limit; /* GPUs */
-    uint64_t held_milli;    /* of its running and preempting jobs */
+    uint64_t held_milli;    /* of its running and preempting jobs (a job
+                               co-located below full pace counts that part
+                               of its GPUs: its share of the device) */
     uint64_t pending_milli; /* what its pending jobs ask for */
     /* CPUs and memory, the same way (on nodes that track them; see
      * gp_cluster_up_cpus for the cluster's) */
@@ -466,7 +468,10 @@ struct gp_tenant_info {
     /* what its running elastic jobs lack of the GPUs they asked for
      * (shrunk, or started below their size): unmet demand */
     uint64_t shrunk_milli;
-    uint64_t demand_milli; /* held + pending + shrunk */
+    /* what its co-located jobs lack of their GPUs (the part their pace
+     * leaves to the jobs they share with): unmet demand too */
+    uint64_t shared_milli;
+    uint64_t demand_milli; /* held + pending + shrunk + shared */
     double entitled;       /* GPUs: its guarantee up to its demand, plus a
                               weighted share of what remains, water-filled
                               over tenants with unmet demand, <= cap */

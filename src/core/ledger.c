@@ -41,17 +41,33 @@ static void add(uint64_t *x, int64_t d)
     *x = (uint64_t)((int64_t)*x + d);
 }
 
+/* What a placement counts in its tenant's holdings: its milli-GPUs, or,
+ * for a job co-located below full pace, that part of them - the share of
+ * time it gets on devices it takes turns on, or what it runs at beside
+ * another (a pair that packs well counts more than the device between
+ * them: it does more than one job's work there). */
+static int64_t counted_milli(const struct gp_placement *w)
+{
+    uint64_t m = gp_placement_milli(w);
+
+    if (w->colocated && w->pace > 0 && w->pace < 1)
+        return (int64_t)llround((double)m * w->pace);
+    return (int64_t)m;
+}
+
 void gp__book_held(struct gp_core *c, const struct gp_job *j,
                    const struct gp_placement *where, int sign,
                    int nrunning_delta)
 {
     struct tenant *t = &c->tenants[j->tenant];
-    int64_t m = sign * (int64_t)gp_placement_milli(where);
+    int64_t m = sign * counted_milli(where);
 
     tenant_touch(c, t);
     /* devices: one shared by co-located jobs counts once */
     add(&c->busy_milli, gp_cluster_book(c->cluster, where, sign));
     add(&t->info.held_milli, m);
+    add(&t->info.shared_milli,
+        sign * ((int64_t)gp_placement_milli(where) - counted_milli(where)));
     add(&t->types[where->type].held_milli, m);
     add(&t->info.held_cpus,
         sign * (int64_t)gp_placement_cpus(where, &j->demand, where->gpus));
@@ -426,8 +442,8 @@ void gp__ledger_update(const struct gp_core *c)
         uint32_t p = t->info.parent == GP_TENANT_NONE ? nt : t->info.parent;
 
         tenant_touch(c, t);
-        t->info.demand_milli =
-            t->info.held_milli + t->info.pending_milli + t->info.shrunk_milli;
+        t->info.demand_milli = t->info.held_milli + t->info.pending_milli +
+                               t->info.shrunk_milli + t->info.shared_milli;
         t->info.entitled = 0;
         t->sub_demand = t->info.demand_milli;
         start[p + 1]++;

@@ -558,13 +558,17 @@ static uint64_t psz_min(const struct tenant_acc *t)
 }
 
 /* The least a tenant waits for: its smallest pending job, or one GPU when
- * an elastic job of it runs below its size (it would grow by one);
- * UINT64_MAX when it waits for nothing. */
+ * an elastic job of it runs below its size (it would grow by one), or
+ * next to nothing when a job of it shares devices below full pace (any
+ * more time on them brings it nearer); UINT64_MAX when it waits for
+ * nothing. */
 static uint64_t wait_min(const struct tenant_acc *t,
                          const struct gp_tenant_info *ti)
 {
     uint64_t mp = psz_min(t);
 
+    if (ti->shared_milli > 0)
+        return 1;
     return ti->shrunk_milli > 0 && mp > MILLI ? MILLI : mp;
 }
 

@@ -100,7 +100,8 @@ static uint64_t busy_gpus(const struct gp_core *core)
 }
 
 /* A (2 GPUs, 1000 s of work) runs alone for 100 s; B (2 GPUs, 300 s)
- * then shares its devices, both at half pace: B ends at 100 + 600 s, when
+ * then shares its devices, both at half pace (each counts half its GPUs
+ * in its tenant's holdings): B ends at 100 + 600 s, when
  * A has done 100 + 300 s; A then runs alone again (the policy does not
  * re-pace it here: still half) and the devices come free only when A,
  * the last on them, ends. */
@@ -126,10 +127,11 @@ static void two_gangs_share_devices_and_each_pays_its_pace(void **state)
     assert_int_equal(jb->state, GP_JOB_RUNNING);
     assert_true(jb->where.colocated);
     assert_int_equal(jb->where.slots[0].mask, ja->where.slots[0].mask);
-    /* two jobs on two devices: 2 GPUs busy, 4 held by the tenant */
+    /* two jobs on two devices: 2 GPUs busy; the tenant holds each job's 2
+     * GPUs at its pace, 0.5: 2 in all */
     assert_int_equal(busy_gpus(core), 2);
     assert_int_equal(gp_core_tenant_busy_milli(core, ja->tenant),
-                     4 * GP_MILLI_PER_GPU);
+                     2 * GP_MILLI_PER_GPU);
     assert_int_equal(gp_cluster_colocated_milli(cl), 2 * GP_MILLI_PER_GPU);
     assert_int_equal(gp_cluster_dev_holders(cl, 0, 0), 2);
     assert_int_equal(gp_cluster_dev_holders(cl, 0, 1), 2);

@@ -113,16 +113,6 @@ static void drf_fini(void *priv)
         gp_env_free(d->env, d);
 }
 
-/* FIFO by submission within a tenant; the core breaks ties by seq. */
-static void drf_rank(void *priv, const struct gp_job *job, int64_t now_us,
-                     int64_t rank[2])
-{
-    (void)priv;
-    (void)now_us;
-    rank[0] = job->submit_us;
-    rank[1] = 0;
-}
-
 static double part(uint64_t held, uint64_t cap)
 {
     return cap ? (double)held / (double)cap : 0.0;
@@ -311,6 +301,6 @@ const struct gp_policy_ops gp_policy_drf = {
     .queues_by_tenant = true,
     .init = drf_init,
     .fini = drf_fini,
-    .rank = drf_rank,
+    .rank = gp__rank_arrival, /* FIFO within a tenant */
     .schedule = drf_schedule,
 };

@@ -8,15 +8,6 @@
  */
 #include "policy/policy.h"
 
-static void fifo_rank(void *priv, const struct gp_job *job, int64_t now_us,
-                      int64_t rank[2])
-{
-    (void)priv;
-    (void)now_us;
-    rank[0] = job->submit_us;
-    rank[1] = 0;
-}
-
 static int fifo_schedule(void *priv, const struct gp_view *view,
                          struct gp_plan *plan)
 {
@@ -47,13 +38,13 @@ static int backfill_schedule(void *priv, const struct gp_view *view,
 const struct gp_policy_ops gp_policy_fifo = {
     .name = "fifo",
     .summary = "first come, first served; the head of the queue blocks",
-    .rank = fifo_rank,
+    .rank = gp__rank_arrival,
     .schedule = fifo_schedule,
 };
 
 const struct gp_policy_ops gp_policy_fifo_backfill = {
     .name = "fifo-backfill",
     .summary = "arrival order, and later jobs start wherever they fit now",
-    .rank = fifo_rank,
+    .rank = gp__rank_arrival,
     .schedule = backfill_schedule,
 };

@@ -170,16 +170,6 @@ static void gandiva_fini(void *priv)
         gp_env_free(g->env, g);
 }
 
-/* Arrival order. */
-static void gandiva_rank(void *priv, const struct gp_job *job, int64_t now,
-                         int64_t rank[2])
-{
-    (void)priv;
-    (void)now;
-    rank[0] = job->submit_us;
-    rank[1] = 0;
-}
-
 static int member_cmp(const void *pa, const void *pb)
 {
     const struct member *a = pa, *b = pb;
@@ -635,6 +625,6 @@ const struct gp_policy_ops gp_policy_gandiva = {
     .colocates = true,
     .init = gandiva_init,
     .fini = gandiva_fini,
-    .rank = gandiva_rank,
+    .rank = gp__rank_arrival, /* Arrival order. */
     .schedule = gandiva_schedule,
 };

@@ -19,6 +19,9 @@ int gp__grow_towards(const struct gp_view *v, struct gp_plan *p,
 int gp__start_gpuless(const struct gp_view *v, struct gp_plan *p);
 int gp__start_if_fits(const struct gp_view *v, struct gp_plan *p,
                       const struct gp_job *job);
+/* A rank by arrival: submission time (the core breaks ties by seq). */
+void gp__rank_arrival(void *priv, const struct gp_job *job, int64_t now_us,
+                      int64_t rank[2]);
 
 /* May `victim` be preempted to make room for `job`? */
 typedef bool (*gp__victim_fn)(void *ctx, const struct gp_view *v,

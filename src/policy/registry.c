@@ -89,6 +89,15 @@ int gp__start_sized(const struct gp_view *v, struct gp_plan *p,
     return GP_OK;
 }
 
+void gp__rank_arrival(void *priv, const struct gp_job *job, int64_t now_us,
+                      int64_t rank[2])
+{
+    (void)priv;
+    (void)now_us;
+    rank[0] = job->submit_us;
+    rank[1] = 0;
+}
+
 int gp__grow_towards(const struct gp_view *v, struct gp_plan *p,
                      const struct gp_job *job, uint32_t gpus)
 {

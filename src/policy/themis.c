@@ -179,16 +179,6 @@ static void themis_fini(void *priv)
     gp_env_free(t->env, t);
 }
 
-/* FIFO within an app; the auction orders the apps. */
-static void themis_rank(void *priv, const struct gp_job *job, int64_t now_us,
-                        int64_t rank[2])
-{
-    (void)priv;
-    (void)now_us;
-    rank[0] = job->submit_us;
-    rank[1] = 0;
-}
-
 /* ---- apps -------------------------------------------------------------- */
 
 static void app_key(const struct themis *t, const struct gp_job *j,
@@ -844,7 +834,7 @@ const struct gp_policy_ops gp_policy_themis = {
     .preemptive = true,
     .init = themis_init,
     .fini = themis_fini,
-    .rank = themis_rank,
+    .rank = gp__rank_arrival, /* FIFO within an app */
     .schedule = themis_schedule,
     .on_timer = themis_timer,
     .on_job_end = themis_job_end,

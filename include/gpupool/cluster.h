@@ -103,6 +103,21 @@ static inline uint64_t gp_placement_milli(const struct gp_placement *p)
 {
     return (uint64_t)p->gpus * GP_MILLI_PER_GPU + p->milli;
 }
+/* Do two placements hold the same devices (the same pieces: nodes,
+ * devices, shares), whatever their type, grant or pace? */
+static inline bool gp_placement_same_devices(const struct gp_placement *a,
+                                             const struct gp_placement *b)
+{
+    if (a->nslots != b->nslots || a->gpus != b->gpus || a->milli != b->milli)
+        return false;
+    for (uint32_t i = 0; i < a->nslots; i++)
+        if (a->slots[i].node != b->slots[i].node ||
+            a->slots[i].mask != b->slots[i].mask ||
+            a->slots[i].dev != b->slots[i].dev ||
+            a->slots[i].milli != b->slots[i].milli)
+            return false;
+    return true;
+}
 /* GPU-microseconds of holding a placement for t_us (a share counts its
  * part, rounded down; saturating). */
 static inline int64_t gp_placement_gpu_us(const struct gp_placement *p,

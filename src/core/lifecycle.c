@@ -753,18 +753,10 @@ void gp__apply_reject(struct gp_core *c, struct gp_job *j, uint32_t why,
 static bool pace_only(const struct gp_placement *a,
                       const struct gp_placement *b)
 {
-    if (a->type != b->type || a->gpus != b->gpus || a->milli != b->milli ||
-        a->nslots != b->nslots || a->granted != b->granted ||
-        a->grant_cpus_per_gpu != b->grant_cpus_per_gpu ||
-        a->grant_mem_mib_per_gpu != b->grant_mem_mib_per_gpu)
-        return false;
-    for (uint32_t i = 0; i < a->nslots; i++)
-        if (a->slots[i].node != b->slots[i].node ||
-            a->slots[i].mask != b->slots[i].mask ||
-            a->slots[i].dev != b->slots[i].dev ||
-            a->slots[i].milli != b->slots[i].milli)
-            return false;
-    return true;
+    return a->type == b->type && a->granted == b->granted &&
+           a->grant_cpus_per_gpu == b->grant_cpus_per_gpu &&
+           a->grant_mem_mib_per_gpu == b->grant_mem_mib_per_gpu &&
+           gp_placement_same_devices(a, b);
 }
 
 /* An elastic job changes its GPU count in place: the run so far is closed

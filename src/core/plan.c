@@ -324,19 +324,6 @@ int gp_plan_reject(struct gp_plan *p, const struct gp_job *job, const char *why)
     return GP_OK;
 }
 
-static bool same_devices(const struct gp_placement *a,
-                         const struct gp_placement *b)
-{
-    if (a->nslots != b->nslots || a->gpus != b->gpus || a->milli != b->milli)
-        return false;
-    for (uint32_t i = 0; i < a->nslots; i++)
-        if (a->slots[i].node != b->slots[i].node ||
-            a->slots[i].mask != b->slots[i].mask ||
-            a->slots[i].dev != b->slots[i].dev)
-            return false;
-    return true;
-}
-
 int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
                    const struct gp_placement *where)
 {
@@ -358,7 +345,7 @@ int gp_plan_resize(struct gp_plan *p, const struct gp_job *job,
         return rc;
     /* a new pace or grant on the same devices: co-located jobs may hold
      * them too, as they did */
-    if (copy.gpus && copy.nslots && same_devices(&j->where, &copy))
+    if (copy.gpus && copy.nslots && gp_placement_same_devices(&j->where, &copy))
         copy.colocated = true;
     d = j->demand;
     d.gpus = where->gpus;

@@ -74,7 +74,6 @@ struct dset {
     struct member *m;            /* into the sorted members */
     uint32_t n;                  /* running or starting jobs with the key */
     const struct gp_job *joiner; /* started on the same devices this round */
-    bool touched;                /* joined, left or moved this round */
 };
 
 static int opt_bool(const char *key, const char *val, bool *out,
@@ -212,7 +211,6 @@ static int group(const struct gp_view *v, struct dset **sout, size_t *ns)
             s[k].m = &m[i];
             s[k].n = 0;
             s[k].joiner = NULL;
-            s[k].touched = false;
             k++;
         }
         s[k - 1].n++;
@@ -220,18 +218,6 @@ static int group(const struct gp_view *v, struct dset **sout, size_t *ns)
     *sout = s;
     *ns = k;
     return GP_OK;
-}
-
-static bool same_devices(const struct gp_placement *a,
-                         const struct gp_placement *b)
-{
-    if (a->nslots != b->nslots || a->gpus != b->gpus)
-        return false;
-    for (uint32_t i = 0; i < a->nslots; i++)
-        if (a->slots[i].node != b->slots[i].node ||
-            a->slots[i].mask != b->slots[i].mask)
-            return false;
-    return true;
 }
 
 /* The most jobs holding any one of the placement's devices (the paper's
@@ -302,7 +288,8 @@ static double target(const struct gandiva *g, const struct gp_view *v,
     double pa, pb;
     bool pair =
         n == 2 &&
-        (s->joiner ? s->n == 1 : same_devices(&js[0]->where, &js[1]->where));
+        (s->joiner ? s->n == 1
+                   : gp_placement_same_devices(&js[0]->where, &js[1]->where));
 
     if (h == 2 && pair && packed(g, v, js[0], js[1], host, &pa, &pb))
         return i == 0 ? pa : pb;
@@ -421,7 +408,6 @@ static int shrink_for(struct gandiva *g, const struct gp_view *v,
                 return rc;
             continue;
         }
-        s[i].touched = true;
         mark(g, &r->where);
         rc = start_free(g, v, p, job, s, ns);
         if (rc == GP_OK)
@@ -453,8 +439,8 @@ static int share(struct gandiva *g, const struct gp_view *v, struct gp_plan *p,
         uint32_t h;
         double sum = 0;
 
-        if (s[i].touched || s[i].joiner || r->where.gpus != job->demand.gpus ||
-            fresh_hit(g, &r->where) ||
+        /* fresh_hit: a job joined, left or moved there this round */
+        if (r->where.gpus != job->demand.gpus || fresh_hit(g, &r->where) ||
             (job->demand.type != GP_TYPE_ANY &&
              r->where.type != job->demand.type))
             continue;
@@ -478,7 +464,6 @@ static int share(struct gandiva *g, const struct gp_view *v, struct gp_plan *p,
         rc = gp_view_fit_colocate(v, job, r, pace == 1.0 ? 0 : pace, &where);
         if (rc == GP_OK && (rc = start_at(g, p, job, &where)) == GP_OK) {
             best->joiner = job;
-            best->touched = true;
             *started = true;
             return GP_OK;
         }
@@ -532,7 +517,6 @@ static int migrate_off(struct gandiva *g, const struct gp_view *v,
                 }
                 mark(g, &j->where);
                 mark(g, &where);
-                s[i].touched = true;
                 break; /* one a set a round: its paces follow */
             }
         }

@@ -714,6 +714,84 @@ static void allox_on_one_type_reads_positions_as_the_lp(void **state)
     gp_core_free(core);
 }
 
+/* Space sharing (objective max_min_fairness_packed) on one V100: x runs
+ * 10 steps/s alone, y 20; packed on it, x 8 and y 10 (paces 0.8 and 0.5).
+ * With X_x, X_y the time each runs alone and Z the time both run packed,
+ * the LP maximizes min(X_x + 0.8 Z, X_y + 0.5 Z) (P = 1 on one type)
+ * under X_x + X_y + Z <= 1: Z = 1 - a, X_y = a, X_x = 0 with
+ * 0.8 (1 - a) = 0.5 + 0.5 a, so a = 0.3 / 1.3 and each job's normalized
+ * throughput is 0.8 / 1.3 = 0.615 (0.5 each without packing). Carried
+ * out in rounds: the pair runs side by side in about 10 of every 13, y
+ * alone in the others, x never alone. A pair that gains nothing (x and z
+ * at 0.4 each: 0.4 + 0.2 a <= 0.5) never runs packed. */
+static void packing_runs_a_measured_pair_side_by_side(void **state)
+{
+    struct gp_speed_table *t;
+    const struct gp_kv packed[] = {{"objective", "max_min_fairness_packed"}};
+    struct rec r;
+    struct gp_core *core;
+    uint64_t x, y, z;
+    int both = 0, yalone = 0, xalone = 0, rounds = 130;
+    double nx = 0, ny = 0;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "z", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "V100", 1, 8, 10),
+                     GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "z", "V100", 1, 4, 4),
+                     GP_OK);
+
+    core = mkgv(1, 0, t, packed, 1, &r, NULL);
+    assert_non_null(core);
+    x = job(core, "x", "x", 1);
+    y = job(core, "y", "y", 1);
+    for (int i = 0; i < rounds; i++) {
+        const struct gp_job *jx, *jy;
+
+        round_at(core, S(360) * i);
+        round_at(core, S(360) * i + 1); /* a regrouped pair's second half */
+        jx = gp_core_job(core, x);
+        jy = gp_core_job(core, y);
+        if (jx->state == GP_JOB_RUNNING && jy->state == GP_JOB_RUNNING) {
+            /* side by side on the same GPU, each at its pair pace */
+            assert_true(jx->where.colocated || jy->where.colocated);
+            assert_int_equal(jx->where.slots[0].dev, jy->where.slots[0].dev);
+            assert_true(fabs(jx->where.pace - 0.8) < 1e-12);
+            assert_true(fabs(jy->where.pace - 0.5) < 1e-12);
+            both++;
+            nx += 0.8;
+            ny += 0.5;
+        } else if (jy->state == GP_JOB_RUNNING) {
+            assert_true(jy->where.pace == 0 || jy->where.pace == 1);
+            yalone++;
+            ny += 1;
+        } else if (jx->state == GP_JOB_RUNNING) {
+            xalone++;
+        }
+    }
+    assert_int_equal(xalone, 0);
+    assert_true(fabs((double)both / rounds - 1.0 / 1.3) < 0.03);
+    assert_true(fabs((double)yalone / rounds - 0.3 / 1.3) < 0.03);
+    assert_true(fabs(nx / rounds - 0.8 / 1.3) < 0.03);
+    assert_true(fabs(ny / rounds - 0.8 / 1.3) < 0.03);
+    gp_core_free(core);
+
+    core = mkgv(1, 0, t, packed, 1, &r, NULL);
+    x = job(core, "x", "x", 1);
+    z = job(core, "z", "z", 1);
+    for (int i = 0; i < 20; i++) {
+        round_at(core, S(360) * i);
+        round_at(core, S(360) * i + 1);
+        assert_false(gp_core_job(core, x)->state == GP_JOB_RUNNING &&
+                     gp_core_job(core, z)->state == GP_JOB_RUNNING);
+    }
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +814,7 @@ int main(void)
         cmocka_unit_test(slos_reserve_the_throughput_that_meets_them),
         cmocka_unit_test(water_filling_shares_by_tenant_weights),
         cmocka_unit_test(bad_costs_are_refused),
+        cmocka_unit_test(packing_runs_a_measured_pair_side_by_side),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,6 +106,21 @@ struct gjob {
     bool ended;         /* completed, failed or cancelled */
     bool reserved;      /* chosen at a boundary, not started yet */
     int8_t chosen_type; /* where, for a reserved job */
+    /* space sharing (objective max_min_fairness_packed) */
+    uint32_t cls;  /* its job class (the speed table's pair figures) */
+    uint64_t mate; /* the job it was chosen beside at the last boundary,
+                      and runs beside once both started (when mated) */
+    bool mated;
+    int32_t at; /* its place in this round's list, -1 = not there */
+};
+
+/* Two jobs packed on the same GPUs (space sharing): their part of each
+ * type's time from the last solve, and the time they ran there together
+ * since. lo < hi, the two jobs' seqs. */
+struct gpair {
+    uint64_t lo, hi;
+    double x[MAX_TYPES];
+    double run[MAX_TYPES];
 };
 
 struct gavel {
@@ -130,11 +145,17 @@ struct gavel {
                          predicted */
     bool slos;        /* the _SLOs objective: each job with an SLO gets at
                          least the throughput that meets it */
+    bool pack;        /* max_min_fairness_packed: pairs of jobs share GPUs
+                         at their measured pair throughputs */
     enum inner inner; /* water filling: per job (NONE), or tenants as
                          entities with fairness or FIFO inside */
     const struct gp_solver_ops *solver; /* NULL = the default */
     struct gjob *jobs;                  /* sorted by seq */
     size_t njobs, cap;
+    struct gpair *pairs; /* pack: pairs with a part of some type, sorted by
+                            (lo, hi) */
+    size_t npairs, paircap;
+    uint64_t pairs_cut; /* pack: solves whose pairs were cut at PAIRS_MAX */
     double type_run[MAX_TYPES]; /* seconds all jobs ran there since the
                                    solve */
     uint64_t w[MAX_TYPES];      /* GPUs up per type when rates were read */
@@ -240,8 +261,11 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "got \"%s\"",
                                    val);
         } else if (strcmp(key, "objective") == 0) {
+            g->pack = false;
             if (strcmp(val, "max_min_fairness_perf") == 0)
                 g->obj = OBJ_PERF;
+            else if (strcmp(val, "max_min_fairness_packed") == 0)
+                g->obj = OBJ_PERF, g->pack = true;
             else if (strcmp(val, "max_min_fairness") == 0)
                 g->obj = OBJ_AGNOSTIC;
             else if (strcmp(val, "min_total_duration_perf") == 0)
@@ -269,6 +293,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected max_min_fairness_perf, "
                                    "max_min_fairness, "
+                                   "max_min_fairness_packed, "
                                    "min_total_duration_perf, "
                                    "finish_time_fairness_perf, fifo_perf, "
                                    "max_sum_throughput_perf, "
@@ -396,6 +421,7 @@ static void gavel_fini(void *priv)
                 (unsigned long long)g->fractional,
                 (unsigned long long)g->slo_dropped);
     gp_env_free(g->env, g->jobs);
+    gp_env_free(g->env, g->pairs);
     gp_env_free(g->env, g->costs);
     gp_env_free(g->env, g);
 }
@@ -470,6 +496,7 @@ static int track(struct gavel *g, const struct gp_job *job, struct gjob **out)
     memset(&g->jobs[at], 0, sizeof(*g->jobs));
     g->jobs[at].seq = job->seq;
     g->jobs[at].chosen_type = -1; /* sf 0: push() reads its rates */
+    g->jobs[at].at = -1;
     g->njobs++;
     *out = &g->jobs[at];
     return GP_OK;
@@ -491,6 +518,24 @@ static void compact(struct gavel *g)
     g->njobs = n;
 }
 
+/* Pairs of jobs (pack) by their seqs. */
+static int pair_cmp(const void *pa, const void *pb)
+{
+    const struct gpair *a = pa, *b = pb;
+
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
+static struct gpair *find_pair(struct gavel *g, uint64_t a, uint64_t b)
+{
+    struct gpair key = {.lo = a < b ? a : b, .hi = a < b ? b : a};
+
+    return g->npairs ? bsearch(&key, g->pairs, g->npairs, sizeof(key), pair_cmp)
+                     : NULL;
+}
+
 /* One active job of a round. */
 struct act {
     const struct gp_job *job;
@@ -498,6 +543,10 @@ struct act {
     bool running;
     bool keep; /* running and protected: kept where it is */
     int8_t chosen;
+    int32_t mate; /* pack: the job chosen beside it (index), -1 = none */
+    int32_t with; /* pack: the running job it now shares its GPUs with
+                     (index), -1 = none */
+    bool leaving; /* this plan preempts or moves it */
 };
 
 struct round {
@@ -541,6 +590,8 @@ static int push(struct round *r, const struct gp_job *job, bool running)
     a->job = job;
     a->running = running;
     a->chosen = -1;
+    a->mate = a->with = -1;
+    e->cls = job->job_class;
     e->submit_us = job->submit_us;
     e->deadline_us = job->deadline_us;
     e->tenant = job->tenant;
@@ -565,6 +616,27 @@ static int push(struct round *r, const struct gp_job *job, bool running)
     return GP_OK;
 }
 
+/* pack: the running jobs that share their GPUs with the job they were
+ * chosen beside (both running, on the same devices): a->with. */
+static void partners(struct round *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        struct act *a = &r->a[i];
+        const struct gjob *m;
+        const struct act *b;
+
+        if (!a->running || !a->e->mated)
+            continue;
+        m = find(r->g, a->e->mate);
+        if (!m || m->at < 0 || !m->mated || m->mate != a->e->seq)
+            continue;
+        b = &r->a[m->at];
+        if (b->running &&
+            gp_placement_same_devices(&a->job->where, &b->job->where))
+            a->with = m->at;
+    }
+}
+
 /* The round's jobs: the running ones (for their time), then at a boundary
  * (`all`) every waiting job, between boundaries only the waiting jobs
  * chosen at the last boundary that have not started yet: nothing else
@@ -577,6 +649,8 @@ static int gather(struct round *r, bool all)
     int rc;
 
     compact(r->g);
+    for (size_t i = 0; i < r->g->njobs; i++)
+        r->g->jobs[i].at = -1;
     for (size_t i = 0; i < gp_view_nrunning(r->v); i++)
         if ((rc = push(r, gp_view_running_at(r->v, i), true)) != GP_OK)
             return rc;
@@ -597,8 +671,12 @@ static int gather(struct round *r, bool all)
         }
     }
     /* a new entry moved the ones after it: find them all again */
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         r->a[i].e = find(r->g, r->a[i].job->seq);
+        r->a[i].e->at = (int32_t)i;
+    }
+    if (r->g->pack)
+        partners(r);
     return GP_OK;
 }
 
@@ -622,6 +700,18 @@ static void account(struct round *r, int64_t now)
             if (now <= from)
                 continue;
             s = (double)(now - from) / GP_US_PER_S;
+            if (r->a[i].with >= 0) {
+                /* a pair's time, counted once (by its first job) */
+                const struct gjob *o = r->a[r->a[i].with].e;
+                struct gpair *pr = find_pair(g, r->a[i].e->seq, o->seq);
+
+                if (r->a[i].e->seq < o->seq) {
+                    if (pr)
+                        pr->run[k] += s;
+                    g->type_run[k] += s;
+                }
+                continue;
+            }
             r->a[i].e->run[k] += s;
             g->type_run[k] += s;
         }
@@ -652,6 +742,10 @@ static void reset_keeping(struct gavel *g, bool keep_x)
             memset(e->x, 0, sizeof(e->x));
         memset(e->run, 0, sizeof(e->run));
     }
+    for (size_t i = 0; i < g->npairs; i++)
+        memset(g->pairs[i].run, 0, sizeof(g->pairs[i].run));
+    if (!keep_x)
+        g->npairs = 0;
     g->dirty = false;
 }
 
@@ -723,12 +817,179 @@ static int same_kind_cmp(const void *pa, const void *pb)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* The same, and of one job class (space sharing: pair throughputs are
+ * the class's). */
+static int same_kind_cls_cmp(const void *pa, const void *pb)
+{
+    const struct gjob *a = *(const struct gjob *const *)pa;
+    const struct gjob *b = *(const struct gjob *const *)pb;
+
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    return same_kind_cmp(pa, pb);
+}
+
 /* One class of interchangeable jobs. */
 struct kind {
     const struct gjob *first; /* its scale factor and throughputs */
     uint32_t n;               /* jobs */
+    uint32_t start;           /* its first job in the sorted list */
     int col[MAX_TYPES];       /* LP column per type, -1 = none */
 };
+
+/* Space sharing: one LP column, the time the jobs of kinds a and b (a <=
+ * b) spend packed in pairs on type k, summed over the pairs; pa and pb
+ * the pace of each in the pair (gp_view_pair_paces). */
+struct pcol {
+    uint32_t a, b;
+    uint8_t k;
+    int col;
+    double pa, pb;
+};
+
+/* Time spent in pairs: the LP's variables per pair of kinds, cut into
+ * equal parts for every pair of their jobs (a job of kind a, one of
+ * kind b; two of kind a), into g->pairs, sorted and merged by job pair.
+ * At most PAIRS_MAX pairs: beyond, the pairs are cut (logged, counted). */
+#define PAIRS_MAX 200000
+static int add_pair(struct gavel *g, uint64_t a, uint64_t b, uint8_t k,
+                    double x)
+{
+    struct gpair *p;
+
+    if (g->npairs == g->paircap) {
+        size_t ncap = g->paircap ? g->paircap * 2 : 256;
+        struct gpair *n = gp_env_alloc(g->env, ncap * sizeof(*n));
+
+        if (!n)
+            return GP_ENOMEM;
+        if (g->npairs)
+            memcpy(n, g->pairs, g->npairs * sizeof(*n));
+        gp_env_free(g->env, g->pairs);
+        g->pairs = n;
+        g->paircap = ncap;
+    }
+    p = &g->pairs[g->npairs++];
+    memset(p, 0, sizeof(*p));
+    p->lo = a < b ? a : b;
+    p->hi = a < b ? b : a;
+    p->x[k] = x;
+    return GP_OK;
+}
+
+static int spread_pairs(struct gavel *g, const struct kind *kinds,
+                        const struct gjob *const *by, const struct pcol *pc,
+                        size_t npc, const double *xs)
+{
+    size_t n = 0;
+    bool cut = false;
+    int rc;
+
+    g->npairs = 0;
+    for (size_t q = 0; q < npc && !cut; q++) {
+        const struct kind *ka = &kinds[pc[q].a], *kb = &kinds[pc[q].b];
+        double z = xs[pc[q].col], each;
+
+        if (!(z > 1e-9))
+            continue;
+        each = pc[q].a == pc[q].b ? z * 2 / ((double)ka->n * (ka->n - 1))
+                                  : z / ((double)ka->n * kb->n);
+        for (uint32_t i = 0; i < ka->n && !cut; i++)
+            for (uint32_t j = pc[q].a == pc[q].b ? i + 1 : 0; j < kb->n; j++) {
+                if (g->npairs >= PAIRS_MAX) {
+                    cut = true;
+                    break;
+                }
+                if ((rc = add_pair(g, by[ka->start + i]->seq,
+                                   by[kb->start + j]->seq, pc[q].k,
+                                   each > 1 ? 1 : each)) != GP_OK)
+                    return rc;
+            }
+    }
+    if (cut) {
+        g->pairs_cut++;
+        gp_logf(g->env, GP_LOG_WARN,
+                "gavel: more than %d pairs of jobs share time in the "
+                "allocation: the pairs past that get none",
+                PAIRS_MAX);
+    }
+    if (g->npairs > 1)
+        qsort(g->pairs, g->npairs, sizeof(*g->pairs), pair_cmp);
+    for (size_t i = 0; i < g->npairs; i++) {
+        if (n > 0 && pair_cmp(&g->pairs[n - 1], &g->pairs[i]) == 0) {
+            for (size_t k = 0; k < MAX_TYPES; k++)
+                g->pairs[n - 1].x[k] += g->pairs[i].x[k];
+            continue;
+        }
+        g->pairs[n++] = g->pairs[i];
+    }
+    g->npairs = n;
+    return GP_OK;
+}
+
+/* Space sharing: a column for each pair of kinds (a <= b) of one scale
+ * factor and each type both may use, where the speed table measured them
+ * together there (two jobs of kind a: when it has two); into *pc. */
+static int pair_cols(struct round *r, struct gp_lp *lp,
+                     const struct kind *kinds, size_t nk,
+                     const struct gjob *const *by, struct pcol **pc,
+                     size_t *npc, struct gp_diag *diag)
+{
+    const struct gp_job **rep;
+    size_t cap = 0;
+    int rc;
+
+    *npc = 0;
+    if (!(rep = gp_arena_alloc(gp_view_scratch(r->v), nk * sizeof(*rep))))
+        return GP_ENOMEM;
+    /* a job of each kind in this round, to ask the speed table with */
+    for (size_t c = 0; c < nk; c++) {
+        rep[c] = NULL;
+        for (uint32_t i = 0; i < kinds[c].n && !rep[c]; i++)
+            if (by[kinds[c].start + i]->at >= 0)
+                rep[c] = r->a[by[kinds[c].start + i]->at].job;
+    }
+    for (size_t a = 0; a < nk; a++)
+        for (size_t b = a; b < nk; b++) {
+            const struct gjob *ea = kinds[a].first, *eb = kinds[b].first;
+
+            if (!rep[a] || !rep[b] || ea->sf != eb->sf ||
+                (a == b && kinds[a].n < 2))
+                continue;
+            for (uint8_t k = 0; k < r->ntypes; k++) {
+                double pa, pb;
+                struct pcol *q;
+
+                if (!(ea->t[k] > 0) || !(eb->t[k] > 0) ||
+                    gp_view_pair_paces(r->v, rep[a], rep[b], k, ea->sf, &pa,
+                                       &pb) != GP_OK ||
+                    !(pa > 0) || !(pb > 0))
+                    continue;
+                if (*npc == cap) {
+                    size_t ncap = cap ? cap * 2 : 64;
+                    struct pcol *n = gp_arena_alloc(gp_view_scratch(r->v),
+                                                    ncap * sizeof(*n));
+
+                    if (!n)
+                        return GP_ENOMEM;
+                    if (cap)
+                        memcpy(n, *pc, cap * sizeof(*n));
+                    *pc = n;
+                    cap = ncap;
+                }
+                q = &(*pc)[(*npc)++];
+                q->a = (uint32_t)a;
+                q->b = (uint32_t)b;
+                q->k = k;
+                q->pa = pa;
+                q->pb = pb;
+                q->col = (int)gp_lp_ncols(lp);
+                if ((rc = gp_lp_add_col(lp, 0, INFINITY, 0, false, diag)) < 0)
+                    return rc;
+            }
+        }
+    return GP_OK;
+}
 
 /* Solve the allocation LP for every job with an entry (waiting, running,
  * stopping); on a solver failure fall back to the proportional split (and
@@ -754,9 +1015,10 @@ static int solve(struct round *r)
     struct kind *kinds;
     uint32_t *kind_of;    /* per entry (index into g->jobs) */
     int *slo_rows = NULL; /* _SLOs: the rows of the jobs' SLOs */
-    size_t nk = 0, ncand = 0, nslo = 0;
-    int cols[MAX_TYPES + 1], rc = GP_OK;
-    double vals[MAX_TYPES + 1];
+    size_t nk = 0, ncand = 0, nslo = 0, npc = 0;
+    struct pcol *pc = NULL; /* pack: the pair columns */
+    int *cols, rc = GP_OK;
+    double *vals, *tvals;
 
     proportional(r, prop);
     reset(g);
@@ -769,16 +1031,18 @@ static int solve(struct round *r)
         return GP_ENOMEM;
     for (size_t i = 0; i < nj; i++)
         by[i] = &g->jobs[i];
-    qsort(by, nj, sizeof(*by), same_kind_cmp);
+    qsort(by, nj, sizeof(*by), g->pack ? same_kind_cls_cmp : same_kind_cmp);
     for (size_t i = 0; i < nj; i++) {
         const struct gjob *e = by[i];
 
         /* a sum of throughputs has vertices that run some jobs of a class
          * and not others, as the artifact's per-job LP does: no classes */
         if (nk == 0 || g->obj == OBJ_SUM || e->sf != kinds[nk - 1].first->sf ||
-            memcmp(e->t, kinds[nk - 1].first->t, sizeof(e->t)) != 0) {
+            memcmp(e->t, kinds[nk - 1].first->t, sizeof(e->t)) != 0 ||
+            (g->pack && e->cls != kinds[nk - 1].first->cls)) {
             kinds[nk].first = e;
             kinds[nk].n = 0;
+            kinds[nk].start = (uint32_t)i;
             nk++;
         }
         kinds[nk - 1].n++;
@@ -804,6 +1068,15 @@ static int solve(struct round *r)
                     goto out;
             }
         }
+    if (g->pack && (rc = pair_cols(r, lp, kinds, nk, by, &pc, &npc, &diag)) < 0)
+        goto out;
+    cols = gp_arena_alloc(ar, (nt + npc + nk + 2) * sizeof(*cols));
+    vals = gp_arena_alloc(ar, (nt + npc + nk + 2) * sizeof(*vals));
+    tvals = gp_arena_alloc(ar, (nt + npc + 2) * sizeof(*tvals));
+    if (!cols || !vals || !tvals) {
+        rc = GP_ENOMEM;
+        goto out;
+    }
     for (size_t c = 0; c < nk; c++) {
         const struct gjob *e = kinds[c].first;
         double pj = 0;
@@ -818,17 +1091,29 @@ static int solve(struct round *r)
         for (size_t k = 0; k < nt; k++)
             if (kinds[c].col[k] >= 0) {
                 cols[m] = kinds[c].col[k];
+                tvals[m] = 1;
                 vals[m++] = e->t[k] * e->sf / pj;
             }
+        /* pack: a job of the kind spends Z / n of its time in the pairs
+         * of column Z (2 Z / n in pairs of two of its kind), at its pace
+         * there */
+        for (size_t q = 0; q < npc; q++) {
+            double part = (pc[q].a == pc[q].b ? 2.0 : 1.0) / kinds[c].n;
+
+            if (pc[q].a != c && pc[q].b != c)
+                continue;
+            cols[m] = pc[q].col;
+            tvals[m] = part;
+            vals[m++] = part * (pc[q].a == c ? pc[q].pa : pc[q].pb) *
+                        e->t[pc[q].k] * e->sf / pj;
+        }
         cols[m] = 0;
         vals[m++] = -1;
         if (g->obj != OBJ_SUM &&
             (rc = gp_lp_add_row(lp, 0, INFINITY, m, cols, vals, &diag)) < 0)
             goto out;
-        /* sum_k X <= 1 */
-        for (size_t q = 0; q + 1 < m; q++)
-            vals[q] = 1;
-        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m - 1, cols, vals, &diag)) <
+        /* sum_k X <= 1 (with the parts in pairs) */
+        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m - 1, cols, tvals, &diag)) <
             0)
             goto out;
     }
@@ -867,14 +1152,14 @@ static int solve(struct round *r)
         }
     }
     {
-        int *kc = gp_arena_alloc(ar, (nk + 1) * sizeof(*kc));
-        double *kv = gp_arena_alloc(ar, (nk + 1) * sizeof(*kv));
+        int *kc = gp_arena_alloc(ar, (nk + npc + 1) * sizeof(*kc));
+        double *kv = gp_arena_alloc(ar, (nk + npc + 1) * sizeof(*kv));
 
         if (!kc || !kv) {
             rc = GP_ENOMEM;
             goto out;
         }
-        /* sum_j s X <= W_k: a class counts once per job */
+        /* sum_j s X <= W_k: a class counts once per job, a pair once */
         for (size_t k = 0; k < nt; k++) {
             size_t m = 0;
 
@@ -882,6 +1167,11 @@ static int solve(struct round *r)
                 if (kinds[c].col[k] >= 0) {
                     kc[m] = kinds[c].col[k];
                     kv[m++] = (double)kinds[c].first->sf * kinds[c].n;
+                }
+            for (size_t q = 0; q < npc; q++)
+                if (pc[q].k == k) {
+                    kc[m] = pc[q].col;
+                    kv[m++] = (double)kinds[pc[q].a].first->sf;
                 }
             if (m && (rc = gp_lp_add_row(lp, -INFINITY, (double)r->w[k], m, kc,
                                          kv, &diag)) < 0)
@@ -915,6 +1205,8 @@ static int solve(struct round *r)
 
             g->jobs[i].x[k] = x < 1e-9 ? 0 : x > 1 ? 1 : x;
         }
+    if (g->pack)
+        rc = spread_pairs(g, kinds, by, pc, npc, res.x);
 out:
     gp_lp_result_free(&res);
     gp_lp_free(lp);
@@ -1802,6 +2094,7 @@ out:
 
 struct pick {
     uint32_t i; /* into r->a */
+    int32_t j;  /* pack: the other job of a pair (into r->a), -1 = none */
     uint8_t k;
     double prio, x;
     double ran;   /* fill: time run on the type up to the last solve */
@@ -1871,11 +2164,22 @@ static int choose(struct round *r)
             continue;
         a->keep = true;
         a->chosen = (int8_t)k;
+        if (a->with >= 0) {
+            /* its pair stays as it is: the other job too */
+            struct act *b = &r->a[a->with];
+
+            a->mate = a->with;
+            b->mate = (int32_t)i;
+            if (b->keep)
+                continue; /* counted with b */
+            b->keep = true;
+            b->chosen = (int8_t)k;
+        }
         if (k < r->ntypes)
             left[k] -= left[k] < a->e->sf ? left[k] : a->e->sf;
     }
     pk = gp_arena_alloc(gp_view_scratch(r->v),
-                        (r->n * r->ntypes + 1) * sizeof(*pk));
+                        ((r->n + r->g->npairs) * r->ntypes + 1) * sizeof(*pk));
     if (!pk)
         return GP_ENOMEM;
     for (uint8_t o = 0; o < r->ntypes; o++) {
@@ -1891,6 +2195,26 @@ static int choose(struct round *r)
                 continue;
             frac = g->type_run[k] > 0 ? a->e->run[k] / g->type_run[k] : 0;
             pk[np].i = (uint32_t)i;
+            pk[np].j = -1;
+            pk[np].k = k;
+            pk[np].x = x;
+            pk[np].prio = frac > 0 ? x / frac : x * 1e9;
+            np++;
+        }
+        /* pack: pairs of jobs, by the same priority as one job's */
+        for (size_t q = 0; q < g->npairs; q++) {
+            const struct gpair *pr = &g->pairs[q];
+            const struct gjob *lo, *hi;
+            double x = pr->x[k], frac;
+
+            if (!(x > 0) || !(lo = find(g, pr->lo)) ||
+                !(hi = find(g, pr->hi)) || lo->at < 0 || hi->at < 0 ||
+                r->a[lo->at].keep || r->a[hi->at].keep || !(lo->t[k] > 0) ||
+                !(hi->t[k] > 0))
+                continue;
+            frac = g->type_run[k] > 0 ? pr->run[k] / g->type_run[k] : 0;
+            pk[np].i = (uint32_t)lo->at;
+            pk[np].j = hi->at;
             pk[np].k = k;
             pk[np].x = x;
             pk[np].prio = frac > 0 ? x / frac : x * 1e9;
@@ -1909,6 +2233,7 @@ static int choose(struct round *r)
             if (a->keep || a->e->x[k] > 0 || !(a->e->t[k] > 0))
                 continue;
             pk[np].i = (uint32_t)i;
+            pk[np].j = -1;
             pk[np].k = k;
             pk[np].x = 0;
             pk[np].prio = 0;
@@ -1924,8 +2249,167 @@ static int choose(struct round *r)
 
         if (a->chosen >= 0 || a->e->sf > left[pk[q].k])
             continue;
+        if (pk[q].j >= 0) {
+            struct act *b = &r->a[pk[q].j];
+
+            if (b->chosen >= 0)
+                continue;
+            b->chosen = (int8_t)pk[q].k;
+            b->mate = (int32_t)pk[q].i;
+            a->mate = pk[q].j;
+        }
         a->chosen = (int8_t)pk[q].k;
         left[pk[q].k] -= a->e->sf;
+    }
+    return GP_OK;
+}
+
+/* pack: the paces of a job and its mate on `type`, for the mate's
+ * GPUs (0 when the speed table has no figure: alone). */
+static void mate_paces(const struct round *r, const struct gp_job *a,
+                       const struct gp_job *b, uint8_t type, double *pa,
+                       double *pb)
+{
+    uint32_t sf = a->demand.gpus ? a->demand.gpus : 1;
+
+    if (gp_view_pair_paces(r->v, a, b, type, sf, pa, pb) != GP_OK ||
+        !(*pa > 0) || !(*pb > 0))
+        *pa = *pb = 1;
+}
+
+/* A running job on the same devices at pace `pace` (1 = its own). */
+static int repace_to(struct round *r, const struct gp_job *job, double pace)
+{
+    struct gp_placement where = job->where;
+    double now = job->where.pace > 0 ? job->where.pace : 1.0;
+    int rc;
+
+    if (fabs(now - pace) < 1e-9)
+        return GP_OK;
+    if (where.nslots == 1)
+        where.slots = &where.inline_slot;
+    where.pace = pace == 1.0 ? 0 : pace;
+    rc = gp_plan_resize(r->p, job, &where);
+    return rc == GP_EPLAN ? GP_OK : rc;
+}
+
+/* Preempt a running job chosen again, and reserve it for its choice. */
+static int requeue(struct round *r, struct act *a, bool *retry)
+{
+    int rc = gp_plan_preempt(r->p, a->job);
+
+    if (rc == GP_EPLAN)
+        return GP_OK;
+    if (rc != GP_OK)
+        return rc;
+    a->leaving = true;
+    a->e->reserved = true;
+    a->e->chosen_type = a->chosen;
+    r->g->nreserved++;
+    *retry = true;
+    return GP_OK;
+}
+
+/* pack, at a boundary: running jobs chosen on the type they run on whose
+ * pair changed. One alone now and chosen beside another stays and hosts
+ * it (of two such, the earlier); one of a pair now chosen alone stays if
+ * it is the pair's first job; the others are preempted and reserved to
+ * start with their mates. */
+static int regroup(struct round *r, bool *retry)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        struct act *a = &r->a[i];
+        bool stay;
+        int rc;
+
+        if (!a->running || a->keep || a->chosen < 0 ||
+            a->chosen != (int8_t)a->job->where.type || a->mate == a->with ||
+            a->job->state != GP_JOB_RUNNING)
+            continue;
+        if (a->with >= 0) {
+            stay = a->mate < 0 && a->e->seq < r->a[a->with].e->seq;
+        } else {
+            const struct act *m = &r->a[a->mate];
+
+            stay = !(m->running && m->with < 0 && !m->keep &&
+                     m->chosen == (int8_t)m->job->where.type &&
+                     m->job->state == GP_JOB_RUNNING && m->e->seq < a->e->seq);
+        }
+        if (!stay && (rc = requeue(r, a, retry)) != GP_OK)
+            return rc;
+    }
+    return GP_OK;
+}
+
+/* pack: start a reserved job beside its mate - on the mate's GPUs when
+ * the mate runs (and stays) or starts in this plan, else on free GPUs of
+ * its type, for the mate to join. GP_ENOFIT: not yet. */
+static int start_paired(struct round *r, struct act *a, const struct act *m,
+                        struct gp_placement *where)
+{
+    uint8_t k = (uint8_t)a->e->chosen_type;
+    double pa, pm;
+    int rc;
+
+    mate_paces(r, a->job, m->job, k, &pa, &pm);
+    if ((m->running && !m->leaving && m->job->where.type == k) ||
+        (!m->running && gp_plan_has(r->p, m->job))) {
+        rc = gp_view_fit_colocate(r->v, a->job, m->job, pa == 1.0 ? 0 : pa,
+                                  where);
+        if (rc == GP_EINVAL)
+            return GP_ENOFIT; /* the host is still starting elsewhere */
+        if (rc == GP_OK && (rc = gp_plan_start(r->p, a->job, where)) == GP_OK &&
+            m->running && !gp_plan_has(r->p, m->job))
+            rc = repace_to(r, m->job, pm);
+        return rc;
+    }
+    if (m->running || !m->e->reserved)
+        return GP_ENOFIT; /* its mate is stopping: the next round */
+    rc = gp_view_fit_type(r->v, a->job, k, where);
+    if (rc == GP_OK) {
+        where->pace = pa == 1.0 ? 0 : pa;
+        rc = gp_plan_start(r->p, a->job, where);
+    }
+    return rc;
+}
+
+/* pack: every running job that stays at its pace - beside its mate when
+ * the mate stays, else its own. *stale when one cannot be retuned in this
+ * plan. */
+static int repace(struct round *r, bool *stale)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const struct act *a = &r->a[i];
+        double want = 1, pa, pb;
+        int rc;
+
+        int32_t o = -1;
+
+        if (!a->running || a->leaving)
+            continue;
+        if (a->with >= 0 && !r->a[a->with].leaving) {
+            o = a->with; /* its pair stays */
+        } else if (a->e->mated) {
+            /* its mate joins it in this plan */
+            const struct gjob *m = find(r->g, a->e->mate);
+
+            if (m && m->at >= 0 && !r->a[m->at].running &&
+                gp_plan_has(r->p, r->a[m->at].job))
+                o = m->at;
+        }
+        if (o >= 0) {
+            mate_paces(r, a->job, r->a[o].job, a->job->where.type, &pa, &pb);
+            want = pa;
+        }
+        if (fabs((a->job->where.pace > 0 ? a->job->where.pace : 1.0) - want) <
+            1e-9)
+            continue;
+        if (a->job->state != GP_JOB_RUNNING || gp_plan_has(r->p, a->job)) {
+            *stale = true;
+            continue;
+        }
+        if ((rc = repace_to(r, a->job, want)) != GP_OK)
+            return rc;
     }
     return GP_OK;
 }
@@ -1937,7 +2421,8 @@ static int choose(struct round *r)
  * reserve them for their new type. Then start every chosen (or still
  * reserved) waiting job whose GPUs are free on its type. *retry: a job
  * chosen here could not start yet, and may in a round right after this
- * one (the plan frees its GPUs). */
+ * one (the plan frees its GPUs). With space sharing (pack), jobs chosen
+ * in pairs start together on the same GPUs (regroup, start_paired). */
 static int apply(struct round *r, bool boundary, bool *retry)
 {
     struct gavel *g = r->g;
@@ -1952,12 +2437,16 @@ static int apply(struct round *r, bool boundary, bool *retry)
         for (size_t i = 0; i < r->n; i++) {
             struct act *a = &r->a[i];
 
+            if (g->pack)
+                if ((a->e->mated = a->mate >= 0))
+                    a->e->mate = r->a[a->mate].e->seq;
             if (!a->running || a->keep || a->chosen >= 0 ||
                 a->job->state != GP_JOB_RUNNING)
                 continue;
             rc = gp_plan_preempt(r->p, a->job);
             if (rc != GP_OK && rc != GP_EPLAN) /* EPLAN: protected */
                 return rc;
+            a->leaving = rc == GP_OK;
         }
         for (size_t i = 0; i < r->n; i++) {
             struct act *a = &r->a[i];
@@ -1968,13 +2457,15 @@ static int apply(struct round *r, bool boundary, bool *retry)
                 g->nreserved++;
             }
         }
+        if (g->pack && (rc = regroup(r, retry)) != GP_OK)
+            return rc;
         do {
             moved = false;
             for (size_t i = 0; i < r->n; i++) {
                 struct act *a = &r->a[i];
                 struct gp_placement where;
 
-                if (!a->running || a->keep || a->chosen < 0 ||
+                if (!a->running || a->keep || a->chosen < 0 || a->mate >= 0 ||
                     a->chosen == (int8_t)a->job->where.type ||
                     a->job->state != GP_JOB_RUNNING ||
                     gp_plan_has(r->p, a->job))
@@ -1988,6 +2479,7 @@ static int apply(struct round *r, bool boundary, bool *retry)
                     continue;
                 if (rc != GP_OK)
                     return rc;
+                a->leaving = true;
                 moved = true;
             }
         } while (moved);
@@ -1998,32 +2490,41 @@ static int apply(struct round *r, bool boundary, bool *retry)
                 a->chosen == (int8_t)a->job->where.type ||
                 a->job->state != GP_JOB_RUNNING || gp_plan_has(r->p, a->job))
                 continue;
-            rc = gp_plan_preempt(r->p, a->job);
-            if (rc == GP_EPLAN)
-                continue;
-            if (rc != GP_OK)
+            if ((rc = requeue(r, a, retry)) != GP_OK)
                 return rc;
-            a->e->reserved = true;
-            a->e->chosen_type = a->chosen;
-            g->nreserved++;
-            *retry = true;
         }
     }
     for (size_t i = 0; i < r->n; i++) {
         struct act *a = &r->a[i];
+        const struct gjob *m;
         struct gp_placement where;
 
         if (a->running || !a->e->reserved)
             continue;
-        rc = gp_view_fit_type(r->v, a->job, (uint8_t)a->e->chosen_type, &where);
+        if (g->pack && a->e->mated) {
+            if (!(m = find(g, a->e->mate)) || m->at < 0)
+                continue; /* its mate is stopping: the next round */
+            rc = start_paired(r, a, &r->a[m->at], &where);
+        } else {
+            rc = gp_view_fit_type(r->v, a->job, (uint8_t)a->e->chosen_type,
+                                  &where);
+            if (rc == GP_OK)
+                rc = gp_plan_start(r->p, a->job, &where);
+        }
         if (rc == GP_ENOFIT)
-            continue; /* its victims are still stopping */
-        if (rc == GP_OK)
-            rc = gp_plan_start(r->p, a->job, &where);
+            continue; /* its victims (or its mate) are still stopping */
         if (rc != GP_OK)
             return rc;
         a->e->reserved = false;
         g->nreserved--;
+    }
+    if (g->pack) {
+        bool stale = false;
+
+        if ((rc = repace(r, &stale)) != GP_OK)
+            return rc;
+        if (stale)
+            *retry = true;
     }
     /* a job waiting for GPUs that this plan frees (a move's old ones, a
      * victim's): a round right after this one starts it, or, under a grace

@@ -340,7 +340,66 @@ def wf_milp(self, job_ids, priority_weights, proportional_throughputs,
     return res.x[m * n:]
 
 
+def max_min_packed(self, unflattened_throughputs, scale_factors,
+                   unflattened_priority_weights, cluster_spec):
+    """MaxMinFairnessPolicyWithPacking.get_allocation's LP: a variable per
+    job or pair of jobs and type; each job's normalized throughput summed
+    over the combinations it is in, the smallest maximized; each job's
+    time at most 1, each type's GPUs; combinations of two scale factors 0."""
+    from scipy.sparse import coo_matrix
+    all_m, index = self.flatten(d=unflattened_throughputs,
+                                cluster_spec=cluster_spec,
+                                priority_weights=unflattened_priority_weights)
+    if all_m is None or len(all_m) == 0:
+        return None
+    (m, n) = all_m[0].shape
+    (job_ids, single_job_ids, worker_types, relevant) = index
+    sf = self.scale_factors_array(scale_factors, job_ids, m, n)
+    tnp = np.zeros((len(single_job_ids), n))
+    for i, j in enumerate(single_job_ids):
+        for k, w in enumerate(worker_types):
+            tnp[i, k] = unflattened_throughputs[j][w]
+    prop = self._proportional_policy.get_throughputs(
+        tnp, (single_job_ids, worker_types), cluster_spec)
+    z = m * n
+    ri, ci, va, rhs = [], [], [], []
+    row = 0
+    for i, j in enumerate(single_job_ids):
+        p = float(prop[i])
+        ri.append(row), ci.append(z), va.append(1.0)
+        for c in relevant[j]:
+            for k in range(n):
+                ri.append(row), ci.append(c * n + k)
+                va.append(-float(all_m[i][c][k]) * sf[c, k] / p)
+        rhs.append(0.0)
+        row += 1
+        for c in relevant[j]:
+            for k in range(n):
+                ri.append(row), ci.append(c * n + k), va.append(1.0)
+        rhs.append(1.0)
+        row += 1
+    for k in range(n):
+        for c in range(m):
+            ri.append(row), ci.append(c * n + k), va.append(sf[c, k])
+        rhs.append(self._num_workers[k])
+        row += 1
+    a = coo_matrix((va, (ri, ci)), shape=(row, z + 1)).tocsr()
+    bounds = [(0.0, 0.0) if sf[c, k] == 0 else (0.0, None)
+              for c in range(m) for k in range(n)] + [(None, None)]
+    obj = np.zeros(z + 1)
+    obj[-1] = -1.0
+    res = linprog(obj, A_ub=a, b_ub=np.array(rhs), bounds=bounds,
+                  method="highs")
+    if res.status != 0:
+        print("WARNING: Allocation returned by policy not optimal!")
+        return None
+    x = res.x[:-1].reshape((m, n))
+    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
+
+
 max_min_fairness.MaxMinFairnessPolicyWithPerf.get_allocation = max_min_perf
+max_min_fairness.MaxMinFairnessPolicyWithPacking.get_allocation = \
+    max_min_packed
 max_min_fairness_water_filling.MaxMinFairnessWaterFillingPolicyWithPerf\
     .get_allocation = wf_get_allocation
 max_min_fairness_water_filling.WaterFillingAlgorithm._get_allocation = wf_lp

@@ -60,6 +60,9 @@ struct gp_policy_ops {
     /* Starts jobs on devices other jobs hold (gp_placement.colocated): a
      * world that gives a GPU to one job at a time (Slurm) refuses it. */
     bool colocates;
+    /* optional: the same, decided by its options (gavel's space sharing);
+     * gp_policy_colocates asks both */
+    bool (*colocates_with)(const struct gp_kv *opts, size_t nopts);
     /* grace period and protections used when the world does not set them
      * (see gp_core_config) */
     int64_t default_grace_us;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon/tenancy.h"
+#include "gpupool/policies.h"
 #include "trace/tenants.h"
 
 #define META_FILE "policy_file" /* the file's [policy], as JSON */
@@ -47,7 +48,13 @@ static int to_core(struct daemon *d, json_t *opts, struct gp_diag *diag)
         kv[i].key = key;
         kv[i++].value = json_string_value(v);
     }
-    rc = gp_core_set_policy_options(d->core, kv, n, diag);
+    if (d->cfg.backend.kind == GP_CONFIG_BACKEND_SLURM &&
+        gp_policy_colocates(gp_policy_lookup(d->cfg.scheduler.policy), kv, n))
+        rc = gp_diag_set(diag, GP_EINVAL, "policy",
+                         "these options share GPUs between jobs, and Slurm "
+                         "gives a GPU to one job at a time");
+    else
+        rc = gp_core_set_policy_options(d->core, kv, n, diag);
     free(kv);
     return rc;
 }

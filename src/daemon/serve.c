@@ -183,7 +183,8 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
         !d->node_name[0])
         snprintf(d->node_name, sizeof(d->node_name), "localhost");
     d->node_name[sizeof(d->node_name) - 1] = '\0';
-    if (d->cfg.backend.kind == GP_CONFIG_BACKEND_SLURM && cc.policy->colocates)
+    if (d->cfg.backend.kind == GP_CONFIG_BACKEND_SLURM &&
+        gp_policy_colocates(cc.policy, cc.policy_opts, cc.npolicy_opts))
         return gp_diag_set(diag, GP_EINVAL, "scheduler.policy",
                            "%s shares GPUs between jobs, and Slurm gives a "
                            "GPU to one job at a time: use it on the local "

@@ -4,7 +4,8 @@
 # same CUDA_VISIBLE_DEVICES), /v1/nodes lists both on it, a kill -9 of the
 # daemon and a restart adopt both runs on the shared GPU, a third job
 # waits while share=2 jobs hold it and runs once one ends; and a daemon
-# on the Slurm backend refuses gandiva at startup, naming the policy.
+# on the Slurm backend refuses gandiva at startup, naming the policy,
+# and gavel with space sharing (objective max_min_fairness_packed).
 set -u
 . "$(dirname "$0")/lib.sh"
 exe=$1
@@ -96,6 +97,16 @@ rc=$?
 [ $rc -ne 0 ] || fail "gandiva on the Slurm backend started (exit 0)"
 echo "$out" | grep -q "gandiva" ||
     fail "the refusal does not name gandiva: $out"
+# and gavel when its options share GPUs (space sharing), by the option
+out2=$("$exe" serve --set server.state_dir="$tmp/slurm2" \
+    --set server.socket="$tmp/slurm2.sock" --set backend.kind=slurm \
+    --set scheduler.policy=gavel \
+    --set policy.objective=max_min_fairness_packed 2>&1)
+rc=$?
+[ $rc -ne 0 ] || fail "gavel's space sharing on the Slurm backend started"
+echo "$out2" | grep -q "gavel shares GPUs" ||
+    fail "the refusal does not name gavel: $out2"
 finish
 echo "ok: colocate: two jobs on one GPU under gandiva, adopted after kill -9;" \
-    "refused on Slurm: $(echo "$out" | grep -m 1 gandiva)"
+    "refused on Slurm: $(echo "$out" | grep -m 1 gandiva);" \
+    "$(echo "$out2" | grep -m 1 gavel)"

@@ -39,3 +39,10 @@ const struct gp_policy_ops *gp_policy_lookup(const char *name)
             return opt_policies[k];
     return NULL;
 }
+
+bool gp_policy_colocates(const struct gp_policy_ops *ops,
+                         const struct gp_kv *opts, size_t nopts)
+{
+    return ops->colocates ||
+           (ops->colocates_with && ops->colocates_with(opts, nopts));
+}

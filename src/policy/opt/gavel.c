@@ -2595,12 +2595,25 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     return GP_OK;
 }
 
+/* Space sharing: with objective max_min_fairness_packed (the last
+ * objective given counts, as in parse_opts). */
+static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
+{
+    bool packed = false;
+
+    for (size_t i = 0; i < nopts; i++)
+        if (strcmp(opts[i].key, "objective") == 0)
+            packed = strcmp(opts[i].value, "max_min_fairness_packed") == 0;
+    return packed;
+}
+
 const struct gp_policy_ops gp_policy_gavel = {
     .name = "gavel",
     .summary = "heterogeneity-aware max-min fairness: an LP allocation of "
                "time per GPU type, carried out in rounds",
     .preemptive = true,
     .rounds_when_idle = true,
+    .colocates_with = gavel_colocates_with,
     .init = gavel_init,
     .fini = gavel_fini,
     .rank = gavel_rank,

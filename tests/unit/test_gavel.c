@@ -395,6 +395,8 @@ static void bad_options_are_refused_naming_the_key(void **state)
         {{"remaining", "oracle"}, "gavel.remaining"},
         {{"reset_min", "-1"}, "gavel.reset_min"},
         {{"solver", "cplex"}, "gavel.solver"},
+        {{"seed", "-1"}, "gavel.seed"},
+        {{"seed", "x"}, "gavel.seed"},
         {{"lease", "1"}, "lease"},
     };
 
@@ -792,6 +794,56 @@ static void packing_runs_a_measured_pair_side_by_side(void **state)
     gp_speed_table_free(t);
 }
 
+/* objective gandiva (Gavel's gandiva baseline): while the jobs ask for no
+ * more GPUs than there are, each runs alone (x and y on two V100s: one
+ * each, at their own pace); once they ask for more, jobs are paired at
+ * random and every combination gets an equal split - x and y on one
+ * V100 form the one combination and run side by side in every round,
+ * at their pair paces 0.8 and 0.5. */
+static void gandiva_pairs_jobs_once_they_oversubscribe(void **state)
+{
+    struct gp_speed_table *t;
+    const struct gp_kv opts[] = {{"objective", "gandiva"}};
+    struct rec r;
+    struct gp_core *core;
+    uint64_t x, y;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "V100", 1, 8, 10),
+                     GP_OK);
+    for (uint32_t gpus = 1; gpus <= 2; gpus++) {
+        core = mkgv(gpus, 0, t, opts, 1, &r, NULL);
+        assert_non_null(core);
+        x = job(core, "x", "x", 1);
+        y = job(core, "y", "y", 1);
+        for (int i = 0; i < 10; i++) {
+            const struct gp_job *jx, *jy;
+
+            round_at(core, S(360) * i);
+            round_at(core, S(360) * i + 1);
+            jx = gp_core_job(core, x);
+            jy = gp_core_job(core, y);
+            assert_int_equal(jx->state, GP_JOB_RUNNING);
+            assert_int_equal(jy->state, GP_JOB_RUNNING);
+            if (gpus == 1) {
+                assert_true(jx->where.colocated || jy->where.colocated);
+                assert_true(fabs(jx->where.pace - 0.8) < 1e-12);
+                assert_true(fabs(jy->where.pace - 0.5) < 1e-12);
+            } else {
+                assert_false(jx->where.colocated || jy->where.colocated);
+                assert_int_not_equal(jx->where.slots[0].mask,
+                                     jy->where.slots[0].mask);
+                assert_true(jx->where.pace == 0 && jy->where.pace == 0);
+            }
+        }
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -815,6 +867,7 @@ int main(void)
         cmocka_unit_test(water_filling_shares_by_tenant_weights),
         cmocka_unit_test(bad_costs_are_refused),
         cmocka_unit_test(packing_runs_a_measured_pair_side_by_side),
+        cmocka_unit_test(gandiva_pairs_jobs_once_they_oversubscribe),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,8 +73,9 @@ enum objective {
     OBJ_FTF,
     OBJ_FIFO,
     OBJ_ALLOX,
-    OBJ_SUM,   /* max_sum_throughput_perf, and normalized by cost */
-    OBJ_WATER, /* max_min_fairness_water_filling_perf, and hierarchical */
+    OBJ_SUM,     /* max_sum_throughput_perf, and normalized by cost */
+    OBJ_WATER,   /* max_min_fairness_water_filling_perf, and hierarchical */
+    OBJ_GANDIVA, /* the artifact's gandiva baseline: random pairs */
 };
 
 /* hierarchical: how a tenant's weight is shared among its jobs */
@@ -111,6 +112,10 @@ struct gjob {
     uint64_t mate; /* the job it was chosen beside at the last boundary,
                       and runs beside once both started (when mated) */
     bool mated;
+    /* objective gandiva: its combination (0 none yet, 1 alone, 2 paired
+     * with `other`), kept from solve to solve */
+    uint8_t combo;
+    uint64_t other;
     int32_t at; /* its place in this round's list, -1 = not there */
 };
 
@@ -156,6 +161,7 @@ struct gavel {
                             (lo, hi) */
     size_t npairs, paircap;
     uint64_t pairs_cut; /* pack: solves whose pairs were cut at PAIRS_MAX */
+    struct gp_rng rng;  /* objective gandiva: its random pairs (seed=) */
     double type_run[MAX_TYPES]; /* seconds all jobs ran there since the
                                    solve */
     uint64_t w[MAX_TYPES];      /* GPUs up per type when rates were read */
@@ -266,6 +272,8 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_PERF;
             else if (strcmp(val, "max_min_fairness_packed") == 0)
                 g->obj = OBJ_PERF, g->pack = true;
+            else if (strcmp(val, "gandiva") == 0)
+                g->obj = OBJ_GANDIVA, g->pack = true;
             else if (strcmp(val, "max_min_fairness") == 0)
                 g->obj = OBJ_AGNOSTIC;
             else if (strcmp(val, "min_total_duration_perf") == 0)
@@ -293,7 +301,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected max_min_fairness_perf, "
                                    "max_min_fairness, "
-                                   "max_min_fairness_packed, "
+                                   "max_min_fairness_packed, gandiva, "
                                    "min_total_duration_perf, "
                                    "finish_time_fairness_perf, fifo_perf, "
                                    "max_sum_throughput_perf, "
@@ -350,6 +358,16 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected predicted or true, got \"%s\"",
                                    val);
+        } else if (strcmp(key, "seed") == 0) {
+            char *end;
+            unsigned long long v;
+
+            errno = 0;
+            v = strtoull(val, &end, 10);
+            if (end == val || *end || errno || val[0] == '-')
+                return gp_diag_set(diag, GP_EINVAL, where,
+                                   "expected a whole number, got \"%s\"", val);
+            gp_rng_init(&g->rng, v);
         } else if (strcmp(key, "solver") == 0) {
             if (!(g->solver = gp_solver_find(val)))
                 return gp_diag_set(diag, GP_EINVAL, where,
@@ -360,7 +378,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
             return gp_diag_set(diag, GP_EINVAL, key,
                                "unknown option for %s (known: round, "
                                "reset_min, objective, remaining, solver, "
-                               "alpha, window, fill, costs)",
+                               "alpha, window, fill, costs, seed)",
                                g->name);
         }
     }
@@ -384,6 +402,7 @@ static int init_as(void **priv, const struct gp_policy_args *args,
     g->next_round_us = GP_TIME_NONE;
     g->last_acct_us = GP_TIME_NONE;
     g->last_reset_us = GP_TIME_NONE;
+    gp_rng_init(&g->rng, 0);
     if ((rc = parse_opts(g, args, diag)) != GP_OK) {
         gp_env_free(args->env, g->costs);
         gp_env_free(args->env, g);
@@ -1213,6 +1232,139 @@ out:
     return rc < 0 ? rc : GP_OK; /* a column's or a row's index is no error */
 }
 
+/* ---- the artifact's gandiva baseline (GandivaPolicy) ------------------ */
+
+/* The two jobs' pair paces summed over every type of the cluster (the
+ * artifact's normalized packed throughput); 0 when a type has no figure
+ * for them. */
+static double pair_norm(const struct round *r, const struct gp_job *a,
+                        const struct gp_job *b)
+{
+    uint32_t sf = a->demand.gpus ? a->demand.gpus : 1;
+    double sum = 0, pa, pb;
+
+    for (uint8_t k = 0; k < r->ntypes; k++) {
+        if (!r->w[k])
+            continue;
+        if (gp_view_pair_paces(r->v, a, b, k, sf, &pa, &pb) != GP_OK ||
+            !(pa > 0) || !(pb > 0))
+            return 0;
+        sum += pa + pb;
+    }
+    return sum;
+}
+
+static const struct gp_job *job_of(const struct round *r, const struct gjob *e)
+{
+    return e && e->at >= 0 ? r->a[e->at].job : NULL;
+}
+
+/* Gavel's gandiva baseline (its policies/gandiva.py): while the jobs ask
+ * for no more GPUs than the cluster has, every job gets an equal split of
+ * every type; else jobs not yet in a combination are paired at random
+ * (n draws of two, kept when their scale factors match), the rest run
+ * alone, and every combination - a pair or a job alone - gets an equal
+ * split. A pair is kept from solve to solve until one of its jobs ends or
+ * its paces summed over the types fall below 1. Each combination's split
+ * is W_k / m / s per type (m combinations, s its scale factor), scaled
+ * down to 1 in all. */
+static int solve_gandiva(struct round *r)
+{
+    struct gavel *g = r->g;
+    const size_t nj = g->njobs;
+    uint64_t want = 0, have = 0, m = 0;
+    uint32_t *loose = NULL;
+    size_t nloose = 0;
+    int rc;
+
+    reset(g);
+    for (size_t i = 0; i < nj; i++) {
+        struct gjob *e = &g->jobs[i];
+        struct gjob *o = e->combo == 2 ? find(g, e->other) : NULL;
+
+        if (e->combo != 2)
+            continue;
+        if (!o || o->ended || o->combo != 2 || o->other != e->seq ||
+            (job_of(r, e) && job_of(r, o) &&
+             pair_norm(r, job_of(r, e), job_of(r, o)) < 1.0)) {
+            e->combo = 0;
+            if (o && o->combo == 2 && o->other == e->seq)
+                o->combo = 0;
+        }
+    }
+    for (size_t i = 0; i < nj; i++)
+        want += g->jobs[i].sf ? g->jobs[i].sf : 1;
+    for (uint8_t k = 0; k < r->ntypes; k++)
+        have += r->w[k];
+    if (want > have) {
+        /* pack: jobs not in a combination, paired at random */
+        if (!(loose = gp_arena_alloc(gp_view_scratch(r->v),
+                                     (nj + 1) * sizeof(*loose))))
+            return GP_ENOMEM;
+        for (size_t i = 0; i < nj; i++)
+            if (g->jobs[i].combo == 0)
+                loose[nloose++] = (uint32_t)i;
+        for (size_t n = nloose, t = 0; nloose > 1 && t < n; t++) {
+            size_t p = (size_t)(gp_rng_next(&g->rng) % nloose), q;
+            struct gjob *a, *b;
+
+            q = (size_t)(gp_rng_next(&g->rng) % (nloose - 1));
+            if (q >= p)
+                q++;
+            a = &g->jobs[loose[p]];
+            b = &g->jobs[loose[q]];
+            if (a->sf != b->sf)
+                continue;
+            a->combo = b->combo = 2;
+            a->other = b->seq;
+            b->other = a->seq;
+            /* out of the free list, the later index first */
+            if (p < q) {
+                size_t tmp = p;
+
+                p = q;
+                q = tmp;
+            }
+            loose[p] = loose[--nloose];
+            loose[q] = loose[--nloose];
+        }
+        for (size_t i = 0; i < nloose; i++)
+            g->jobs[loose[i]].combo = 1;
+    }
+    /* the combinations to split among: every job alone while they fit,
+     * else the pairs (once) and the jobs alone */
+    for (size_t i = 0; i < nj; i++) {
+        const struct gjob *e = &g->jobs[i];
+
+        if (want <= have || e->combo != 2 || e->seq < e->other)
+            m++;
+    }
+    for (size_t i = 0; i < nj && m; i++) {
+        struct gjob *e = &g->jobs[i];
+        double x[MAX_TYPES], sum = 0;
+        uint32_t sf = e->sf ? e->sf : 1;
+
+        if (want > have && e->combo == 2 && e->seq > e->other)
+            continue; /* the pair's, with its first job */
+        for (uint8_t k = 0; k < r->ntypes; k++) {
+            x[k] = (double)r->w[k] / (double)m / sf;
+            sum += x[k];
+        }
+        for (uint8_t k = 0; k < r->ntypes; k++)
+            x[k] = sum > 1 ? x[k] / sum : x[k];
+        if (want > have && e->combo == 2) {
+            if ((rc = add_pair(g, e->seq, e->other, 0, 0)) != GP_OK)
+                return rc;
+            memcpy(g->pairs[g->npairs - 1].x, x, r->ntypes * sizeof(*x));
+        } else {
+            memcpy(e->x, x, r->ntypes * sizeof(*x));
+        }
+    }
+    if (g->npairs > 1)
+        qsort(g->pairs, g->npairs, sizeof(*g->pairs), pair_cmp);
+    return GP_OK;
+}
+
 /* ---- water filling (the artifact's MaxMinFairnessWaterFilling) ------- */
 
 /* One water-filling problem: the jobs that may run somewhere. */
@@ -1908,7 +2060,7 @@ static int solve_allox(struct round *r)
     struct gavel *g = r->g;
     struct gp_arena *ar = gp_view_scratch(r->v);
     const size_t nt = r->ntypes;
-    uint64_t left[MAX_TYPES] = {0}, nfree = 0;
+    uint64_t left[MAX_TYPES] = {0}, nloose = 0;
     uint32_t npos[MAX_TYPES] = {0};
     struct xjob *xs;
     size_t m = 0, want;
@@ -1962,12 +2114,12 @@ static int solve_allox(struct round *r)
         m = n;
     }
     for (size_t k = 0; k < nt; k++)
-        nfree += left[k];
-    if (m == 0 || nfree == 0)
+        nloose += left[k];
+    if (m == 0 || nloose == 0)
         return GP_OK;
     want = (size_t)(g->alpha * (double)m);
-    if (want < nfree)
-        want = nfree;
+    if (want < nloose)
+        want = nloose;
     if (want > g->window)
         want = g->window;
     if (m > want)
@@ -2212,6 +2364,15 @@ static int choose(struct round *r)
                 r->a[lo->at].keep || r->a[hi->at].keep || !(lo->t[k] > 0) ||
                 !(hi->t[k] > 0))
                 continue;
+            if (g->obj == OBJ_GANDIVA) {
+                /* a random pair may have no figure on this type: as the
+                 * artifact, it does not run there */
+                double pa, pb;
+
+                if (gp_view_pair_paces(r->v, r->a[lo->at].job, r->a[hi->at].job,
+                                       k, lo->sf, &pa, &pb) != GP_OK)
+                    continue;
+            }
             frac = g->type_run[k] > 0 ? pr->run[k] / g->type_run[k] : 0;
             pk[np].i = (uint32_t)lo->at;
             pk[np].j = hi->at;
@@ -2574,9 +2735,10 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
             g->allocs++;
             g->last_reset_us = now;
         }
-        if (solve_now && (rc = g->obj == OBJ_FIFO    ? solve_fifo(&r)
-                               : g->obj == OBJ_ALLOX ? solve_allox(&r)
-                               : g->obj == OBJ_WATER ? solve_water(&r)
+        if (solve_now && (rc = g->obj == OBJ_FIFO      ? solve_fifo(&r)
+                               : g->obj == OBJ_ALLOX   ? solve_allox(&r)
+                               : g->obj == OBJ_WATER   ? solve_water(&r)
+                               : g->obj == OBJ_GANDIVA ? solve_gandiva(&r)
                                : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
                                    ? solve_time(&r)
                                    : solve(&r)) != GP_OK)
@@ -2595,15 +2757,16 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     return GP_OK;
 }
 
-/* Space sharing: with objective max_min_fairness_packed (the last
- * objective given counts, as in parse_opts). */
+/* Space sharing: with objective max_min_fairness_packed or gandiva (the
+ * last objective given counts, as in parse_opts). */
 static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
 {
     bool packed = false;
 
     for (size_t i = 0; i < nopts; i++)
         if (strcmp(opts[i].key, "objective") == 0)
-            packed = strcmp(opts[i].value, "max_min_fairness_packed") == 0;
+            packed = strcmp(opts[i].value, "max_min_fairness_packed") == 0 ||
+                     strcmp(opts[i].value, "gandiva") == 0;
     return packed;
 }
 

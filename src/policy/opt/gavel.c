@@ -39,6 +39,16 @@
  * starts: GPUs a job frees mid-round wait for the next round, as in the
  * artifact's simulator.
  *
+ * Space sharing (objective max_min_fairness_packed, the artifact's
+ * MaxMinFairnessPolicyWithPacking): the LP also has a column per pair of
+ * job kinds and type where the speed table measured the two together
+ * (pair_cols), each job's throughput there at its pair pace; the pairs'
+ * time is cut in equal parts for every pair of their jobs (spread_pairs),
+ * and pairs take part in the rounds as single jobs do, by the same
+ * priority; a chosen pair runs on the same GPUs (gp_placement.colocated),
+ * each at its pair pace. objective=gandiva is the artifact's gandiva
+ * baseline: random pairs and equal splits, no LP (solve_gandiva).
+ *
  * Where gpupool differs from the artifact (docs/policies/gavel.md): time
  * run is reset at every solve, with no minimum time between resets and no
  * half-round credit for the first round; ties are not broken by the
@@ -299,8 +309,8 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_WATER, g->inner = INNER_FIFO;
             else
                 return gp_diag_set(diag, GP_EINVAL, where,
-                                   "expected max_min_fairness_perf, "
-                                   "max_min_fairness, "
+                                   "unknown \"%.30s\" ("
+                                   "max_min_fairness_perf, max_min_fairness, "
                                    "max_min_fairness_packed, gandiva, "
                                    "min_total_duration_perf, "
                                    "finish_time_fairness_perf, fifo_perf, "
@@ -308,8 +318,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "max_sum_throughput_normalized_by_cost_"
                                    "perf(_SLOs), max_min_fairness_water_"
                                    "filling_perf, hierarchical_fairness, "
-                                   "hierarchical_fifo or allox, got "
-                                   "\"%.30s\"",
+                                   "hierarchical_fifo, allox)",
                                    val);
         } else if (strcmp(key, "alpha") == 0) {
             char *end;

@@ -24,7 +24,10 @@
  *   sum time-slicing gives; jobs without a measured pair are time-sliced.
  * - Migration. When GPUs come free, a job sharing GPUs moves to them
  *   (the paper's migration to de-oversubscribe; checkpoint, restore). Jobs
- *   waiting to start come first: they share nothing yet.
+ *   waiting to start come first: they share nothing yet. With locality=1
+ *   a gang running alone over several nodes moves onto fewer when GPUs
+ *   allow (the paper's migration for locality; off by default:
+ *   docs/policies/gandiva.md says why).
  * - Grow-shrink. With nothing waiting, an elastic job running alone grows
  *   into idle GPUs (up to its max_gpus); when a job finds no GPUs, grown
  *   jobs shrink back to their size before anything is shared.
@@ -55,7 +58,7 @@ struct gandiva {
     uint32_t share;  /* jobs on one set of devices, at most */
     double overhead; /* o = switch / quantum */
     int64_t quantum_us, switch_us;
-    bool pack, migrate, grow, spread;
+    bool pack, migrate, grow, spread, locality;
     /* this round: the devices of each node a start, move or resize
      * touched (their jobs are not paced yet: nothing else joins them) */
     uint64_t *fresh;
@@ -140,10 +143,13 @@ static int gandiva_init(void **priv, const struct gp_policy_args *args,
             rc = opt_bool("gandiva.grow", val, &g->grow, diag);
         } else if (strcmp(key, "spread") == 0) {
             rc = opt_bool("gandiva.spread", val, &g->spread, diag);
+        } else if (strcmp(key, "locality") == 0) {
+            rc = opt_bool("gandiva.locality", val, &g->locality, diag);
         } else {
             rc = gp_diag_set(diag, GP_EINVAL, key,
                              "unknown option for gandiva (known: share, "
-                             "quantum, switch, pack, migrate, grow, spread)");
+                             "quantum, switch, pack, migrate, grow, spread, "
+                             "locality)");
         }
     }
     if (rc == GP_OK && g->switch_us >= g->quantum_us)
@@ -524,6 +530,36 @@ static int migrate_off(struct gandiva *g, const struct gp_view *v,
     return GP_OK;
 }
 
+/* Move a gang running alone over several nodes onto fewer, where free
+ * GPUs allow (the paper's migration to improve locality): a gang spread
+ * over nodes runs slower (docs/speed.md, "Spread gangs"). */
+static int consolidate(struct gandiva *g, const struct gp_view *v,
+                       struct gp_plan *p, const struct dset *s, size_t ns)
+{
+    for (size_t i = 0; i < ns && gp_view_free_gpus(v) > 0; i++) {
+        const struct gp_job *j = s[i].m[0].job;
+        struct gp_placement where;
+        int rc;
+
+        if (s[i].n != 1 || s[i].joiner || j->state != GP_JOB_RUNNING ||
+            gp_plan_has(p, j) || j->where.nslots < 2 ||
+            j->where.gpus > gp_view_free_gpus(v) ||
+            height_of(v, &j->where) != 1 || fresh_hit(g, &j->where))
+            continue;
+        if (gp_view_fit(v, j, j->where.gpus, &where) != GP_OK ||
+            where.nslots >= j->where.nslots)
+            continue;
+        if ((rc = gp_plan_migrate(p, j, &where)) != GP_OK) {
+            if (rc != GP_EPLAN)
+                return rc;
+            continue;
+        }
+        mark(g, &j->where);
+        mark(g, &where);
+    }
+    return GP_OK;
+}
+
 static int gandiva_schedule(void *priv, const struct gp_view *v,
                             struct gp_plan *p)
 {
@@ -575,6 +611,9 @@ static int gandiva_schedule(void *priv, const struct gp_view *v,
     /* then GPUs still free: off shared devices, then to grow */
     if (colocate && g->migrate &&
         (rc = migrate_off(g, v, p, s, ns, g->share)) != GP_OK)
+        return rc;
+    if (colocate && g->migrate && g->locality &&
+        (rc = consolidate(g, v, p, s, ns)) != GP_OK)
         return rc;
     if (g->grow && !waiting) {
         for (size_t i = 0; i < ns && gp_view_free_gpus(v) > 0; i++) {

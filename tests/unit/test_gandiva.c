@@ -3,7 +3,8 @@
  * back to full pace when one leaves; a pair the speed table measured runs
  * packed at its measured paces when that beats taking turns; at most
  * `share` jobs a device; a job on shared devices moves to GPUs that come
- * free; an elastic job grows into idle GPUs and shrinks back for an
+ * free; with locality=1 a gang spread over nodes moves onto one when it
+ * can; an elastic job grows into idle GPUs and shrinks back for an
  * arrival; under `count` nothing is shared; the options and their
  * errors. Defaults: quantum 60 s, switch 1 s, so a turn is 59/120. */
 #include <math.h>
@@ -245,6 +246,44 @@ static void a_job_on_shared_gpus_moves_to_gpus_that_free(void **state)
     }
 }
 
+/* Locality (locality=1): three nodes of 4 GPUs; P (4 GPUs, 300 s) fills
+ * the first, Q and R (3 GPUs each) the others, so D (2 GPUs) finds one
+ * GPU free on each of the last two nodes and runs spread over both. When
+ * P ends, D moves onto the first node's free GPUs: one node, one
+ * migration. With locality=0 (the default) it stays spread. */
+static void a_spread_gang_moves_onto_one_node_with_locality(void **state)
+{
+    struct rec r;
+    const struct gp_kv on[] = {{"locality", "1"}};
+    struct gp_core *core;
+    uint64_t p, d;
+
+    (void)state;
+    for (int loc = 1; loc >= 0; loc--) {
+        core = gcore(3, 4, GP_PLACE_PACK, NULL, loc ? on : NULL, loc, &r);
+        p = job(core, "p", NULL, 4, 0, 300, 0);
+        (void)job(core, "q", NULL, 3, 0, 10000, 0);
+        (void)job(core, "r", NULL, 3, 0, 10000, 0);
+        round_at(core, 0);
+        d = job(core, "d", NULL, 2, 0, 10000, 10);
+        round_at(core, S(10));
+        assert_int_equal(gp_core_job(core, d)->state, GP_JOB_RUNNING);
+        assert_int_equal(gp_core_job(core, d)->where.nslots, 2);
+        assert_int_equal(gp_core_job_ended(core, p, GP_JOB_COMPLETED, S(300)),
+                         GP_OK);
+        round_at(core, S(300));
+        round_at(core, S(301));
+        if (loc) {
+            assert_int_equal(gp_core_job(core, d)->migrations, 1);
+            assert_int_equal(gp_core_job(core, d)->where.nslots, 1);
+        } else {
+            assert_int_equal(gp_core_job(core, d)->migrations, 0);
+            assert_int_equal(gp_core_job(core, d)->where.nslots, 2);
+        }
+        gp_core_free(core);
+    }
+}
+
 /* E (elastic, 1 to 2 GPUs) grows into the idle GPU once nothing waits,
  * and gives it back when Y comes; Y then starts on it, nothing shared. */
 static void an_elastic_job_grows_into_idle_gpus_and_shrinks_back(void **state)
@@ -315,10 +354,11 @@ static void options_are_checked_and_named(void **state)
         {"share", "0"},    {"share", "65"},  {"quantum", "-1"},
         {"switch", "x"},   {"switch", "60"}, /* not below the quantum */
         {"pack", "maybe"}, {"grow", "2"},    {"quanta", "1"},
+        {"locality", "x"},
     };
     static const struct gp_kv good[] = {
         {"share", "4"},   {"quantum", "30"}, {"switch", "0"}, {"pack", "off"},
-        {"migrate", "0"}, {"grow", "1"},     {"spread", "1"},
+        {"migrate", "0"}, {"grow", "1"},     {"spread", "1"}, {"locality", "1"},
     };
 
     (void)state;
@@ -328,7 +368,7 @@ static void options_are_checked_and_named(void **state)
         assert_int_equal(with_options(&bad[i], 1, &diag), GP_EINVAL);
         assert_non_null(strstr(diag.where, bad[i].key));
     }
-    assert_int_equal(with_options(good, 7, NULL), GP_OK);
+    assert_int_equal(with_options(good, 8, NULL), GP_OK);
 }
 
 int main(void)
@@ -338,6 +378,7 @@ int main(void)
         cmocka_unit_test(no_more_than_share_jobs_take_turns_on_a_gpu),
         cmocka_unit_test(a_measured_pair_runs_packed_when_that_beats_turns),
         cmocka_unit_test(a_job_on_shared_gpus_moves_to_gpus_that_free),
+        cmocka_unit_test(a_spread_gang_moves_onto_one_node_with_locality),
         cmocka_unit_test(an_elastic_job_grows_into_idle_gpus_and_shrinks_back),
         cmocka_unit_test(under_count_nothing_is_shared),
         cmocka_unit_test(options_are_checked_and_named),

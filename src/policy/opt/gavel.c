@@ -700,7 +700,8 @@ static int gather(struct round *r, bool all)
     }
     /* a new entry moved the ones after it: find them all again */
     for (size_t i = 0; i < r->n; i++) {
-        r->a[i].e = find(r->g, r->a[i].job->seq);
+        if (!(r->a[i].e = find(r->g, r->a[i].job->seq)))
+            return GP_EINVAL; /* pushed above: not reached */
         r->a[i].e->at = (int32_t)i;
     }
     if (r->g->pack)

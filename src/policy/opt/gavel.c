@@ -1323,7 +1323,11 @@ static int solve_gandiva(struct round *r)
                 q++;
             a = &g->jobs[loose[p]];
             b = &g->jobs[loose[q]];
-            if (a->sf != b->sf)
+            /* a draw of two scale factors is dropped, as the artifact's;
+             * so is one the next solve would split (the artifact's test,
+             * at once: a pair with no figure on a type never runs there) */
+            if (a->sf != b->sf || !job_of(r, a) || !job_of(r, b) ||
+                pair_norm(r, job_of(r, a), job_of(r, b)) < 1.0)
                 continue;
             a->combo = b->combo = 2;
             a->other = b->seq;

@@ -2312,6 +2312,7 @@ static int choose(struct round *r)
 {
     uint64_t left[MAX_TYPES];
     struct pick *pk;
+    int32_t *pat;
     size_t np = 0;
 
     for (uint8_t k = 0; k < r->ntypes; k++)
@@ -2346,8 +2347,23 @@ static int choose(struct round *r)
     }
     pk = gp_arena_alloc(gp_view_scratch(r->v),
                         ((r->n + r->g->npairs) * r->ntypes + 1) * sizeof(*pk));
-    if (!pk)
+    pat = gp_arena_alloc(gp_view_scratch(r->v),
+                         (2 * r->g->npairs + 1) * sizeof(*pat));
+    if (!pk || !pat)
         return GP_ENOMEM;
+    /* pack: each pair's two jobs in this round (-1: one is not here, or
+     * kept where it is) */
+    for (size_t q = 0; q < r->g->npairs; q++) {
+        const struct gjob *lo = find(r->g, r->g->pairs[q].lo);
+        const struct gjob *hi = find(r->g, r->g->pairs[q].hi);
+
+        pat[2 * q] = pat[2 * q + 1] = -1;
+        if (lo && hi && lo->at >= 0 && hi->at >= 0 && !r->a[lo->at].keep &&
+            !r->a[hi->at].keep) {
+            pat[2 * q] = lo->at;
+            pat[2 * q + 1] = hi->at;
+        }
+    }
     for (uint8_t o = 0; o < r->ntypes; o++) {
         uint8_t k = r->order[o];
         size_t first = np;
@@ -2373,10 +2389,11 @@ static int choose(struct round *r)
             const struct gjob *lo, *hi;
             double x = pr->x[k], frac;
 
-            if (!(x > 0) || !(lo = find(g, pr->lo)) ||
-                !(hi = find(g, pr->hi)) || lo->at < 0 || hi->at < 0 ||
-                r->a[lo->at].keep || r->a[hi->at].keep || !(lo->t[k] > 0) ||
-                !(hi->t[k] > 0))
+            if (!(x > 0) || pat[2 * q] < 0)
+                continue;
+            lo = r->a[pat[2 * q]].e;
+            hi = r->a[pat[2 * q + 1]].e;
+            if (!(lo->t[k] > 0) || !(hi->t[k] > 0))
                 continue;
             if (g->obj == OBJ_GANDIVA) {
                 /* a random pair may have no figure on this type: as the

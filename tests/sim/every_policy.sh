@@ -63,5 +63,31 @@ PY
         fi
     done
 done
+# gavel's objectives that share GPUs, on 24 jobs of Gavel's trace (the
+# parity test's) with its pair figures (--speed gavel), on a cluster small
+# enough that jobs pair: every job finishes, and some GPU time is
+# co-located
+head -24 "$dir/../../sim/parity-gavel/vc200.trace" >"$tmp/vc24.trace"
+for obj in max_min_fairness_packed gandiva; do
+    runs=$((runs + 1))
+    if ! "$exe" sim --trace "$tmp/vc24.trace" --format gavel \
+        --cluster 1x4:V100+1x4:K80 --speed gavel --policy gavel \
+        --opt gavel.objective=$obj --checkpointable all --json \
+        --no-progress --no-wall >"$tmp/out.json" 2>"$tmp/err"; then
+        echo "FAIL: gavel $obj exited non-zero:"
+        sed 's/^/    /' "$tmp/err"
+        fails=$((fails + 1))
+        continue
+    fi
+    python3 - "$tmp/out.json" "$obj" <<'PY' || fails=$((fails + 1))
+import json, sys
+runs = json.load(open(sys.argv[1]))
+r = runs[0] if isinstance(runs, list) else runs
+if r["completed"] != r["jobs"] or r["unfinished"] or not r["colocated_gpu_s"] > 0:
+    print(f"FAIL: gavel {sys.argv[2]}: {r['completed']} of {r['jobs']} "
+          f"completed, co-located {r['colocated_gpu_s']} GPU-s")
+    sys.exit(1)
+PY
+done
 echo "$runs runs, $fails failed"
 [ "$fails" -eq 0 ]

@@ -2505,8 +2505,8 @@ static int requeue(struct round *r, struct act *a, bool *retry)
 /* pack, at a boundary: running jobs chosen on the type they run on whose
  * pair changed. One alone now and chosen beside another stays and hosts
  * it (of two such, the earlier); one of a pair now chosen alone stays if
- * it is the pair's first job; the others are preempted and reserved to
- * start with their mates. */
+ * the other leaves, or if it is the pair's first job; the others are
+ * preempted and reserved to start with their mates. */
 static int regroup(struct round *r, bool *retry)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -2519,7 +2519,10 @@ static int regroup(struct round *r, bool *retry)
             a->job->state != GP_JOB_RUNNING)
             continue;
         if (a->with >= 0) {
-            stay = a->mate < 0 && a->e->seq < r->a[a->with].e->seq;
+            /* chosen alone: it keeps the GPUs when the other job of its
+             * pair leaves them, or when it is the pair's first */
+            stay = a->mate < 0 &&
+                   (r->a[a->with].leaving || a->e->seq < r->a[a->with].e->seq);
         } else {
             const struct act *m = &r->a[a->mate];
 

@@ -876,10 +876,12 @@ struct pcol {
     double pa, pb;
 };
 
-/* Time spent in pairs: the LP's variables per pair of kinds, cut into
- * equal parts for every pair of their jobs (a job of kind a, one of
- * kind b; two of kind a), into g->pairs, sorted and merged by job pair.
- * At most PAIRS_MAX pairs: beyond, the pairs are cut (logged, counted). */
+/* Time spent in pairs: the LP's variables per pair of kinds, given to
+ * few pairs of their jobs, each job of a kind its equal part (as the
+ * per-job LP's vertex concentrates pair time on few pairs): a job of kind
+ * a and one of kind b walked together, two of kind a in a ring; into
+ * g->pairs, sorted and merged by job pair. At most PAIRS_MAX pairs:
+ * beyond, the pairs are cut (logged, counted). */
 #define PAIRS_MAX 200000
 static int add_pair(struct gavel *g, uint64_t a, uint64_t b, uint8_t k,
                     double x)
@@ -917,23 +919,47 @@ static int spread_pairs(struct gavel *g, const struct kind *kinds,
     g->npairs = 0;
     for (size_t q = 0; q < npc && !cut; q++) {
         const struct kind *ka = &kinds[pc[q].a], *kb = &kinds[pc[q].b];
-        double z = xs[pc[q].col], each;
+        double z = xs[pc[q].col];
+        const uint8_t k = pc[q].k;
 
         if (!(z > 1e-9))
             continue;
-        each = pc[q].a == pc[q].b ? z * 2 / ((double)ka->n * (ka->n - 1))
-                                  : z / ((double)ka->n * kb->n);
-        for (uint32_t i = 0; i < ka->n && !cut; i++)
-            for (uint32_t j = pc[q].a == pc[q].b ? i + 1 : 0; j < kb->n; j++) {
-                if (g->npairs >= PAIRS_MAX) {
-                    cut = true;
-                    break;
-                }
+        if (g->npairs + ka->n + kb->n > PAIRS_MAX) {
+            cut = true;
+            break;
+        }
+        if (pc[q].a == pc[q].b) {
+            /* two jobs of one kind: a ring, each job in two pairs (one
+             * pair of two jobs) */
+            uint32_t m = ka->n;
+
+            for (uint32_t i = 0; i < (m == 2 ? 1 : m); i++)
                 if ((rc = add_pair(g, by[ka->start + i]->seq,
-                                   by[kb->start + j]->seq, pc[q].k,
-                                   each > 1 ? 1 : each)) != GP_OK)
+                                   by[ka->start + (i + 1) % m]->seq, k,
+                                   m == 2 ? z : z / m)) != GP_OK)
                     return rc;
+        } else {
+            /* each job of kind a z / n_a, of kind b z / n_b: walked
+             * together (the north-west corner rule), at most
+             * n_a + n_b - 1 pairs */
+            double sa = z / ka->n, sb = z / kb->n;
+            uint32_t i = 0, j = 0;
+
+            while (i < ka->n && j < kb->n) {
+                double amt = sa < sb ? sa : sb;
+
+                if (amt > 1e-12 &&
+                    (rc = add_pair(g, by[ka->start + i]->seq,
+                                   by[kb->start + j]->seq, k, amt)) != GP_OK)
+                    return rc;
+                sa -= amt;
+                sb -= amt;
+                if (sa <= 1e-12)
+                    i++, sa = z / ka->n;
+                if (sb <= 1e-12)
+                    j++, sb = z / kb->n;
             }
+        }
     }
     if (cut) {
         g->pairs_cut++;

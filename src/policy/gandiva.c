@@ -495,6 +495,28 @@ static int share(struct gandiva *g, const struct gp_view *v, struct gp_plan *p,
     return rc;
 }
 
+/* Move running job j onto free GPUs of at most `nodes` nodes, marking
+ * both places; *moved says whether it did (no such place, or the plan
+ * refuses: not). */
+static int move_onto(struct gandiva *g, const struct gp_view *v,
+                     struct gp_plan *p, const struct gp_job *j, uint32_t nodes,
+                     bool *moved)
+{
+    struct gp_placement where;
+    int rc;
+
+    *moved = false;
+    if (gp_view_fit(v, j, j->where.gpus, &where) != GP_OK ||
+        where.nslots > nodes)
+        return GP_OK;
+    if ((rc = gp_plan_migrate(p, j, &where)) != GP_OK)
+        return rc == GP_EPLAN ? GP_OK : rc;
+    mark(g, &j->where);
+    mark(g, &where);
+    *moved = true;
+    return GP_OK;
+}
+
 /* Move jobs off shared devices onto free ones: the most shared first,
  * the latest started of a set first. */
 static int migrate_off(struct gandiva *g, const struct gp_view *v,
@@ -505,7 +527,7 @@ static int migrate_off(struct gandiva *g, const struct gp_view *v,
         for (size_t i = 0; i < ns && gp_view_free_gpus(v) > 0; i++) {
             for (uint32_t k = s[i].n; k-- > 0;) {
                 const struct gp_job *j = s[i].m[k].job;
-                struct gp_placement where;
+                bool moved;
                 int rc;
 
                 if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j) ||
@@ -513,17 +535,11 @@ static int migrate_off(struct gandiva *g, const struct gp_view *v,
                     height_of(v, &j->where) != h)
                     continue;
                 /* never onto more nodes than it runs on now */
-                if (gp_view_fit(v, j, j->where.gpus, &where) != GP_OK ||
-                    where.nslots > j->where.nslots)
-                    continue;
-                if ((rc = gp_plan_migrate(p, j, &where)) != GP_OK) {
-                    if (rc != GP_EPLAN)
-                        return rc;
-                    continue;
-                }
-                mark(g, &j->where);
-                mark(g, &where);
-                break; /* one a set a round: its paces follow */
+                if ((rc = move_onto(g, v, p, j, j->where.nslots, &moved)) !=
+                    GP_OK)
+                    return rc;
+                if (moved)
+                    break; /* one a set a round: its paces follow */
             }
         }
     }
@@ -538,7 +554,7 @@ static int consolidate(struct gandiva *g, const struct gp_view *v,
 {
     for (size_t i = 0; i < ns && gp_view_free_gpus(v) > 0; i++) {
         const struct gp_job *j = s[i].m[0].job;
-        struct gp_placement where;
+        bool moved;
         int rc;
 
         if (s[i].n != 1 || s[i].joiner || j->state != GP_JOB_RUNNING ||
@@ -546,16 +562,8 @@ static int consolidate(struct gandiva *g, const struct gp_view *v,
             j->where.gpus > gp_view_free_gpus(v) ||
             height_of(v, &j->where) != 1 || fresh_hit(g, &j->where))
             continue;
-        if (gp_view_fit(v, j, j->where.gpus, &where) != GP_OK ||
-            where.nslots >= j->where.nslots)
-            continue;
-        if ((rc = gp_plan_migrate(p, j, &where)) != GP_OK) {
-            if (rc != GP_EPLAN)
-                return rc;
-            continue;
-        }
-        mark(g, &j->where);
-        mark(g, &where);
+        if ((rc = move_onto(g, v, p, j, j->where.nslots - 1, &moved)) != GP_OK)
+            return rc;
     }
     return GP_OK;
 }

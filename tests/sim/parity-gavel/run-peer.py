@@ -89,6 +89,18 @@ def feasible(rate, need, sf, workers):
     return res.x.reshape((m, n)) if res.status == 0 else None
 
 
+def max_z(self, index, m, n, obj, a, b, bounds):
+    """Solve a max-min LP (its last variable z), and the policy's
+    allocation of its m x n others, or None as the artifact when not
+    optimal."""
+    res = linprog(obj, A_ub=a, b_ub=b, bounds=bounds, method="highs")
+    if res.status != 0:
+        print("WARNING: Allocation returned by policy not optimal!")
+        return None
+    x = res.x[:-1].reshape((m, n))
+    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
+
+
 def max_min_perf(self, unflattened_throughputs, scale_factors,
                  unflattened_priority_weights, cluster_spec):
     throughputs, index = self.flatten(unflattened_throughputs, cluster_spec)
@@ -113,14 +125,8 @@ def max_min_perf(self, unflattened_throughputs, scale_factors,
         rhs.append(0.0)
     obj = np.zeros(m * n + 1)
     obj[-1] = -1.0
-    res = linprog(obj, A_ub=np.array(rows), b_ub=np.array(rhs),
-                  bounds=[(0.0, 1.0)] * (m * n) + [(None, None)],
-                  method="highs")
-    if res.status != 0:
-        print("WARNING: Allocation returned by policy not optimal!")
-        return None
-    x = res.x[:-1].reshape((m, n))
-    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
+    return max_z(self, index, m, n, obj, np.array(rows), np.array(rhs),
+                 [(0.0, 1.0)] * (m * n) + [(None, None)])
 
 
 def makespan_helper(self, throughputs, scale_factors_array, T):
@@ -390,13 +396,7 @@ def max_min_packed(self, unflattened_throughputs, scale_factors,
               for c in range(m) for k in range(n)] + [(None, None)]
     obj = np.zeros(z + 1)
     obj[-1] = -1.0
-    res = linprog(obj, A_ub=a, b_ub=np.array(rhs), bounds=bounds,
-                  method="highs")
-    if res.status != 0:
-        print("WARNING: Allocation returned by policy not optimal!")
-        return None
-    x = res.x[:-1].reshape((m, n))
-    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
+    return max_z(self, index, m, n, obj, a, np.array(rhs), bounds)
 
 
 max_min_fairness.MaxMinFairnessPolicyWithPerf.get_allocation = max_min_perf

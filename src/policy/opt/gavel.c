@@ -43,9 +43,9 @@
  * MaxMinFairnessPolicyWithPacking): the LP also has a column per pair of
  * job kinds and type where the speed table measured the two together
  * (pair_cols), each job's throughput there at its pair pace; the pairs'
- * time is cut in equal parts for every pair of their jobs (spread_pairs),
- * and pairs take part in the rounds as single jobs do, by the same
- * priority; a chosen pair runs on the same GPUs (gp_placement.colocated),
+ * time goes to few pairs of their jobs, each job its equal part
+ * (spread_pairs), and pairs take part in the rounds as single jobs do, by the
+ * same priority; a chosen pair runs on the same GPUs (gp_placement.colocated),
  * each at its pair pace. objective=gandiva is the artifact's gandiva
  * baseline: random pairs and equal splits, no LP (solve_gandiva).
  *
@@ -75,6 +75,8 @@
 #include "policy/policy.h"
 
 #define MAX_TYPES 32
+/* pack: job pairs given time at one solve, at most (spread_pairs) */
+#define PAIRS_MAX 200000
 
 enum objective {
     OBJ_PERF,
@@ -443,11 +445,13 @@ static void gavel_fini(void *priv)
         gp_logf(g->env, GP_LOG_DEBUG,
                 "%s: %llu allocations (%llu LPs solved), %llu fell back "
                 "to the proportional split, %llu jobs split by a matching, "
-                "%llu solved without the SLOs (none met them all)",
+                "%llu solved without the SLOs (none met them all), %llu "
+                "with pairs cut at %d",
                 g->name, (unsigned long long)g->allocs,
                 (unsigned long long)g->solves, (unsigned long long)g->fallbacks,
                 (unsigned long long)g->fractional,
-                (unsigned long long)g->slo_dropped);
+                (unsigned long long)g->slo_dropped,
+                (unsigned long long)g->pairs_cut, PAIRS_MAX);
     gp_env_free(g->env, g->jobs);
     gp_env_free(g->env, g->pairs);
     gp_env_free(g->env, g->costs);
@@ -882,7 +886,6 @@ struct pcol {
  * a and one of kind b walked together, two of kind a in a ring; into
  * g->pairs, sorted and merged by job pair. At most PAIRS_MAX pairs:
  * beyond, the pairs are cut (logged, counted). */
-#define PAIRS_MAX 200000
 static int add_pair(struct gavel *g, uint64_t a, uint64_t b, uint8_t k,
                     double x)
 {
@@ -2100,7 +2103,7 @@ static int solve_allox(struct round *r)
     struct gavel *g = r->g;
     struct gp_arena *ar = gp_view_scratch(r->v);
     const size_t nt = r->ntypes;
-    uint64_t left[MAX_TYPES] = {0}, nloose = 0;
+    uint64_t left[MAX_TYPES] = {0}, nfree = 0;
     uint32_t npos[MAX_TYPES] = {0};
     struct xjob *xs;
     size_t m = 0, want;
@@ -2154,12 +2157,12 @@ static int solve_allox(struct round *r)
         m = n;
     }
     for (size_t k = 0; k < nt; k++)
-        nloose += left[k];
-    if (m == 0 || nloose == 0)
+        nfree += left[k];
+    if (m == 0 || nfree == 0)
         return GP_OK;
     want = (size_t)(g->alpha * (double)m);
-    if (want < nloose)
-        want = nloose;
+    if (want < nfree)
+        want = nfree;
     if (want > g->window)
         want = g->window;
     if (m > want)
@@ -2482,8 +2485,8 @@ static int choose(struct round *r)
     return GP_OK;
 }
 
-/* pack: the paces of a job and its mate on `type`, for the mate's
- * GPUs (0 when the speed table has no figure: alone). */
+/* pack: the paces of a job and its mate on `type` (1 and 1 when the
+ * speed table has no figure for them there). */
 static void mate_paces(const struct round *r, const struct gp_job *a,
                        const struct gp_job *b, uint8_t type, double *pa,
                        double *pb)
@@ -2602,9 +2605,8 @@ static int repace(struct round *r, bool *stale)
     for (size_t i = 0; i < r->n; i++) {
         const struct act *a = &r->a[i];
         double want = 1, pa, pb;
-        int rc;
-
         int32_t o = -1;
+        int rc;
 
         if (!a->running || a->leaving)
             continue;

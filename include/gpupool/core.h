@@ -63,6 +63,10 @@ struct gp_policy_ops {
     /* optional: the same, decided by its options (gavel's space sharing);
      * gp_policy_colocates asks both */
     bool (*colocates_with)(const struct gp_kv *opts, size_t nopts);
+    /* Jobs the goodput model follows pick their batch size on each
+     * placement (gp_core_config.goodput_adapt: Pollux co-adapts batch
+     * size and allocation); otherwise they keep the one they came with. */
+    bool adapts_batch;
     /* grace period and protections used when the world does not set them
      * (see gp_core_config) */
     int64_t default_grace_us;
@@ -656,6 +660,16 @@ struct gp_core_config {
     double spread_speed;
     /* the run-time predictor's settings (NULL = defaults) */
     const struct gp_predictor_config *predictor;
+    /* Pollux's goodput model (goodput.h; NULL = none): a job submitted
+     * without a duration whose class names one of its models progresses as
+     * the model says, its rate changing at every epoch (the world calls
+     * gp_core_job_rerate when gp_job.rate_until_us is reached). Borrowed:
+     * it must outlive the core. */
+    const struct gp_goodput *goodput;
+    /* such jobs pick the batch size with the most goodput on each
+     * placement (Pollux's agent) instead of keeping the one they came
+     * with; set for a policy that adapts batch sizes (pollux) */
+    bool goodput_adapt;
 };
 
 /* The core takes ownership of the cluster. */
@@ -691,6 +705,12 @@ int gp_core_job_ended(struct gp_core *core, uint64_t job, enum gp_job_state how,
  * holds; the rest is lost); cancelled, it is CANCELLED. */
 int gp_core_job_stopped(struct gp_core *core, uint64_t job,
                         int64_t saved_work_us, int64_t now_us);
+/* A running job whose rate the goodput model follows reached the work
+ * at which its rate changes (gp_job.rate_until_us: a new epoch): the work
+ * so far is booked and the rate for the new epoch (and, under
+ * goodput_adapt, a new batch size) taken; rate_until_us moves to the next
+ * epoch. Nothing restarts. GP_ESTATE unless it is RUNNING and modelled. */
+int gp_core_job_rerate(struct gp_core *core, uint64_t job, int64_t now_us);
 /* Cancel a job. A pending one is cancelled at once; one that holds
  * resources is told to stop (a KILL action) and is cancelled when the
  * world reports it stopped. GP_ESTATE for a job already ended. */

@@ -38,6 +38,9 @@ struct gp_job_spec {
     uint64_t mem_mib;            /* for the whole job; 0 = none */
     int32_t priority;            /* larger = more important; 0 = normal */
     bool checkpointable;
+    /* Its global batch size, for a model whose progress the goodput model
+     * follows (goodput.h: Pollux's workloads give it); 0 = none. */
+    uint32_t batch_size;
 };
 
 /* A job's life (docs/lifecycle.md):
@@ -101,6 +104,7 @@ struct gp_job {
     uint32_t min_gpus, max_gpus;
     int32_t priority;
     bool checkpointable;
+    uint32_t batch_size; /* spec.batch_size (goodput.h); 0 = none */
     /* The world reports this run's GPUs idle (gp_core_set_job_idle): only
      * while RUNNING; it clears when the run is signalled or ends, so a new
      * run must be found idle again. */
@@ -153,6 +157,27 @@ struct gp_job {
     uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
     uint32_t t_prev, t_next; /* in its tenant's list of running jobs */
 
+    /* A job whose progress the goodput model follows (goodput.h; its
+     * class names a model of gp_core_config.goodput and it came without a
+     * duration). Its work is the time it would take on its reference
+     * placement (its GPUs packed four to a node, its own batch size), epoch
+     * by epoch; its rate is its goodput where it runs over the
+     * reference's, and changes at every epoch. */
+    uint32_t goodput_curve;    /* its reference curve in the core, + 1
+                                  (0: not modelled) */
+    uint32_t goodput_model;    /* its model (gp_goodput_find) */
+    uint32_t epoch;            /* the epoch its current rate is for */
+    uint32_t atomic_bsz;       /* per-GPU batch size of the current run */
+    uint32_t accum_steps;      /* gradient accumulation steps */
+    uint32_t max_replicas;     /* the most GPUs it has run on */
+    double grad_sqr, grad_var; /* the gradient statistics it last measured
+                                  (grad_var < 0: none yet) */
+    int64_t rate_until_us;     /* the work at which its rate changes next
+                                  (the next epoch's; INT64_MAX: none) */
+    int64_t rerated_us;        /* when its rate last changed within this run
+                                  (gp_core_job_rerate); GP_TIME_NONE: not
+                                  since the run began */
+
     /* placement while running */
     struct gp_placement where;
     /* while it migrates (STOPPING, stop_reason MIGRATE, gp_job_dest_held):
@@ -183,6 +208,16 @@ static inline uint64_t gp_job_handle(const struct gp_job *j)
 static inline bool gp_job_dest_held(const struct gp_job *j)
 {
     return j->dest.nslots > 0;
+}
+
+/* When the current run's work at its current rate began: after the
+ * restart overhead, or when its rate last changed (gp_job.rerated_us). */
+static inline int64_t gp_job_rated_from(const struct gp_job *j)
+{
+    int64_t t = j->run_start_us + j->overhead_us;
+
+    return j->rerated_us != GP_TIME_NONE && j->rerated_us > t ? j->rerated_us
+                                                              : t;
 }
 
 /* Priority classes: priority > 0 is high, 0 normal, < 0 low. */

@@ -95,6 +95,11 @@ struct gp_sim_config {
      * (gp_core_config.resize_transparent, slice_overhead) */
     bool resize_transparent;
     double slice_overhead;
+    /* Pollux's goodput model (gp_core_config.goodput; NULL = none): jobs
+     * without a duration whose class names a model progress by it, and
+     * adapt their batch sizes under a policy that says so
+     * (gp_policy_ops.adapts_batch) */
+    const struct gp_goodput *goodput;
     /* a second observer, told after the metrics (tests check invariants) */
     const struct gp_observer_ops *watch;
     void *watch_priv;

@@ -84,6 +84,15 @@ struct gp_cluster_preset_info {
 };
 extern const struct gp_cluster_preset_info gp_cluster_presets[];
 
+struct gp_goodput;
+/* Pollux's model profiles (goodput.h) from `path`: a directory holding a
+ * directory per model (placements.csv, scalability.csv, validation-B.csv),
+ * an archive of the same, or "pollux" (or NULL) for the copy bundled with
+ * gpupool. Errors name file:line and the field (GP_EPARSE), or the file
+ * (GP_EIO). */
+int gp_goodput_load(struct gp_goodput **out, const char *path,
+                    struct gp_diag *diag);
+
 /* Gavel's measured throughputs (job type x V100/P100/K80 x scale) as a
  * speed table relative to the V100, for jobs read by the gavel reader
  * (their job_class is their job type), with its pair figures (two job

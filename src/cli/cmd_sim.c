@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "gpupool/goodput.h"
 #include "gpupool/policies.h"
 #include "gpupool/report.h"
 #include "gpupool/sim.h"
@@ -68,6 +69,7 @@ struct sim_args {
     double elastic_min;      /* 0 = 0.5 */
     double resize_cost_s;    /* < 0: the restart cost */
     bool resize_transparent; /* --resize-model transparent */
+    const char *goodput;     /* --goodput: Pollux's model profiles */
     double slice_overhead;   /* --slice-overhead */
     const char *sweep;       /* offered loads, "0.6,0.8,1.0,1.2" */
     const char *parity;      /* a peer simulator's world; NULL = gpupool's */
@@ -210,6 +212,12 @@ static void sim_usage(FILE *out, bool demo)
               "      --slice-overhead F  transparent: the part of the pace "
               "time-slicing\n"
               "                          costs (0 <= F < 1; default 0)\n"
+              "      --goodput P         jobs without a run time progress by "
+              "Pollux's goodput\n"
+              "                          model: P = pollux (bundled profiles, "
+              "the default for\n"
+              "                          such traces), a directory or an "
+              "archive (docs/speed.md)\n"
               "      --min-run [CLASS=]S no preemption before S seconds of "
               "a run (CLASS low,\n"
               "                          normal, high; e.g. "
@@ -632,6 +640,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_ELASTIC_MIN,
         O_RESIZE_COST,
         O_RESIZE_MODEL,
+        O_GOODPUT,
         O_SLICE_OVERHEAD,
         O_SWEEP
     };
@@ -676,6 +685,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"elastic-min", required_argument, NULL, O_ELASTIC_MIN},
         {"resize-cost", required_argument, NULL, O_RESIZE_COST},
         {"resize-model", required_argument, NULL, O_RESIZE_MODEL},
+        {"goodput", required_argument, NULL, O_GOODPUT},
         {"slice-overhead", required_argument, NULL, O_SLICE_OVERHEAD},
         {"sweep-load", required_argument, NULL, O_SWEEP},
         {"quiet", no_argument, NULL, 'q'},
@@ -942,6 +952,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                 return 2;
             }
             a->resize_transparent = strcmp(optarg, "transparent") == 0;
+            break;
+        case O_GOODPUT:
+            a->goodput = optarg;
             break;
         case O_SLICE_OVERHEAD: {
             char *end;
@@ -1228,6 +1241,46 @@ static int need_tenants(const struct gp_tenant_list *tl,
 /* Tenants against the trace, warned on stderr: tenants of the file no job
  * uses (nor a child of theirs), and jobs whose tenant the file does not
  * name (they get no guarantee; static-quota gives them nothing). */
+/* Jobs without a run time whose class names a model progress by Pollux's
+ * goodput model: --goodput's profiles, the bundled ones by default. A job
+ * without a run time the model cannot follow is an error naming it. */
+static int load_goodput(const struct sim_args *a, const struct gp_workload *wl,
+                        struct gp_goodput **out)
+{
+    struct gp_diag diag = {0};
+    char buf[640];
+    bool need = a->goodput != NULL;
+    int rc;
+
+    for (size_t k = 0; k < wl->n && !need; k++)
+        need = wl->jobs[k].duration_us == 0;
+    if (!need)
+        return 0;
+    if ((rc = gp_goodput_load(out, a->goodput, &diag)) != GP_OK) {
+        fprintf(stderr, "gpupool: --goodput: %s\n",
+                gp_diag_format(&diag, rc, buf, sizeof(buf)));
+        return 2;
+    }
+    for (size_t k = 0; k < wl->n; k++) {
+        const struct gp_job_spec *j = &wl->jobs[k];
+        uint32_t m;
+
+        if (j->duration_us == 0 &&
+            !(j->job_class && gp_goodput_find(*out, j->job_class, &m))) {
+            fprintf(stderr,
+                    "gpupool: job %s has no run time and its class '%s' is "
+                    "no model of %s (models:",
+                    j->id ? j->id : "?", j->job_class ? j->job_class : "",
+                    a->goodput ? a->goodput : "the bundled profiles");
+            for (uint32_t i = 0; i < gp_goodput_nmodels(*out); i++)
+                fprintf(stderr, " %s", gp_goodput_name(*out, i));
+            fprintf(stderr, ")\n");
+            return 2;
+        }
+    }
+    return 0;
+}
+
 static int check_tenants(const struct sim_args *a,
                          const struct gp_tenant_list *tl,
                          const struct gp_workload *wl)
@@ -1327,6 +1380,7 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
     char buf[600], cmdline[2048] = "", polbuf[512], cluster_desc[1024];
     struct gp_node_events nev = {0};
     struct gp_speed_table *speeds = NULL;
+    struct gp_goodput *goodput = NULL;
     double loads[16];
     size_t nloads = 0;
     uint64_t base_gpus = 0, warned_for = 0;
@@ -1435,6 +1489,10 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
     if (wl.skipped)
         fprintf(stderr, "gpupool: skipped %llu of %llu rows (see above)\n",
                 (unsigned long long)wl.skipped, (unsigned long long)wl.rows);
+    if ((rc = load_goodput(a, &wl, &goodput)) != 0) {
+        status = rc;
+        goto out;
+    }
     if ((rc = check_tenants(a, &tl, &wl)) != 0) {
         status = rc;
         goto out;
@@ -1597,7 +1655,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
             }
             cfg.speed = speeds;
             cfg.spread_speed = a->spread_speed;
-            if (a->node_events || a->mtbf_h > 0 || a->gavel_speeds ||
+            cfg.goodput = goodput;
+            if (a->node_events || a->mtbf_h > 0 || a->gavel_speeds || goodput ||
                 a->spread_speed > 0 || placer == GP_SHARE_FGD) {
                 size_t o;
 
@@ -1619,6 +1678,14 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                         a->gavel_spread ? ", spread gangs at its figures "
                                           "for unconsolidated servers"
                                         : "");
+                if (goodput && o < sizeof(cluster_desc))
+                    o += (size_t)snprintf(
+                        cluster_desc + o, sizeof(cluster_desc) - o,
+                        "; jobs progress by Pollux's goodput model (%s)%s",
+                        a->goodput ? a->goodput : "pollux",
+                        pols[i]->adapts_batch
+                            ? ", batch sizes adapted to each allocation"
+                            : ", each job keeping its batch size");
                 if (a->spread_speed > 0 && o < sizeof(cluster_desc))
                     o += (size_t)snprintf(
                         cluster_desc + o, sizeof(cluster_desc) - o,
@@ -1724,6 +1791,7 @@ out:
         gp_metrics_free(runs[i]);
     gp_node_events_fini(&nev);
     gp_speed_table_free(speeds);
+    gp_goodput_free(goodput);
     gp_trace_close(trace);
     gp_workload_fini(&wl);
     gp_tenant_list_fini(&tl);

@@ -125,6 +125,7 @@ void gp_core_free(struct gp_core *c)
     gp_env_free(c->env, c->taken);
     gp_env_free(c->env, c->preempting);
     gp_predictor_free(c->predictor);
+    gp__goodput_free(c);
     gp_arena_fini(&c->scratch);
     gp_strtab_fini(&c->strs);
     gp_strtab_fini(&c->tenant_names);

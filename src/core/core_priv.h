@@ -121,6 +121,11 @@ struct gp_core {
     void *ppriv;
 
     struct gp_strtab strs;
+    /* the goodput model's reference curves: the work at each epoch's end
+     * of a (model, GPUs, batch size) on its reference placement
+     * (goodput_job.c); a modelled job names one (gp_job.goodput_curve) */
+    struct gp__gcurve *gcurves;
+    uint32_t ngcurves, capgcurves;
     struct gp_strtab tenant_names;
     struct tenant *tenants;
     uint32_t ntenants, captenants;
@@ -308,6 +313,21 @@ int gp__requeue_as(struct gp_core *c, struct gp_job *j, int64_t saved,
 /* A job that held resources is over: close its books for good. */
 void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
                 int64_t now_us);
+/* The goodput model's part (goodput_job.c, goodput.h): a job without a
+ * duration whose class names a model gets its reference rate and its
+ * work at submission; its rate on a placement (*epoch, may be NULL: the
+ * epoch it is in); and, once it runs there, its epoch, batch
+ * configuration, measured gradient statistics, rate and the work at which
+ * the rate changes next. */
+struct gp__gcurve {
+    uint32_t model, gpus, bsz;
+    int64_t *work; /* work_us when e epochs are done, e = 0..epochs */
+};
+void gp__goodput_submit(struct gp_core *c, struct gp_job *j);
+void gp__goodput_free(struct gp_core *c);
+double gp__goodput_speed(const struct gp_core *c, const struct gp_job *j,
+                         const struct gp_placement *where, uint32_t *epoch);
+void gp__goodput_settle(struct gp_core *c, struct gp_job *j);
 double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
                     const struct gp_placement *where);
 int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,

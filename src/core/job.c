@@ -25,14 +25,16 @@ const char *gp_stop_reason_name(enum gp_stop_reason r)
                : "?";
 }
 
-/* Useful seconds of the current run: the restart overhead comes first. */
+/* Useful seconds of the current run at its current rate: the restart
+ * overhead comes first, and work before the rate last changed (an epoch
+ * of a goodput-modelled job) is booked already. */
 static int64_t run_useful_us(const struct gp_job *j, int64_t now_us)
 {
     int64_t t;
 
     if (!gp_job_is_running(j))
         return 0;
-    t = now_us - j->run_start_us - j->overhead_us;
+    t = now_us - gp_job_rated_from(j);
     return t > 0 ? t : 0;
 }
 

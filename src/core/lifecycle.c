@@ -99,6 +99,7 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     j->max_gpus = spec->max_gpus ? spec->max_gpus : spec->gpus;
     j->priority = spec->priority;
     j->checkpointable = spec->checkpointable;
+    j->batch_size = spec->batch_size;
     j->submit_us = spec->submit_us;
     j->duration_us = spec->duration_us;
     j->time_limit_us = spec->time_limit_us;
@@ -108,6 +109,11 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
     j->run_start_us = GP_TIME_NONE;
     j->end_us = GP_TIME_NONE;
     j->speed = 1.0;
+    j->rerated_us = GP_TIME_NONE;
+    j->rate_until_us = INT64_MAX;
+    j->grad_var = -1;
+    if (c->cfg.goodput && j->duration_us == 0 && j->job_class)
+        gp__goodput_submit(c, j);
     j->signal_us = GP_TIME_NONE;
     j->queued_us = spec->submit_us;
     j->reclaim_for = GP_TENANT_NONE;
@@ -221,7 +227,7 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
     if (held < 0)
         held = 0;
     if (j->run_start_us != GP_TIME_NONE) {
-        useful = now_us - j->run_start_us - j->overhead_us;
+        useful = now_us - gp_job_rated_from(j);
         if (useful < 0)
             useful = 0;
     }
@@ -394,6 +400,31 @@ int gp_core_job_started(struct gp_core *c, uint64_t id, int64_t now_us)
     GP__MUST(gp__arm_rank_timer(c, j)); /* room reserved above */
     if (c->cfg.observer && c->cfg.observer->started)
         c->cfg.observer->started(c->cfg.observer_priv, c, j, now_us);
+    return GP_OK;
+}
+
+int gp_core_job_rerate(struct gp_core *c, uint64_t id, int64_t now_us)
+{
+    struct gp_job *j;
+    int64_t useful;
+    int rc;
+
+    if ((rc = job_at(c, id, now_us, &j)) != GP_OK)
+        return rc;
+    if (j->state != GP_JOB_RUNNING || !(j->goodput_curve))
+        return GP_ESTATE;
+    /* book the work at the old rate, as a resize does, on the same
+     * placement: the run goes on */
+    useful = now_us - gp_job_rated_from(j);
+    if (useful > 0) {
+        j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
+        if (j->duration_us > 0 && j->work_done_us > j->duration_us)
+            j->work_done_us = j->duration_us;
+        j->attained_gpu_us = gp_add_sat(j->attained_gpu_us,
+                                        gp_placement_gpu_us(&j->where, useful));
+        j->rerated_us = now_us;
+    }
+    gp__goodput_settle(c, j);
     return GP_OK;
 }
 
@@ -573,6 +604,8 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
 
     if (!gp_placement_milli(where))
         return 1.0; /* a zero-GPU job: no GPU sets its pace */
+    if (j->goodput_curve)
+        return gp__goodput_speed(c, j, where, NULL);
     if (c->cfg.resize_transparent && where->gpus && j->demand.gpus &&
         where->gpus != j->demand.gpus) {
         /* its world size stays what it asked: the rate there, its
@@ -720,6 +753,9 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now)
     j->overhead_us =
         j->first_start_us != GP_TIME_NONE ? c->cfg.restart_cost_us : 0;
     j->speed = gp__speed_of(c, j, where);
+    j->rerated_us = GP_TIME_NONE;
+    if (j->goodput_curve)
+        gp__goodput_settle(c, j);
     j->starts++;
     {
         struct gp_tenant_info *ti = &c->tenants[j->tenant].info;
@@ -769,7 +805,7 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
 
     if (held < 0)
         held = 0;
-    useful = now - j->run_start_us - j->overhead_us;
+    useful = now - gp_job_rated_from(j);
     if (useful < 0)
         useful = 0;
     j->gpu_us = gp_add_sat(j->gpu_us, gp_placement_gpu_us(old, held));
@@ -789,6 +825,9 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
      * take turns differently) restarts nothing */
     j->overhead_us = pace_only(old, &j->where) ? 0 : c->cfg.resize_cost_us;
     j->speed = gp__speed_of(c, j, &j->where);
+    j->rerated_us = GP_TIME_NONE;
+    if (j->goodput_curve)
+        gp__goodput_settle(c, j);
     j->starts++; /* a new segment: what was timed for the old goes stale */
     j->resizes++;
     c->running_epoch++;

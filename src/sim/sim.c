@@ -153,6 +153,7 @@ enum ev_kind {
     EV_STOP,    /* a signalled job stops, keeping saved_us */
     EV_STARTED, /* the start is confirmed */
     EV_KILLED,  /* the kill is confirmed: it is gone, keeping saved_us */
+    EV_RERATE,  /* a goodput-modelled job begins its next epoch */
 };
 
 struct completion {
@@ -196,20 +197,25 @@ static int comp_push(struct world *w, struct completion e)
 
 /* A started job ends when its remaining work is done at its placement's
  * speed (job->speed: the speed table's rate, else the GPU type's), after
- * the restart overhead - or at its time limit, if sooner. */
+ * the restart overhead - or at its time limit, if sooner. A job whose rate
+ * the goodput model follows is re-rated first where its next epoch begins
+ * (gp_job.rate_until_us), and its end scheduled again from there. */
 static int schedule_end(struct world *w, const struct gp_job *job,
                         int64_t now_us)
 {
-    int64_t left = job->duration_us - job->work_done_us;
+    bool rerate = job->goodput_curve && job->rate_until_us < job->duration_us;
+    int64_t left =
+        (rerate ? job->rate_until_us : job->duration_us) - job->work_done_us;
     int64_t run_us = left <= 0 ? 0
                      : job->speed == 1.0
                          ? left
                          : (int64_t)ceil((double)left / job->speed);
-    struct completion e = {now_us + job->overhead_us + run_us,
+    int64_t begin = gp_job_rated_from(job);
+    struct completion e = {(begin > now_us ? begin : now_us) + run_us,
                            job->seq,
                            gp_job_handle(job),
                            job->starts,
-                           EV_DONE,
+                           rerate ? EV_RERATE : EV_DONE,
                            GP_JOB_COMPLETED,
                            0};
 
@@ -317,6 +323,8 @@ static bool is_current(const struct gp_job *j, const struct completion *e)
     switch ((enum ev_kind)e->kind) {
     case EV_DONE:
         return gp_job_is_running(j);
+    case EV_RERATE: /* a job told to stop works no more */
+        return j->state == GP_JOB_RUNNING;
     case EV_STARTED:
         return gp_job_holds(j) && j->run_start_us == GP_TIME_NONE;
     case EV_STOP:
@@ -337,6 +345,12 @@ static int take_event(struct world *w, struct gp_core *core,
         return gp_core_job_stopped(core, e->job, e->saved_us, now);
     case EV_STARTED:
         return started(w, core, e->job, now);
+    case EV_RERATE: {
+        int rc = gp_core_job_rerate(core, e->job, now);
+
+        return rc != GP_OK ? rc
+                           : schedule_end(w, gp_core_job(core, e->job), now);
+    }
     }
     return GP_EINVAL;
 }
@@ -668,6 +682,8 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
         .usage_half_life_us = cfg->half_life_us,
         .resize_cost_us = cfg->resize_cost_us,
         .resize_transparent = cfg->resize_transparent,
+        .goodput = cfg->goodput,
+        .goodput_adapt = cfg->goodput && cfg->policy->adapts_batch,
         .slice_overhead = cfg->slice_overhead,
     };
     double t_start = clock_s ? clock_s() : 0, last_shown = t_start;
@@ -762,6 +778,7 @@ int gp_sim_run(const struct gp_workload *wl, struct gp_cluster *cluster,
                 gp_diag_set(diag, rc, "sim", "job '%s': %s failed", j->ext,
                             e.kind == EV_DONE      ? "its end"
                             : e.kind == EV_STARTED ? "its start"
+                            : e.kind == EV_RERATE  ? "its next epoch"
                                                    : "its stop");
                 goto out;
             }

@@ -44,7 +44,8 @@ struct gp_trace_reader_ops {
     X(gavel)                                                                   \
     X(openb)                                                                   \
     X(pai)                                                                     \
-    X(tiresias)
+    X(tiresias)                                                                \
+    X(pollux)
 
 #define X(name) extern const struct gp_trace_reader_ops gp_trace_reader_##name;
 GP_TRACE_READER_LIST(X)

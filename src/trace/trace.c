@@ -64,6 +64,10 @@ static const struct gp_trace_reader_ops *const readers[] = {
     {"tiresias", \
      "Tiresias simulator job CSV (job_id,num_gpu,submit_time," \
      "...,duration,interval)"}
+#define INFO_pollux \
+    {"pollux", \
+     "Pollux artifact workload: name,time,application,num_replicas," \
+     "batch_size"}
 /* clang-format on */
 
 const struct gp_trace_format_info gp_trace_formats[] = {

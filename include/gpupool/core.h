@@ -263,6 +263,20 @@ int gp_view_fit_shrink(const struct gp_view *v, const struct gp_job *job,
  * too few devices are free there, GP_ENOMEM. */
 int gp_view_fit_grow(const struct gp_view *v, const struct gp_job *job,
                      uint32_t gpus, struct gp_placement *where);
+/* The job on exactly counts[i] GPUs of node nodes[i] (n distinct UP nodes
+ * of one type; its own): a running job keeps its own devices there first,
+ * free devices make up the rest, given the plan so far. For gp_plan_start,
+ * gp_plan_resize (another count) or gp_plan_migrate (the same count
+ * elsewhere): a policy that decides GPUs per node (pollux). `where` may
+ * point into the round's scratch memory. GP_EINVAL under `count`, for a
+ * share or zero-GPU job, a count of 0 or over the node, a node named
+ * twice; GP_ENOFIT when too few devices are free there; GP_ENOMEM. */
+int gp_view_fit_counts(const struct gp_view *v, const struct gp_job *job,
+                       const uint32_t *nodes, const uint32_t *counts,
+                       uint32_t n, struct gp_placement *where);
+/* The goodput model the jobs progress by (gp_core_config.goodput), or
+ * NULL. */
+const struct gp_goodput *gp_view_goodput(const struct gp_view *v);
 /* Where would this gang fit on one given node now, given the plan so far
  * (a running job at the size it runs at; for gp_plan_migrate)? GP_ENOFIT
  * as gp_cluster_fit_on. */

@@ -70,6 +70,7 @@ struct sim_args {
     double resize_cost_s;    /* < 0: the restart cost */
     bool resize_transparent; /* --resize-model transparent */
     const char *goodput;     /* --goodput: Pollux's model profiles */
+    bool elastic_given;      /* --elastic was given */
     double slice_overhead;   /* --slice-overhead */
     const char *sweep;       /* offered loads, "0.6,0.8,1.0,1.2" */
     const char *parity;      /* a peer simulator's world; NULL = gpupool's */
@@ -194,7 +195,8 @@ static void sim_usage(FILE *out, bool demo)
               "      --elastic W         none (default) | all (every job of "
               "2+ GPUs may shrink\n"
               "                          to --elastic-min of its GPUs) | "
-              "trace (its min_gpus)\n"
+              "trace (its min_gpus;\n"
+              "                          the default under pollux)\n"
               "      --elastic-min F     the least part of its GPUs an "
               "elastic job keeps\n"
               "                          (0 < F <= 1; default 0.5, rounded "
@@ -910,6 +912,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             }
             break;
         case O_ELASTIC:
+            a->elastic_given = true;
             if (strcmp(optarg, "all") == 0)
                 a->elastic = GP_ELASTIC_ALL;
             else if (strcmp(optarg, "none") == 0)
@@ -1590,7 +1593,11 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
                 .mttr_s = a->mttr_h * 3600,
                 .half_life_us = (int64_t)llround(a->half_life_s * 1e6),
                 .ckpt = a->ckpt,
-                .elastic = a->elastic,
+                /* a policy that sizes jobs by goodput takes the
+                 * trace's elastic ranges unless told otherwise */
+                .elastic = !a->elastic_given && pols[i]->adapts_batch
+                               ? GP_ELASTIC_TRACE
+                               : a->elastic,
                 .elastic_min = a->elastic_min,
                 .resize_transparent = a->resize_transparent,
                 .slice_overhead = a->slice_overhead,

@@ -34,7 +34,10 @@ static uint32_t per_node_of(const struct gp_placement *where,
 {
     uint32_t n = 0;
 
-    if (where->nslots == 0)
+    /* no nodes named (the `count` model, or a rate asked of a size:
+     * gp_view_rate_at): packed four to a node, as the artifact's cluster
+     * would place it */
+    if (where->nslots == 0 || !where->slots)
         return pack4(where->gpus, per_node);
     for (uint32_t i = 0; i < where->nslots; i++) {
         const struct gp_slot *s = &where->slots[i];

@@ -463,6 +463,83 @@ int gp_view_fit_grow(const struct gp_view *v, const struct gp_job *job,
     return GP_OK;
 }
 
+int gp_view_fit_counts(const struct gp_view *v, const struct gp_job *job,
+                       const uint32_t *nodes, const uint32_t *counts,
+                       uint32_t n, struct gp_placement *where)
+{
+    struct gp_core *c = v->core;
+    const struct gp_cluster *cl = c->cluster;
+    bool own = job->state == GP_JOB_RUNNING && !gp_plan_has(&c->plan, job);
+    uint32_t total = 0, nn = gp_cluster_nnodes(cl), nsw = 0;
+    struct gp_slot *s;
+
+    if (c->cfg.model == GP_PLACE_COUNT || job->demand.gpus == 0 || n == 0 ||
+        job->where.milli)
+        return GP_EINVAL;
+    if (!(s = gp_arena_alloc(&c->scratch, n * sizeof(*s))))
+        return GP_ENOMEM;
+    gp__take_stopping(c);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t node = nodes[i], need = counts[i];
+
+        if (node >= nn || need == 0 || need > gp_cluster_node_gpus(cl, node))
+            return GP_EINVAL;
+        for (uint32_t k = 0; k < i; k++)
+            if (nodes[k] == node)
+                return GP_EINVAL;
+        if (gp_cluster_node_state(cl, node) != GP_NODE_UP ||
+            gp_cluster_node_type(cl, node) !=
+                gp_cluster_node_type(cl, nodes[0]) ||
+            (job->demand.type != GP_TYPE_ANY &&
+             gp_cluster_node_type(cl, node) != job->demand.type))
+            return GP_ENOFIT;
+        s[i] = (struct gp_slot){.node = node};
+        /* its own devices there first */
+        for (uint32_t k = 0; own && k < job->where.nslots && need > 0; k++) {
+            const struct gp_slot *o = &job->where.slots[k];
+
+            if (o->node != node)
+                continue;
+            for (uint32_t d = 0; d < 64 && need > 0; d++)
+                if (o->mask >> d & 1) {
+                    s[i].mask |= 1ULL << d;
+                    s[i].gpus++;
+                    need--;
+                }
+        }
+        if (need > 0)
+            add_free(cl, node, &s[i], &need);
+        if (need > 0)
+            return GP_ENOFIT;
+        total += counts[i];
+        {
+            bool seen = false;
+
+            for (uint32_t k = 0; k < i && !seen; k++)
+                seen = gp_cluster_node_switch(cl, nodes[k]) ==
+                       gp_cluster_node_switch(cl, node);
+            nsw += !seen;
+        }
+    }
+    memset(where, 0, sizeof(*where));
+    where->type = gp_cluster_node_type(cl, nodes[0]);
+    where->gpus = total;
+    where->nslots = n;
+    where->nswitches = nsw;
+    if (n == 1) {
+        where->inline_slot = s[0];
+        where->slots = &where->inline_slot;
+    } else {
+        where->slots = s;
+    }
+    return GP_OK;
+}
+
+const struct gp_goodput *gp_view_goodput(const struct gp_view *v)
+{
+    return v->core->cfg.goodput;
+}
+
 bool gp_view_graceful(const struct gp_view *v)
 {
     return v->core->cfg.grace_us > 0;

@@ -23,6 +23,7 @@
     X(gandiva)                                                                 \
     X(gandiva_fair)                                                            \
     X(optimus)                                                                 \
+    X(pollux)                                                                  \
     X(oasis)                                                                   \
     X(static_quota)                                                            \
     X(pool_noreclaim)                                                          \

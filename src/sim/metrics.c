@@ -92,6 +92,7 @@ struct gp_metrics {
     uint64_t (*type_sums)[NB]; /* [ntypes][NB], NULL until a 2nd type */
     uint64_t shrunk_sums[NB];
     bool any_shrunk;
+    bool outpaced; /* a job could run faster than its reference */
     u128 busy_total, queue_total; /* milli-GPU-us, job-us */
     u128 arr_busy, arr_queue;     /* the same at the last admitted submit */
     u128 sat_busy;                /* milli-GPU-us while some job waited */
@@ -1094,6 +1095,9 @@ static int record_job(struct gp_metrics *m, const struct gp_core *core,
     struct gp__job_rec *r;
     int rc;
 
+    /* a job that may grow past its size, or whose rate the goodput model
+     * sets, can finish before submit + duration: no lower bound holds */
+    m->outpaced |= j->max_gpus > j->demand.gpus || j->goodput_curve;
     m->jobs = grown(m, m->jobs, &m->capjobs, sizeof(*m->jobs), j->seq, 4096);
     if (j->seq >= m->capjobs)
         return m->err ? m->err : GP_ENOMEM;
@@ -1668,6 +1672,9 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
         s->avg_jct_ratio = s->avg_jct_s / s->lb_avg_jct_s;
     if (s->lb_makespan_s > 0)
         s->makespan_ratio = s->makespan_s / s->lb_makespan_s;
+    if (m->outpaced) /* the bounds assume no job beats its reference */
+        s->lb_avg_jct_s = s->lb_makespan_s = s->avg_jct_ratio =
+            s->makespan_ratio = NAN;
 
     /* The series cover the window, which starts at the first hook (the
      * first submit) and ends at the last end of a finished run: nothing

@@ -311,7 +311,10 @@ static void cell(enum gp__row_kind kind, const void *base, size_t off,
         snprintf(buf, len, "%" PRIu64, field_u64(base, off));
         break;
     case GP__ROW_TIME:
-        snprintf(buf, len, "%.2f", field_double(base, off) / unit.div_s);
+        if (isnan(field_double(base, off))) /* no bound holds */
+            snprintf(buf, len, "-");
+        else
+            snprintf(buf, len, "%.2f", field_double(base, off) / unit.div_s);
         break;
     case GP__ROW_PCT:
         snprintf(buf, len, "%.1f", field_double(base, off) * 100);
@@ -320,7 +323,10 @@ static void cell(enum gp__row_kind kind, const void *base, size_t off,
         snprintf(buf, len, "%.2f", field_double(base, off));
         break;
     case GP__ROW_RATIO:
-        snprintf(buf, len, "%.3f", field_double(base, off));
+        if (isnan(field_double(base, off)))
+            snprintf(buf, len, "-");
+        else
+            snprintf(buf, len, "%.3f", field_double(base, off));
         break;
     case GP__ROW_GPUH:
         snprintf(buf, len, "%.2f", field_double(base, off) / 3600);
@@ -653,6 +659,13 @@ static json_t *jreal(double x)
     return json_real(round(x * 1e6) / 1e6 + 0.0); /* + 0.0: no "-0.0" */
 }
 
+/* A lower bound, or a figure against one: null where none holds (NaN:
+ * jobs could outpace their reference, docs/metrics.md). */
+static json_t *jbound(double x)
+{
+    return isnan(x) ? json_null() : jreal(x);
+}
+
 /* A ratio over samples, null when there were none. */
 static json_t *jratio(double x, uint64_t samples)
 {
@@ -775,15 +788,15 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "retunes", juint(s->retunes), &ok);
     put(o, "migrations", juint(s->migrations), &ok);
     put(o, "colocated_gpu_s", jreal(s->colocated_gpu_s), &ok);
-    put(o, "lb_avg_jct_s", jreal(s->lb_avg_jct_s), &ok);
-    put(o, "lb_makespan_s", jreal(s->lb_makespan_s), &ok);
+    put(o, "lb_avg_jct_s", jbound(s->lb_avg_jct_s), &ok);
+    put(o, "lb_makespan_s", jbound(s->lb_makespan_s), &ok);
     put(o, "gpu_utilization_ceiling", jreal(s->gpu_utilization_ceiling), &ok);
     put(o, "gpu_utilization_saturated",
         s->saturated_s > 0 ? jreal(s->gpu_utilization_saturated) : json_null(),
         &ok);
     put(o, "saturated_s", jreal(s->saturated_s), &ok);
-    put(o, "avg_jct_ratio", jreal(s->avg_jct_ratio), &ok);
-    put(o, "makespan_ratio", jreal(s->makespan_ratio), &ok);
+    put(o, "avg_jct_ratio", jbound(s->avg_jct_ratio), &ok);
+    put(o, "makespan_ratio", jbound(s->makespan_ratio), &ok);
     put(o, "pred_p50_rel_err", jreal(s->pred_p50_rel_err), &ok);
     put(o, "pred_p90_rel_err", jreal(s->pred_p90_rel_err), &ok);
     put(o, "pred_underestimated", jreal(s->pred_underestimated), &ok);

@@ -7,7 +7,8 @@
  * simulator loads with --goodput (docs/speed.md, "Goodput"); duration is
  * left 0 here. Every row must name its application (the profile to use)
  * and a batch size, or the job could never be run. The jobs checkpoint and
- * restart on every reallocation, so all are checkpointable. The artifact's
+ * restart on every reallocation, so all are checkpointable, and may run on
+ * 1 to 64 GPUs (elastic; num_replicas is their size). The artifact's
  * cluster is 16 nodes of 4 GPUs, given as the implied cluster spec.
  */
 #include <string.h>
@@ -100,6 +101,11 @@ static int pollux_next(void *priv, struct gp_job_spec *out,
     out->job_class = app;
     out->gpus = gpus;
     out->batch_size = batch;
+    /* elastic, as Pollux's jobs are: from one GPU to 64 (the artifact's
+     * most), or its own size if larger; num_replicas is where it starts
+     * under a policy that does not size jobs */
+    out->min_gpus = 1;
+    out->max_gpus = gpus > 64 ? gpus : 64;
     out->checkpointable = true;
     return 1;
 }

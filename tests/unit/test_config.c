@@ -561,7 +561,8 @@ static void strings_and_paths_follow_their_rules(void **state)
         "[scheduler]\npolicy = lass\n", GP_EPARSE,
         "t.ini:2: [scheduler] policy: unknown policy 'lass' (known: fifo, "
         "fifo-backfill, sjf, srtf, las, tiresias, tiresias-gittins, "
-        "qssf, drf, synergy, themis, gandiva, gandiva-fair, optimus, oasis, "
+        "qssf, drf, synergy, themis, gandiva, gandiva-fair, optimus, pollux, "
+        "oasis, "
         "static-quota, pool-noreclaim, pool, gavel, allox)");
 }
 

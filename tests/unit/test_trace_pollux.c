@@ -140,8 +140,8 @@ static void each_row_fills_id_submit_class_gpus_and_batch_size(void **state)
         assert_int_equal(j.duration_us, 0);
         assert_true(j.checkpointable);
         assert_null(j.tenant);
-        assert_int_equal(j.min_gpus, 0);
-        assert_int_equal(j.max_gpus, 0);
+        assert_int_equal(j.min_gpus, 1); /* elastic: 1 to 64 GPUs */
+        assert_int_equal(j.max_gpus, 64);
         assert_int_equal(j.gpu_milli, 0);
     }
     assert_end(t);

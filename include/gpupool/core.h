@@ -67,6 +67,10 @@ struct gp_policy_ops {
      * placement (gp_core_config.goodput_adapt: Pollux co-adapts batch
      * size and allocation); otherwise they keep the one they came with. */
     bool adapts_batch;
+    /* It decides GPUs per node (gp_view_fit_counts): under the `count`
+     * model, which names no nodes, it can start no gang (gpupool sim
+     * refuses the pair). */
+    bool needs_nodes;
     /* grace period and protections used when the world does not set them
      * (see gp_core_config) */
     int64_t default_grace_us;

@@ -78,8 +78,9 @@ int gp_goodput_add_valid(struct gp_goodput *g, uint32_t model,
                          double var);
 /* Check a model and derive its limits. `max_local` > 0 caps the per-GPU
  * batch size below what the step times reach (the artifact caps yolov3's
- * at 8). GP_EINVAL with `err` set when the model lacks step times, has
- * fewer than one epoch, or a validation run starts beyond its first. */
+ * at 8). GP_EINVAL with `err` set when the model lacks step times or
+ * validation runs, or its largest batch size is below its smallest
+ * per-GPU batch size. */
 int gp_goodput_finish(struct gp_goodput *g, uint32_t model, uint32_t max_local,
                       char *err, size_t errlen);
 

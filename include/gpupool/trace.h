@@ -51,8 +51,9 @@ int gp_trace_next(struct gp_trace *t, struct gp_job_spec *out,
                   struct gp_diag *diag);
 void gp_trace_close(struct gp_trace *t);
 
-/* The format in use ("philly-csv"), and the cluster preset that matches the
- * trace ("philly"), or NULL. */
+/* The format in use ("philly-csv"), and the cluster that matches the
+ * trace - a preset name ("philly") or a cluster spec ("16x4", the Pollux
+ * artifact's) - or NULL. */
 const char *gp_trace_format(const struct gp_trace *t);
 const char *gp_trace_preset(const struct gp_trace *t);
 /* Rows read, and rows skipped as malformed or not a GPU job. */

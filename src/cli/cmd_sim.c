@@ -1241,9 +1241,6 @@ static int need_tenants(const struct gp_tenant_list *tl,
     return 0;
 }
 
-/* Tenants against the trace, warned on stderr: tenants of the file no job
- * uses (nor a child of theirs), and jobs whose tenant the file does not
- * name (they get no guarantee; static-quota gives them nothing). */
 /* Jobs without a run time whose class names a model progress by Pollux's
  * goodput model: --goodput's profiles, the bundled ones by default. A job
  * without a run time the model cannot follow is an error naming it. */
@@ -1284,6 +1281,9 @@ static int load_goodput(const struct sim_args *a, const struct gp_workload *wl,
     return 0;
 }
 
+/* Tenants against the trace, warned on stderr: tenants of the file no job
+ * uses (nor a child of theirs), and jobs whose tenant the file does not
+ * name (they get no guarantee; static-quota gives them nothing). */
 static int check_tenants(const struct sim_args *a,
                          const struct gp_tenant_list *tl,
                          const struct gp_workload *wl)
@@ -1463,6 +1463,16 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
     if ((status = need_tenants(&tl, pols, npol)) != 0 ||
         (status = check_opts(a, pols, npol, &env)) != 0)
         goto out;
+    for (size_t i = 0; i < npol; i++)
+        if (pols[i]->needs_nodes && model == GP_PLACE_COUNT) {
+            fprintf(stderr,
+                    "gpupool: --policy %s decides GPUs per node: it needs a "
+                    "placement that names nodes (--placement pack, topo or "
+                    "consolidate), not count\n",
+                    pols[i]->name);
+            status = 2;
+            goto out;
+        }
     status = 1;
 
     if (a->trace)

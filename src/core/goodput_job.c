@@ -182,14 +182,35 @@ void gp__goodput_submit(struct gp_core *c, struct gp_job *j)
         j->duration_us = 1;
 }
 
+/* The replicas per node the job trains with on a placement, and the part
+ * of their pace it gets. Under transparent resize (Singularity) a job off
+ * its size keeps its world size - its asked replicas, its own batch - and
+ * on g fewer devices they are time-sliced: g / asked of the pace, less the
+ * slicing overhead; more devices than replicas gain nothing. */
+static uint32_t trained_on(const struct gp_core *c, const struct gp_job *j,
+                           const struct gp_placement *where, uint32_t *per,
+                           double *part)
+{
+    uint32_t g = where->gpus, asked = j->demand.gpus;
+
+    *part = 1;
+    if (!c->cfg.resize_transparent || g == asked || !g)
+        return per_node_of(where, per);
+    if (g < asked)
+        *part = (double)g / asked * (1 - c->cfg.slice_overhead);
+    return pack4(asked, per);
+}
+
 double gp__goodput_speed(const struct gp_core *c, const struct gp_job *j,
                          const struct gp_placement *where, uint32_t *epoch)
 {
-    uint32_t per[2 * GP_GOODPUT_MAX_NODES], n = per_node_of(where, per);
+    uint32_t per[2 * GP_GOODPUT_MAX_NODES];
+    double part;
+    uint32_t n = trained_on(c, j, where, per, &part);
     uint32_t e = epoch_at(c, j, gp_job_work_at(j, c->now_us));
     double r = gp_goodput_rate(c->cfg.goodput, j->goodput_model, per, n,
-                               conf_on(c, j, per, n), e) /
-               ref_rate(c, curve_of(c, j), e);
+                               conf_on(c, j, per, n), e) *
+               part / ref_rate(c, curve_of(c, j), e);
 
     if (epoch)
         *epoch = e;
@@ -199,7 +220,9 @@ double gp__goodput_speed(const struct gp_core *c, const struct gp_job *j,
 void gp__goodput_settle(struct gp_core *c, struct gp_job *j)
 {
     const struct gp_goodput *g = c->cfg.goodput;
-    uint32_t per[2 * GP_GOODPUT_MAX_NODES], n = per_node_of(&j->where, per);
+    uint32_t per[2 * GP_GOODPUT_MAX_NODES];
+    double part;
+    uint32_t n = trained_on(c, j, &j->where, per, &part);
     uint32_t epochs = gp_goodput_limits(g, j->goodput_model)->epochs, e,
              replicas = 0;
     struct gp_goodput_conf conf = conf_on(c, j, per, n);
@@ -208,7 +231,7 @@ void gp__goodput_settle(struct gp_core *c, struct gp_job *j)
     for (uint32_t i = 0; i < n; i++)
         replicas += per[i];
     e = epoch_at(c, j, j->work_done_us);
-    r = gp_goodput_rate(g, j->goodput_model, per, n, conf, e) /
+    r = gp_goodput_rate(g, j->goodput_model, per, n, conf, e) * part /
         ref_rate(c, curve_of(c, j), e);
     j->speed = r > 0 && isfinite(r) ? r : 1e-9;
     j->epoch = e;

@@ -776,6 +776,7 @@ const struct gp_policy_ops gp_policy_pollux = {
     .preemptive = true,
     .rounds_when_idle = true,
     .adapts_batch = true,
+    .needs_nodes = true,
     .init = pollux_init,
     .fini = pollux_fini,
     .rank = pollux_rank,

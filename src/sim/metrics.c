@@ -1674,7 +1674,7 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
         s->makespan_ratio = s->makespan_s / s->lb_makespan_s;
     if (m->outpaced) /* the bounds assume no job beats its reference */
         s->lb_avg_jct_s = s->lb_makespan_s = s->avg_jct_ratio =
-            s->makespan_ratio = NAN;
+            s->makespan_ratio = s->gpu_utilization_ceiling = NAN;
 
     /* The series cover the window, which starts at the first hook (the
      * first submit) and ends at the last end of a finished run: nothing

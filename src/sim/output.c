@@ -317,7 +317,10 @@ static void cell(enum gp__row_kind kind, const void *base, size_t off,
             snprintf(buf, len, "%.2f", field_double(base, off) / unit.div_s);
         break;
     case GP__ROW_PCT:
-        snprintf(buf, len, "%.1f", field_double(base, off) * 100);
+        if (isnan(field_double(base, off))) /* no bound holds */
+            snprintf(buf, len, "-");
+        else
+            snprintf(buf, len, "%.1f", field_double(base, off) * 100);
         break;
     case GP__ROW_NUM:
         snprintf(buf, len, "%.2f", field_double(base, off));
@@ -790,7 +793,7 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "colocated_gpu_s", jreal(s->colocated_gpu_s), &ok);
     put(o, "lb_avg_jct_s", jbound(s->lb_avg_jct_s), &ok);
     put(o, "lb_makespan_s", jbound(s->lb_makespan_s), &ok);
-    put(o, "gpu_utilization_ceiling", jreal(s->gpu_utilization_ceiling), &ok);
+    put(o, "gpu_utilization_ceiling", jbound(s->gpu_utilization_ceiling), &ok);
     put(o, "gpu_utilization_saturated",
         s->saturated_s > 0 ? jreal(s->gpu_utilization_saturated) : json_null(),
         &ok);

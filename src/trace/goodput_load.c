@@ -227,6 +227,17 @@ static int read_dir(struct gp_goodput *g, const char *dir, struct gp_diag *diag)
             else if (rc == 0)
                 rc = gp_diag_set(diag, GP_EPARSE, file, "empty file");
             gp_input_close(in);
+            if (rc != GP_OK && diag &&
+                strncmp(diag->where, f->d_name, strlen(f->d_name)) == 0) {
+                /* every model has a placements.csv: say whose */
+                size_t nd = strlen(e->d_name), nw = strlen(diag->where);
+
+                if (nd + 1 + nw < sizeof(diag->where)) {
+                    memmove(diag->where + nd + 1, diag->where, nw + 1);
+                    memcpy(diag->where, e->d_name, nd);
+                    diag->where[nd] = '/';
+                }
+            }
         }
         closedir(sub);
     }

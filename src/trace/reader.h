@@ -19,7 +19,8 @@
 struct gp_trace_reader_ops {
     const char *name;    /* "philly-csv", as given to --format */
     const char *summary; /* one line for `gpupool formats` */
-    const char *preset;  /* matching cluster preset, or NULL */
+    const char *preset;  /* matching cluster: a preset name or a cluster
+                            spec ("16x4"), or NULL */
     /* How well does this first line (of member `member`) match? 0 = not at
      * all, 100 = an exact header. No side effects. */
     int (*probe)(const char *line, size_t len, const char *member);

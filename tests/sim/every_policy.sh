@@ -25,7 +25,8 @@ policies=$("$exe" policies | awk '{print $1}')
 fixtures="philly-csv:philly/philly.csv itp:itp/cluster01.csv
 gavel:gavel/vcs.tar.gz helios:helios/cluster_log.csv
 gws-excerpt:gws/helios_data_training.csv openb:openb/pods.csv
-pai:pai/pai_job_table.csv tiresias:tiresias/jobs.csv gpupool:gpupool/good.csv"
+pai:pai/pai_job_table.csv tiresias:tiresias/jobs.csv gpupool:gpupool/good.csv
+pollux:pollux/workload.csv"
 
 for pol in $policies; do
     for fx in $fixtures; do

@@ -1,18 +1,30 @@
 #!/bin/sh
-# pollux-compare.sh GPUPOOL [WORKLOADS_DIR] - gpupool's fifo, tiresias,
-# optimus and pollux on the Pollux artifact's eight workloads (bundled:
-# data/pollux-workloads), in the artifact's world (re-allocation = restart
-# from a checkpoint, 30 s without progress, nothing lost; 60 s rounds), beside
-# the average JCTs the artifact reports for its own Tiresias, Optimus+Oracle
-# and Pollux. Prints a markdown table (docs/policies/pollux.md).
+# pollux-compare.sh GPUPOOL [LOAD] - gpupool's fifo, tiresias, optimus and
+# pollux on the Pollux artifact's eight workloads at a relative job load
+# (1.0, the default: bundled, data/pollux-workloads; 0.5, 1.5, 2.0: the
+# artifact's simulator/workloads-LOAD, read from $POLLUX_WORKLOADS or
+# ../shared/traces/pollux-adaptdl/simulator/workloads-LOAD), in the
+# artifact's world (a re-allocation restarts the job from its checkpoint,
+# 30 s without progress, nothing lost; 60 s rounds), beside the average
+# JCTs the artifact reports for its own Tiresias, Optimus+Oracle and
+# Pollux at that load. Prints a markdown table (docs/policies/pollux.md).
 #
 # The artifact's figures: petuum/adaptdl, branch osdi21-artifact (commit
 # c793c7089bd307462686339d29707925c461f9a9),
-# simulator/results-jobload/{tiresias,optimus,pollux}-1.0/summary.json,
+# simulator/results-jobload/{tiresias,optimus,pollux}-LOAD/summary.json,
 # "avgs" (seconds, workload-1 .. workload-8).
 set -eu
-exe=${1:?usage: pollux-compare.sh GPUPOOL [WORKLOADS_DIR]}
-dir=${2:-$(dirname "$0")/../data/pollux-workloads}
+exe=${1:?usage: pollux-compare.sh GPUPOOL [LOAD]}
+load=${2:-1.0}
+here=$(dirname "$0")
+case $load in
+1.0) dir=$here/../data/pollux-workloads ;;
+0.5 | 1.5 | 2.0)
+    dir=${POLLUX_WORKLOADS:-$here/../../shared/traces/pollux-adaptdl/simulator/workloads-$load}
+    ;;
+*) echo "pollux-compare.sh: LOAD must be 0.5, 1.0, 1.5 or 2.0" >&2; exit 2 ;;
+esac
+[ -f "$dir/workload-1.csv" ] || { echo "pollux-compare.sh: no workloads in $dir" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -25,13 +37,24 @@ for w in 1 2 3 4 5 6 7 8; do
         --json --no-progress >"$tmp/w$w.json"
 done
 
-python3 - "$tmp" <<'PY'
+python3 - "$tmp" "$load" <<'PY'
 import json, sys
-art = {
-    "tiresias": [2473.65, 5144.96, 3876.26, 3280.26, 3501.01, 3469.69, 5479.91, 5079.71],
-    "optimus": [4087.06, 6913.88, 3944.01, 5967.75, 5656.25, 5301.88, 7290.86, 6293.79],
-    "pollux": [2088.77, 3322.94, 2188.49, 2720.98, 2673.70, 2446.13, 3616.14, 2951.91],
+reported = {
+    ("0.5", "tiresias"): [1450.94, 2333.28, 1869.90, 1946.76, 1425.39, 1826.58, 3979.15, 1899.95],
+    ("0.5", "optimus"): [1309.69, 3124.56, 1986.84, 2173.86, 1324.53, 1957.96, 5314.00, 1971.47],
+    ("0.5", "pollux"): [1059.51, 1826.26, 1310.53, 1497.76, 976.84, 1287.83, 2881.05, 1432.04],
+    ("1.0", "tiresias"): [2473.65, 5144.96, 3876.26, 3280.26, 3501.01, 3469.69, 5479.91, 5079.71],
+    ("1.0", "optimus"): [4087.06, 6913.88, 3944.01, 5967.75, 5656.25, 5301.88, 7290.86, 6293.79],
+    ("1.0", "pollux"): [2088.77, 3322.94, 2188.49, 2720.98, 2673.70, 2446.13, 3616.14, 2951.91],
+    ("1.5", "tiresias"): [5520.29, 6333.77, 6561.98, 5577.32, 6832.42, 5830.48, 5366.78, 7435.75],
+    ("1.5", "optimus"): [7673.84, 6678.19, 5683.62, 7683.79, 7899.73, 7500.25, 6426.18, 8331.30],
+    ("1.5", "pollux"): [3855.78, 3380.58, 3299.92, 3902.68, 4007.30, 3474.27, 3217.63, 4345.12],
+    ("2.0", "tiresias"): [10138.17, 8655.99, 10727.82, 9664.73, 12098.10, 10254.67, 8370.85, 10405.81],
+    ("2.0", "optimus"): [10806.60, 8515.39, 8363.36, 10312.91, 11830.04, 9767.26, 6997.97, 11174.79],
+    ("2.0", "pollux"): [6186.26, 4190.83, 5131.84, 5262.40, 6590.82, 5105.31, 3836.32, 6009.81],
 }
+load = sys.argv[2]
+art = {p: reported[(load, p)] for p in ("tiresias", "optimus", "pollux")}
 ours = ["fifo", "tiresias", "optimus", "pollux"]
 print("| workload | " + " | ".join(ours) +
       " | artifact: Tiresias | artifact: Optimus | artifact: Pollux |")

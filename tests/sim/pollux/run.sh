@@ -12,6 +12,8 @@
 #  (b) the first 30 jobs of workload-6: fifo and pollux finish every job,
 #      pollux's average JCT is below 0.9 x fifo's (about 0.68 x when
 #      written) and pollux resizes jobs;
+#  (b2) a lone cifar10 job under pollux on 4x4 grows 1, 2, 4, 8, 16 GPUs
+#      (at most twice the most it has run on) and completes;
 #  (c) bad input: an application with no model, a --goodput path that is
 #      not there: exit 2 with a message naming it.
 # Every check runs; one FAIL line each; the last line counts them.
@@ -109,6 +111,23 @@ if bad:
 PY
 else
     fail "workload-6, 30 jobs: gpupool exited non-zero:"
+    sed 's/^/    /' "$tmp/err"
+fi
+
+# (b2) a lone job under pollux grows by at most twice the most GPUs it has
+# run on (docs/policies/pollux.md): on 4 nodes of 4 its runs hold 1, 2, 4,
+# 8 and at last all 16 GPUs, and it completes
+printf '%s\ncifar10-0,0,cifar10,1,128\n' "$header" >"$tmp/grow.csv"
+if "$exe" sim --trace "$tmp/grow.csv" --cluster 4x4 --policy pollux \
+    --preemption free --restart-cost 30 --resize-cost 30 \
+    --runs-csv "$tmp/grow-runs.csv" --no-wall --no-progress \
+    >/dev/null 2>"$tmp/err"; then
+    got=$(awk -F, 'NR > 1 { printf "%s%s", sep, $6; sep = " " }
+        END { print "", $9 }' "$tmp/grow-runs.csv")
+    [ "$got" = "1 2 4 8 16 completed" ] ||
+        fail "a lone job under pollux: run sizes and end '$got', '1 2 4 8 16 completed' expected"
+else
+    fail "a lone job under pollux: gpupool exited non-zero:"
     sed 's/^/    /' "$tmp/err"
 fi
 

@@ -183,6 +183,12 @@ static int make_core(struct daemon *d, struct gp_diag *diag)
         !d->node_name[0])
         snprintf(d->node_name, sizeof(d->node_name), "localhost");
     d->node_name[sizeof(d->node_name) - 1] = '\0';
+    if (cc.policy->needs_nodes && cc.model == GP_PLACE_COUNT)
+        return gp_diag_set(diag, GP_EINVAL, "scheduler.placement",
+                           "%s decides GPUs per node: it needs a placement "
+                           "that names nodes (pack, topo or consolidate), "
+                           "not count",
+                           cc.policy->name);
     if (d->cfg.backend.kind == GP_CONFIG_BACKEND_SLURM &&
         gp_policy_colocates(cc.policy, cc.policy_opts, cc.npolicy_opts))
         return gp_diag_set(diag, GP_EINVAL, "scheduler.policy",

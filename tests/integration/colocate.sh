@@ -106,7 +106,16 @@ rc=$?
 [ $rc -ne 0 ] || fail "gavel's space sharing on the Slurm backend started"
 echo "$out2" | grep -q "gavel shares GPUs" ||
     fail "the refusal does not name gavel: $out2"
+# pollux decides GPUs per node: refused under the count placement, by name
+out3=$("$exe" serve --set server.state_dir="$tmp/count" \
+    --set server.socket="$tmp/count.sock" --set scheduler.policy=pollux \
+    --set scheduler.placement=count 2>&1)
+rc=$?
+[ $rc -ne 0 ] || fail "pollux under the count placement started (exit 0)"
+echo "$out3" | grep -q "pollux decides GPUs per node" ||
+    fail "the refusal does not name pollux: $out3"
 finish
 echo "ok: colocate: two jobs on one GPU under gandiva, adopted after kill -9;" \
     "refused on Slurm: $(echo "$out" | grep -m 1 gandiva);" \
-    "$(echo "$out2" | grep -m 1 gavel)"
+    "$(echo "$out2" | grep -m 1 gavel);" \
+    "$(echo "$out3" | grep -m 1 pollux)"

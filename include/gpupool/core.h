@@ -868,6 +868,9 @@ uint64_t gp_core_busy_milli(const struct gp_core *core);
 /* Milli-GPUs running elastic jobs lack of the GPUs they asked for (shrunk,
  * or started below their size), over every tenant. */
 uint64_t gp_core_shrunk_milli(const struct gp_core *core);
+/* Milli-GPUs running elastic jobs hold beyond the GPUs they asked for
+ * (grown, or started above their size: optimus, pollux). */
+uint64_t gp_core_grown_milli(const struct gp_core *core);
 size_t gp_core_ntenants(const struct gp_core *core);
 const char *gp_core_tenant_name(const struct gp_core *core, uint32_t tenant);
 uint64_t gp_core_tenant_busy_milli(const struct gp_core *core, uint32_t tenant);

@@ -242,5 +242,8 @@ const struct gp_series *gp_metrics_type_series(const struct gp_metrics *m,
 /* GPUs running elastic jobs lacked of what they asked (shrunk, or started
  * below their size) over time; NULL when none ever did. */
 const struct gp_series *gp_metrics_shrunk_series(const struct gp_metrics *m);
+/* GPUs running elastic jobs held beyond what they asked (grown, or started
+ * above their size) over time; NULL when none ever did. */
+const struct gp_series *gp_metrics_grown_series(const struct gp_metrics *m);
 
 #endif

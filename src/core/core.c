@@ -335,6 +335,11 @@ uint64_t gp_core_shrunk_milli(const struct gp_core *c)
     return c->shrunk_milli;
 }
 
+uint64_t gp_core_grown_milli(const struct gp_core *c)
+{
+    return c->grown_milli;
+}
+
 size_t gp_core_ntenants(const struct gp_core *c)
 {
     return c->ntenants;

@@ -181,6 +181,7 @@ struct gp_core {
     uint64_t busy_milli;
     uint64_t shrunk_milli;  /* what running elastic jobs lack of their asked
                                GPUs, over every tenant */
+    uint64_t grown_milli;   /* what they hold beyond it */
     uint64_t running_epoch; /* bumped whenever a job starts or stops */
     uint32_t nidle;         /* running jobs with gp_job.idle set */
     bool dirty;

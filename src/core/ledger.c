@@ -92,6 +92,9 @@ void gp__book_shrunk(struct gp_core *c, const struct gp_job *j,
         add(&c->shrunk_milli,
             sign * (int64_t)(j->demand.gpus - where->gpus) * GP_MILLI_PER_GPU);
         c->lc->stale = true;
+    } else if (where->gpus > j->demand.gpus) {
+        add(&c->grown_milli,
+            sign * (int64_t)(where->gpus - j->demand.gpus) * GP_MILLI_PER_GPU);
     }
 }
 

@@ -88,10 +88,10 @@ struct gp_metrics {
      * their bucket sums; what running elastic jobs lack of their asked
      * GPUs, the same way */
     uint32_t ntypes;
-    uint64_t type_busy[MAX_TYPES], shrunk;
+    uint64_t type_busy[MAX_TYPES], shrunk, grown;
     uint64_t (*type_sums)[NB]; /* [ntypes][NB], NULL until a 2nd type */
-    uint64_t shrunk_sums[NB];
-    bool any_shrunk;
+    uint64_t shrunk_sums[NB], grown_sums[NB];
+    bool any_shrunk, any_grown;
     bool outpaced; /* a job could run faster than its reference */
     u128 busy_total, queue_total; /* milli-GPU-us, job-us */
     u128 arr_busy, arr_queue;     /* the same at the last admitted submit */
@@ -152,7 +152,7 @@ struct gp_metrics {
     struct gp_strtab strs;
     double *jcts;
     size_t njcts;
-    struct gp_series util, queue, shrunk_series;
+    struct gp_series util, queue, shrunk_series, grown_series;
     struct gp_series *type_series; /* [ntypes], with 2 types or more */
     const char *type_name[MAX_TYPES];
     uint64_t type_gpus[MAX_TYPES]; /* GPUs of each type at the end */
@@ -271,6 +271,7 @@ static void widen_to(struct gp_metrics *m, int64_t now_us)
         merge_pairs(m->busy_sums);
         merge_pairs(m->queue_sums);
         merge_pairs(m->shrunk_sums);
+        merge_pairs(m->grown_sums);
         for (uint32_t k = 0; m->type_sums && k < m->ntypes; k++)
             merge_pairs(m->type_sums[k]);
         for (size_t t = 0; t < m->ntacc; t++)
@@ -341,6 +342,8 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
             add_piece(m, m->queue_sums, m->pending, m->last_us, now_us);
         if (m->shrunk)
             add_piece(m, m->shrunk_sums, m->shrunk, m->last_us, now_us);
+        if (m->grown)
+            add_piece(m, m->grown_sums, m->grown, m->last_us, now_us);
         for (uint32_t k = 0; m->type_sums && k < m->ntypes; k++)
             if (m->type_busy[k])
                 add_piece(m, m->type_sums[k], m->type_busy[k], m->last_us,
@@ -360,6 +363,8 @@ static void step(struct gp_metrics *m, const struct gp_core *core,
         m->pending = gp_core_npending(core);
         m->shrunk = gp_core_shrunk_milli(core);
         m->any_shrunk |= m->shrunk > 0;
+        m->grown = gp_core_grown_milli(core);
+        m->any_grown |= m->grown > 0;
         sample_types(m, gp_core_cluster(core));
     }
 }
@@ -1686,6 +1691,8 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     fill_series(m, &m->queue, m->queue_sums, false, window_end_us);
     fill_series(m, &m->shrunk_series, m->any_shrunk ? m->shrunk_sums : NULL,
                 true, window_end_us);
+    fill_series(m, &m->grown_series, m->any_grown ? m->grown_sums : NULL, true,
+                window_end_us);
     if (m->type_sums) {
         const struct gp_cluster *cl = gp_core_cluster(core);
 
@@ -1766,6 +1773,11 @@ const struct gp_series *gp_metrics_type_series(const struct gp_metrics *m,
 const struct gp_series *gp_metrics_shrunk_series(const struct gp_metrics *m)
 {
     return m->any_shrunk ? &m->shrunk_series : NULL;
+}
+
+const struct gp_series *gp_metrics_grown_series(const struct gp_metrics *m)
+{
+    return m->any_grown ? &m->grown_series : NULL;
 }
 
 const struct gp_series *gp_metrics_tenant_series(const struct gp_metrics *m,

@@ -480,6 +480,22 @@ static size_t shared_types(struct gp_metrics *const *runs, size_t n)
     return nt;
 }
 
+static const struct gp_series *grown_of(const struct gp_metrics *m, size_t ctx,
+                                        uint64_t *gpus)
+{
+    (void)ctx;
+    (void)gpus;
+    return gp_metrics_grown_series(m);
+}
+
+static bool any_grown(struct gp_metrics *const *runs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (gp_metrics_grown_series(runs[i]))
+            return true;
+    return false;
+}
+
 static bool any_shrunk(struct gp_metrics *const *runs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -1129,6 +1145,7 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
             {"util", "GPU utilization over time", true},
             {"types", "GPUs in use per GPU type", shared_types(runs, n) > 0},
             {"elastic", "Elastic jobs below their size", any_shrunk(runs, n)},
+            {"grown", "Elastic jobs above their size", any_grown(runs, n)},
             {"queue", "Jobs waiting over time", true},
             {"cdf", "Job completion time CDF", true},
             {"usage", "GPU usage per tenant", true},
@@ -1166,6 +1183,16 @@ static int write_html(FILE *f, struct gp_metrics *const *runs, size_t n,
               f);
         time_chart(f, runs, n, shrunk_of, 0, false, false, "GPUs below asked",
                    "elastic jobs' GPUs below their size");
+    }
+    if (any_grown(runs, n)) {
+        fputs("<h2 id=\"grown\">Elastic jobs above their size</h2>\n"
+              "<p class=\"note\">GPUs the running elastic jobs hold beyond "
+              "what they asked for (grown into free GPUs, or started on "
+              "more: optimus, pollux): each job's GPU count over time is in "
+              "the runs CSV, a row per run interval.</p>\n",
+              f);
+        time_chart(f, runs, n, grown_of, 0, false, false, "GPUs above asked",
+                   "elastic jobs' GPUs above their size");
     }
     fputs("<h2 id=\"queue\">Jobs waiting over time</h2>\n", f);
     time_chart(f, runs, n, queue_of, 0, false, true, "jobs waiting (log scale)",

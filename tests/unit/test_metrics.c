@@ -1880,6 +1880,47 @@ static void elastic_jobs_below_their_size_have_a_series(void **st)
     world_close(&w);
 }
 
+/* optimus (interval 5 s, true work left) on 2 V100, one elastic job g
+ * that asks for 1 GPU and may take 2: alone, it is given both (a second
+ * GPU halves its time) and holds one beyond its size until it ends at
+ * 10 s. The grown series: 1 GPU in [0, 10), 0 after; the shrunk one
+ * none. */
+static void elastic_jobs_above_their_size_have_a_series(void **st)
+{
+    static const struct gp_kv opts[] = {{"interval", "5"},
+                                        {"remaining", "true"}};
+    struct world w = {0};
+    struct gp_job_spec g = {.id = "g",
+                            .gpus = 1,
+                            .min_gpus = 1,
+                            .max_gpus = 2,
+                            .checkpointable = true,
+                            .duration_us = S(20)};
+    const struct gp_series *gr;
+    char *html;
+    uint32_t jg;
+
+    (void)st;
+    world_open_types(&w, "optimus", opts, 2, 2, 0);
+    jg = submit_spec(&w, &g);
+    round_at(&w, 0);
+    assert_int_equal(state(&w, jg), GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(w.core, jg)->where.gpus, 2);
+    end_at(&w, jg, 10);
+    round_at(&w, 10);
+    world_finish(&w, 12);
+    assert_null(gp_metrics_shrunk_series(w.m));
+    gr = gp_metrics_grown_series(w.m);
+    assert_non_null(gr);
+    for (size_t i = 0; i < 12; i++)
+        assert_double_equal(gr->v[i], i < 10 ? 1 : 0, EPS);
+    html = report_of(w.m);
+    assert_non_null(strstr(html, "<h2 id=\"grown\">Elastic jobs above "
+                                 "their size</h2>"));
+    free(html);
+    world_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1919,6 +1960,7 @@ int main(void)
         cmocka_unit_test(runs_csv_has_one_row_per_run_interval),
         cmocka_unit_test(each_gpu_type_has_its_series),
         cmocka_unit_test(elastic_jobs_below_their_size_have_a_series),
+        cmocka_unit_test(elastic_jobs_above_their_size_have_a_series),
         cmocka_unit_test(runs_csv_needs_recording),
         cmocka_unit_test(rejected_jobs_are_counted_by_cause),
         cmocka_unit_test(results_say_what_was_simulated),

@@ -75,6 +75,25 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
     return GP_OK;
 }
 
+/* Room for one more in three parallel arrays of n (capacity *cap). */
+static int grow3(double **a, double **b, double **c, uint32_t *cap, uint32_t n)
+{
+    double **arr[3] = {a, b, c};
+    uint32_t want = *cap ? 2 * *cap : 16;
+
+    if (n < *cap)
+        return GP_OK;
+    for (int i = 0; i < 3; i++) {
+        double *x = realloc(*arr[i], want * sizeof(double));
+
+        if (!x)
+            return GP_ENOMEM; /* those grown keep the old elements */
+        *arr[i] = x;
+    }
+    *cap = want;
+    return GP_OK;
+}
+
 int gp_goodput_new(struct gp_goodput **out)
 {
     return (*out = calloc(1, sizeof(**out))) ? GP_OK : GP_ENOMEM;
@@ -157,21 +176,8 @@ static int curve_add(struct curve *c, double bsz, double step, double sync)
 {
     uint32_t i;
 
-    if (c->n == c->cap) {
-        uint32_t cap = c->cap ? 2 * c->cap : 8;
-        double *x = realloc(c->bsz, cap * sizeof(double));
-
-        if (x)
-            c->bsz = x;
-        x = x ? realloc(c->step, cap * sizeof(double)) : NULL;
-        if (x)
-            c->step = x;
-        x = x ? realloc(c->sync, cap * sizeof(double)) : NULL;
-        if (!x)
-            return GP_ENOMEM;
-        c->sync = x;
-        c->cap = cap;
-    }
+    if (grow3(&c->bsz, &c->step, &c->sync, &c->cap, c->n))
+        return GP_ENOMEM;
     /* keep it sorted by batch size (rows come sorted; insert if not) */
     for (i = c->n; i > 0 && c->bsz[i - 1] > bsz; i--) {
         c->bsz[i] = c->bsz[i - 1];
@@ -297,21 +303,8 @@ int gp_goodput_add_valid(struct gp_goodput *g, uint32_t model,
     }
     if (v->n && progress < v->progress[v->n - 1])
         return GP_EINVAL;
-    if (v->n == v->cap) {
-        uint32_t cap = v->cap ? 2 * v->cap : 16;
-        double *x = realloc(v->progress, cap * sizeof(double));
-
-        if (x)
-            v->progress = x;
-        x = x ? realloc(v->sqr, cap * sizeof(double)) : NULL;
-        if (x)
-            v->sqr = x;
-        x = x ? realloc(v->var, cap * sizeof(double)) : NULL;
-        if (!x)
-            return GP_ENOMEM;
-        v->var = x;
-        v->cap = cap;
-    }
+    if (grow3(&v->progress, &v->sqr, &v->var, &v->cap, v->n))
+        return GP_ENOMEM;
     v->progress[v->n] = progress;
     v->sqr[v->n] = sqr;
     v->var[v->n] = var;

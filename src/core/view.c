@@ -331,6 +331,17 @@ int gp_view_fit_resize(const struct gp_view *v, const struct gp_job *job,
     return rc;
 }
 
+/* A placement's n slots: one inline, more in `s` (the round's scratch). */
+static void set_slots(struct gp_placement *where, struct gp_slot *s, uint32_t n)
+{
+    if (n == 1) {
+        where->inline_slot = s[0];
+        where->slots = &where->inline_slot;
+    } else {
+        where->slots = s;
+    }
+}
+
 int gp_view_fit_shrink(const struct gp_view *v, const struct gp_job *job,
                        uint32_t gpus, struct gp_placement *where)
 {
@@ -371,12 +382,7 @@ int gp_view_fit_shrink(const struct gp_view *v, const struct gp_job *job,
     *where = job->where;
     where->gpus = gpus;
     where->nslots = n;
-    if (n == 1) {
-        where->inline_slot = s[0];
-        where->slots = &where->inline_slot;
-    } else {
-        where->slots = s;
-    }
+    set_slots(where, s, n);
     return GP_OK;
 }
 
@@ -454,12 +460,7 @@ int gp_view_fit_grow(const struct gp_view *v, const struct gp_job *job,
     *where = job->where;
     where->gpus = gpus;
     where->nslots = n;
-    if (n == 1) {
-        where->inline_slot = s[0];
-        where->slots = &where->inline_slot;
-    } else {
-        where->slots = s;
-    }
+    set_slots(where, s, n);
     return GP_OK;
 }
 
@@ -526,12 +527,7 @@ int gp_view_fit_counts(const struct gp_view *v, const struct gp_job *job,
     where->gpus = total;
     where->nslots = n;
     where->nswitches = nsw;
-    if (n == 1) {
-        where->inline_slot = s[0];
-        where->slots = &where->inline_slot;
-    } else {
-        where->slots = s;
-    }
+    set_slots(where, s, n);
     return GP_OK;
 }
 

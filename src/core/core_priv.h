@@ -316,19 +316,23 @@ void gp__finish(struct gp_core *c, struct gp_job *j, enum gp_job_state how,
                 int64_t now_us);
 /* The goodput model's part (goodput_job.c, goodput.h): a job without a
  * duration whose class names a model gets its reference rate and its
- * work at submission; its rate on a placement (*epoch, may be NULL: the
- * epoch it is in); and, once it runs there, its epoch, batch
+ * work at submission; its rate on a placement, in the epoch it is in;
+ * and, once it runs there, its epoch, batch
  * configuration, measured gradient statistics, rate and the work at which
  * the rate changes next. */
 struct gp__gcurve {
     uint32_t model, gpus, bsz;
     int64_t *work; /* work_us when e epochs are done, e = 0..epochs */
+    double *rate;  /* the reference's goodput in epoch e, e < epochs */
 };
 void gp__goodput_submit(struct gp_core *c, struct gp_job *j);
 void gp__goodput_free(struct gp_core *c);
 double gp__goodput_speed(const struct gp_core *c, const struct gp_job *j,
-                         const struct gp_placement *where, uint32_t *epoch);
+                         const struct gp_placement *where);
 void gp__goodput_settle(struct gp_core *c, struct gp_job *j);
+/* The speed of a run or segment beginning on the job's placement
+ * (lifecycle.c). */
+void gp__new_segment_speed(struct gp_core *c, struct gp_job *j);
 double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
                     const struct gp_placement *where);
 int gp__emit(struct gp_core *c, enum gp_action_kind kind, struct gp_job *j,

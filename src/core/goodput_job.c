@@ -123,8 +123,10 @@ static struct gp_goodput_conf conf_on(const struct gp_core *c,
 
 void gp__goodput_free(struct gp_core *c)
 {
-    for (uint32_t i = 0; i < c->ngcurves; i++)
+    for (uint32_t i = 0; i < c->ngcurves; i++) {
         gp_env_free(c->env, c->gcurves[i].work);
+        gp_env_free(c->env, c->gcurves[i].rate);
+    }
     gp_env_free(c->env, c->gcurves);
 }
 
@@ -146,24 +148,28 @@ static uint32_t find_curve(struct gp_core *c, uint32_t model, uint32_t gpus,
                  sizeof(*c->gcurves), c->ngcurves + 1))
         return 0;
     k = &c->gcurves[c->ngcurves];
-    *k = (struct gp__gcurve){model, gpus, bsz, NULL};
-    if (!(k->work =
-              gp_env_alloc(c->env, ((size_t)l->epochs + 1) * sizeof(*k->work))))
-        return 0;
+    *k = (struct gp__gcurve){model, gpus, bsz, NULL, NULL};
+    k->work = gp_env_alloc(c->env, ((size_t)l->epochs + 1) * sizeof(*k->work));
+    k->rate = gp_env_alloc(c->env, (size_t)l->epochs * sizeof(*k->rate));
+    if (!k->work || !k->rate)
+        goto fail;
     k->work[0] = 0;
     for (uint32_t e = 0; e < l->epochs; e++) {
         double r = ref_rate(c, k, e),
                dp = gp_goodput_progress(c->cfg.goodput, model, e + 1) -
                     gp_goodput_progress(c->cfg.goodput, model, e);
 
-        if (!(r > 0) || !isfinite(r)) {
-            gp_env_free(c->env, k->work);
-            return 0;
-        }
+        if (!(r > 0) || !isfinite(r))
+            goto fail;
+        k->rate[e] = r;
         t += dp / r;
         k->work[e + 1] = llround(t * 1e6);
     }
     return ++c->ngcurves;
+fail:
+    gp_env_free(c->env, k->work);
+    gp_env_free(c->env, k->rate);
+    return 0;
 }
 
 void gp__goodput_submit(struct gp_core *c, struct gp_job *j)
@@ -202,7 +208,7 @@ static uint32_t trained_on(const struct gp_core *c, const struct gp_job *j,
 }
 
 double gp__goodput_speed(const struct gp_core *c, const struct gp_job *j,
-                         const struct gp_placement *where, uint32_t *epoch)
+                         const struct gp_placement *where)
 {
     uint32_t per[2 * GP_GOODPUT_MAX_NODES];
     double part;
@@ -210,10 +216,8 @@ double gp__goodput_speed(const struct gp_core *c, const struct gp_job *j,
     uint32_t e = epoch_at(c, j, gp_job_work_at(j, c->now_us));
     double r = gp_goodput_rate(c->cfg.goodput, j->goodput_model, per, n,
                                conf_on(c, j, per, n), e) *
-               part / ref_rate(c, curve_of(c, j), e);
+               part / curve_of(c, j)->rate[e];
 
-    if (epoch)
-        *epoch = e;
     return r > 0 && isfinite(r) ? r : 1e-9;
 }
 
@@ -232,7 +236,7 @@ void gp__goodput_settle(struct gp_core *c, struct gp_job *j)
         replicas += per[i];
     e = epoch_at(c, j, j->work_done_us);
     r = gp_goodput_rate(g, j->goodput_model, per, n, conf, e) * part /
-        ref_rate(c, curve_of(c, j), e);
+        curve_of(c, j)->rate[e];
     j->speed = r > 0 && isfinite(r) ? r : 1e-9;
     j->epoch = e;
     j->atomic_bsz = conf.atomic;

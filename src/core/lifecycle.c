@@ -214,6 +214,18 @@ static int move(struct gp_core *c, struct gp_job *j, int64_t saved, bool give,
 
 /* ---- books ------------------------------------------------------------- */
 
+/* `useful` microseconds of work at the job's current speed on `where`:
+ * its work (at most its duration) and its attained GPU-time. */
+static void book_useful(struct gp_job *j, const struct gp_placement *where,
+                        int64_t useful)
+{
+    j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
+    if (j->duration_us > 0 && j->work_done_us > j->duration_us)
+        j->work_done_us = j->duration_us;
+    j->attained_gpu_us =
+        gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(where, useful));
+}
+
 /* Close the books on the current run of a job that leaves its resources.
  * `give` is false when a plan already gave them back (a free preemption).
  * The resources count as allocated from when they were taken; work is
@@ -233,11 +245,7 @@ static void close_run(struct gp_core *c, struct gp_job *j, int64_t now_us,
     }
     j->gpu_us = gp_add_sat(j->gpu_us, gp_placement_gpu_us(&j->where, held));
     j->held_us += held;
-    j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
-    if (j->duration_us > 0 && j->work_done_us > j->duration_us)
-        j->work_done_us = j->duration_us;
-    j->attained_gpu_us =
-        gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(&j->where, useful));
+    book_useful(j, &j->where, useful);
     gp__clear_idle(c, j);
     gp__book_held(c, j, &j->where, -1, -1);
     if (give)
@@ -417,11 +425,7 @@ int gp_core_job_rerate(struct gp_core *c, uint64_t id, int64_t now_us)
      * placement: the run goes on */
     useful = now_us - gp_job_rated_from(j);
     if (useful > 0) {
-        j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
-        if (j->duration_us > 0 && j->work_done_us > j->duration_us)
-            j->work_done_us = j->duration_us;
-        j->attained_gpu_us = gp_add_sat(j->attained_gpu_us,
-                                        gp_placement_gpu_us(&j->where, useful));
+        book_useful(j, &j->where, useful);
         j->rerated_us = now_us;
     }
     gp__goodput_settle(c, j);
@@ -605,7 +609,7 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
     if (!gp_placement_milli(where))
         return 1.0; /* a zero-GPU job: no GPU sets its pace */
     if (j->goodput_curve)
-        return gp__goodput_speed(c, j, where, NULL);
+        return gp__goodput_speed(c, j, where);
     if (c->cfg.resize_transparent && where->gpus && j->demand.gpus &&
         where->gpus != j->demand.gpus) {
         /* its world size stays what it asked: the rate there, its
@@ -639,6 +643,18 @@ double gp__speed_of(const struct gp_core *c, const struct gp_job *j,
     if (where->pace > 0)
         r *= where->pace;
     return r;
+}
+
+/* A run or a segment of it begins on the job's placement: its speed there
+ * (a goodput-modelled job's for its epoch, settling its batch and what it
+ * measures). */
+void gp__new_segment_speed(struct gp_core *c, struct gp_job *j)
+{
+    j->rerated_us = GP_TIME_NONE;
+    if (j->goodput_curve)
+        gp__goodput_settle(c, j);
+    else
+        j->speed = gp__speed_of(c, j, &j->where);
 }
 
 /* ---- a round's decisions take effect ----------------------------------- */
@@ -752,10 +768,7 @@ int gp__apply_start(struct gp_core *c, struct gp_job *j, int64_t now)
      * starts only failed) */
     j->overhead_us =
         j->first_start_us != GP_TIME_NONE ? c->cfg.restart_cost_us : 0;
-    j->speed = gp__speed_of(c, j, where);
-    j->rerated_us = GP_TIME_NONE;
-    if (j->goodput_curve)
-        gp__goodput_settle(c, j);
+    gp__new_segment_speed(c, j);
     j->starts++;
     {
         struct gp_tenant_info *ti = &c->tenants[j->tenant].info;
@@ -810,11 +823,7 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
         useful = 0;
     j->gpu_us = gp_add_sat(j->gpu_us, gp_placement_gpu_us(old, held));
     j->held_us += held;
-    j->work_done_us += (int64_t)((double)useful * j->speed + 0.5);
-    if (j->duration_us > 0 && j->work_done_us > j->duration_us)
-        j->work_done_us = j->duration_us;
-    j->attained_gpu_us =
-        gp_add_sat(j->attained_gpu_us, gp_placement_gpu_us(old, useful));
+    book_useful(j, old, useful);
     gp__book_held(c, j, old, -1, 0);
     gp__book_held(c, j, &j->where, 1, 0);
     gp__book_shrunk(c, j, old, -1);
@@ -824,10 +833,7 @@ void gp__apply_resize(struct gp_core *c, struct gp_job *j,
     /* a new pace on the same devices and grant (jobs that share devices
      * take turns differently) restarts nothing */
     j->overhead_us = pace_only(old, &j->where) ? 0 : c->cfg.resize_cost_us;
-    j->speed = gp__speed_of(c, j, &j->where);
-    j->rerated_us = GP_TIME_NONE;
-    if (j->goodput_curve)
-        gp__goodput_settle(c, j);
+    gp__new_segment_speed(c, j);
     j->starts++; /* a new segment: what was timed for the old goes stale */
     j->resizes++;
     c->running_epoch++;

@@ -95,10 +95,7 @@ int gp_core_adopt(struct gp_core *c, uint64_t id,
     j->held_since_us = run_start_us;
     j->run_start_us = run_start_us;
     j->overhead_us = 0; /* its restart, if any, was paid before the crash */
-    j->speed = gp__speed_of(c, j, &j->where);
-    j->rerated_us = GP_TIME_NONE;
-    if (j->goodput_curve)
-        gp__goodput_settle(c, j);
+    gp__new_segment_speed(c, j);
     if (j->first_start_us == GP_TIME_NONE)
         j->first_start_us = run_start_us;
     j->starts++;

@@ -69,6 +69,8 @@ struct pjob {
     bool pinned, modelled;
     uint32_t lo, hi; /* replicas: 0 or lo..hi in total */
     double *speedup; /* [nodes (1..16) x replicas (0..hi)], < 0 unknown */
+    double base;     /* goodput on a fair share, < 0 unknown */
+    double service;  /* attained GPU-service, for the jobs' order */
     double penalty;  /* the restart factor */
 };
 
@@ -237,10 +239,11 @@ static double speedup(const struct round *r, struct pjob *pj, uint32_t nodes,
     if (!pj->modelled || pj->job->grad_var < 0) {
         *s = (double)replicas / r->fair;
     } else {
-        double base = goodput_on(r, pj->job, 1, r->fair),
-               y = goodput_on(r, pj->job, nodes, replicas);
+        double y = goodput_on(r, pj->job, nodes, replicas);
 
-        *s = base > 0 ? y / base : 0;
+        if (pj->base < 0)
+            pj->base = goodput_on(r, pj->job, 1, r->fair);
+        *s = pj->base > 0 ? y / pj->base : 0;
     }
     return *s;
 }
@@ -422,8 +425,8 @@ static int by_service(const void *a, const void *b)
 
     if (x->pinned != y->pinned)
         return x->pinned ? -1 : 1;
-    if (x->penalty != y->penalty) /* attained service, stashed here */
-        return x->penalty < y->penalty ? -1 : 1;
+    if (x->service != y->service)
+        return x->service < y->service ? -1 : 1;
     if (x->job->submit_us != y->job->submit_us)
         return x->job->submit_us < y->job->submit_us ? -1 : 1;
     return (x->job->seq > y->job->seq) - (x->job->seq < y->job->seq);
@@ -672,8 +675,8 @@ static int collect(struct round *r)
         j = pj->job;
         pj->pinned = j->state != GP_JOB_PENDING && j->state != GP_JOB_RUNNING;
         pj->modelled = r->g && j->goodput_curve;
-        /* attained service, for the order (a field reused until sorted) */
-        pj->penalty = (double)gp_job_attained_at(j, now);
+        pj->service = (double)gp_job_attained_at(j, now);
+        pj->base = -1;
         if (pj->modelled) {
             const struct gp_goodput_limits *l =
                 gp_goodput_limits(r->g, j->goodput_model);

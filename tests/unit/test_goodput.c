@@ -429,7 +429,7 @@ static void finish_says_what_is_missing(void **state)
 /* ---- the bundled profiles ----------------------------------------------
  *
  * data/pollux-profiles.tar.xz holds the same files as
- * /work/shared/traces/pollux-adaptdl/model-profiles (diff -r). Per model
+ * ../shared/traces/pollux-adaptdl/model-profiles (diff -r). Per model
  * directory M, the expected limits come from:
  *
  *   init, max:  ls M/validation-*.csv | sed 's/.*-//;s/.csv//' | sort -n

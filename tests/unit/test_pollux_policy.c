@@ -65,9 +65,8 @@ static struct gp_core *two_nodes(enum gp_place_model model, struct rec *r)
 {
     struct gp_cluster *c;
     struct gp_core *core = NULL;
-    struct gp_core_config cfg = {.policy = &counts_policy,
-                                 .model = model,
-                                 .round_period_us = S(1)};
+    struct gp_core_config cfg = {
+        .policy = &counts_policy, .model = model, .round_period_us = S(1)};
 
     memset(r, 0, sizeof(*r));
     harness_rec = r;

@@ -1,7 +1,7 @@
 /* test_gavel.c - gavel: the max-min fairness LP over GPU types, the round
  * mechanism that carries it out (priorities = allocation / time share),
  * lease extension, the agnostic, makespan, finish-time fairness and FIFO
- * objectives, both solvers, and its options.
+ * objectives (aware, agnostic and packed), both solvers, and its options.
  * One behaviour per test. */
 #include <math.h>
 #include <setjmp.h>
@@ -391,7 +391,7 @@ static void bad_options_are_refused_naming_the_key(void **state)
     } bad[] = {
         {{"round", "0"}, "gavel.round"},
         {{"round", "1h"}, "gavel.round"},
-        {{"objective", "fifo"}, "gavel.objective"},
+        {{"objective", "fifo_pack"}, "gavel.objective"},
         {{"remaining", "oracle"}, "gavel.remaining"},
         {{"reset_min", "-1"}, "gavel.reset_min"},
         {{"solver", "cplex"}, "gavel.solver"},
@@ -844,6 +844,124 @@ static void gandiva_pairs_jobs_once_they_oversubscribe(void **state)
     gp_speed_table_free(t);
 }
 
+/* objective fifo (the agnostic FIFOPolicy): a type drawn at random among
+ * those with room, kept until the job ends; the head of the queue first
+ * takes the places of the jobs that ended. One V100 and one K80; a and b
+ * start on the two types (which on which, drawn: over 12 seeds, a lands
+ * on each), nothing moves round after round, c and d wait. a and b end
+ * within the first round (a first); at the next solve c takes a's type
+ * and d b's - by the draw alone that would hold for all 12 seeds only
+ * once in 4,096. */
+static void
+fifo_keeps_a_random_type_and_gives_ended_places_in_order(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    int seen_v100 = 0, seen_k80 = 0;
+
+    (void)state;
+    for (int seed = 1; seed <= 12; seed++) {
+        char sv[8];
+        const struct gp_kv opts[] = {{"objective", "fifo"}, {"seed", sv}};
+        struct rec r;
+        struct gp_core *core;
+        uint64_t a, b, c, d;
+        char ta[8], tb[8];
+
+        snprintf(sv, sizeof(sv), "%d", seed);
+        core = mkgv(1, 1, t, opts, 2, &r, NULL);
+        assert_non_null(core);
+        a = job(core, "a", "small", 1);
+        b = job(core, "b", "big", 1);
+        c = job(core, "c", "big", 1);
+        d = job(core, "d", "small", 1);
+        round_at(core, 0);
+        round_at(core, 1);
+        snprintf(ta, sizeof(ta), "%s", on(core, a));
+        snprintf(tb, sizeof(tb), "%s", on(core, b));
+        assert_string_not_equal(ta, "-");
+        assert_string_not_equal(tb, "-");
+        assert_string_not_equal(ta, tb);
+        seen_v100 += strcmp(ta, "V100") == 0;
+        seen_k80 += strcmp(ta, "K80") == 0;
+        assert_string_equal(on(core, c), "-");
+        assert_string_equal(on(core, d), "-");
+        assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(100)),
+                         GP_OK);
+        assert_int_equal(gp_core_job_ended(core, b, GP_JOB_COMPLETED, S(200)),
+                         GP_OK);
+        round_at(core, S(360));
+        round_at(core, S(360) + 1);
+        assert_string_equal(on(core, c), ta);
+        assert_string_equal(on(core, d), tb);
+        for (int i = 2; i < 6; i++) {
+            round_at(core, S(360) * i);
+            assert_string_equal(on(core, c), ta);
+            assert_string_equal(on(core, d), tb);
+        }
+        assert_int_equal(gp_core_job(core, c)->preemptions, 0);
+        assert_int_equal(gp_core_job(core, d)->preemptions, 0);
+        gp_core_free(core);
+    }
+    assert_true(seen_v100 > 0 && seen_k80 > 0);
+    gp_speed_table_free(t);
+}
+
+/* objective fifo_packed (the artifact's FIFOPolicyWithPacking): on one
+ * V100, x runs (FIFO); y waits, and packs beside x when their pair's
+ * paces sum above 1.5 (0.9 + 0.8: side by side in every round, at those
+ * paces); z, whose pair with x sums 1.4 (0.7 + 0.7), does not: x runs
+ * alone and z waits, round after round. */
+static void fifo_packed_pairs_a_waiting_job_above_the_threshold(void **state)
+{
+    struct gp_speed_table *t;
+    const struct gp_kv opts[] = {{"objective", "fifo_packed"}};
+    struct rec r;
+    struct gp_core *core;
+    uint64_t x, y, z;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "z", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "V100", 1, 9, 16),
+                     GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "z", "V100", 1, 7, 7),
+                     GP_OK);
+
+    core = mkgv(1, 0, t, opts, 1, &r, NULL);
+    assert_non_null(core);
+    x = job(core, "x", "x", 1);
+    y = job(core, "y", "y", 1);
+    for (int i = 0; i < 10; i++) {
+        const struct gp_job *jx, *jy;
+
+        round_at(core, S(360) * i);
+        round_at(core, S(360) * i + 1);
+        jx = gp_core_job(core, x);
+        jy = gp_core_job(core, y);
+        assert_int_equal(jx->state, GP_JOB_RUNNING);
+        assert_int_equal(jy->state, GP_JOB_RUNNING);
+        assert_true(jx->where.colocated || jy->where.colocated);
+        assert_true(fabs(jx->where.pace - 0.9) < 1e-12);
+        assert_true(fabs(jy->where.pace - 0.8) < 1e-12);
+    }
+    gp_core_free(core);
+
+    core = mkgv(1, 0, t, opts, 1, &r, NULL);
+    x = job(core, "x", "x", 1);
+    z = job(core, "z", "z", 1);
+    for (int i = 0; i < 10; i++) {
+        round_at(core, S(360) * i);
+        round_at(core, S(360) * i + 1);
+        assert_string_equal(on(core, x), "V100");
+        assert_string_equal(on(core, z), "-");
+    }
+    assert_int_equal(gp_core_job(core, x)->preemptions, 0);
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -868,6 +986,9 @@ int main(void)
         cmocka_unit_test(bad_costs_are_refused),
         cmocka_unit_test(packing_runs_a_measured_pair_side_by_side),
         cmocka_unit_test(gandiva_pairs_jobs_once_they_oversubscribe),
+        cmocka_unit_test(
+            fifo_keeps_a_random_type_and_gives_ended_places_in_order),
+        cmocka_unit_test(fifo_packed_pairs_a_waiting_job_above_the_threshold),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,6 +48,9 @@
  * same priority; a chosen pair runs on the same GPUs (gp_placement.colocated),
  * each at its pair pace. objective=gandiva is the artifact's gandiva
  * baseline: random pairs and equal splits, no LP (solve_gandiva).
+ * objective=fifo_packed (FIFOPolicyWithPacking) packs the jobs FIFO left
+ * waiting beside allocated ones, no LP (solve_fifo, fifo_pack); fifo is
+ * the heterogeneity-agnostic FIFOPolicy (a random type, kept).
  *
  * Where gpupool differs from the artifact (docs/policies/gavel.md): time
  * run is reset at every solve, with no minimum time between resets and no
@@ -92,6 +95,12 @@ enum objective {
 
 /* hierarchical: how a tenant's weight is shared among its jobs */
 enum inner { INNER_NONE, INNER_FAIRNESS, INNER_FIFO };
+
+/* fifo (agnostic): a job that ended with an allocation, and its type. */
+struct freed {
+    uint64_t seq;
+    uint8_t type;
+};
 
 /* What the policy remembers of an active job. */
 struct gjob {
@@ -155,15 +164,20 @@ struct gavel {
     char *costs;            /* costs= as given, matched to the cluster's
                                types at the first round */
     bool costs_read;
-    bool fill;        /* fill=1: GPUs left after the allocated jobs go to
-                         jobs without an allocation there, as the
-                         artifact's round does (not for fifo_perf) */
-    bool true_left;   /* remaining=true: the world's true work, not the
-                         predicted */
-    bool slos;        /* the _SLOs objective: each job with an SLO gets at
-                         least the throughput that meets it */
-    bool pack;        /* max_min_fairness_packed: pairs of jobs share GPUs
-                         at their measured pair throughputs */
+    bool fill;           /* fill=1: GPUs left after the allocated jobs go to
+                            jobs without an allocation there, as the
+                            artifact's round does (not for fifo_perf) */
+    bool true_left;      /* remaining=true: the world's true work, not the
+                            predicted */
+    bool slos;           /* the _SLOs objective: each job with an SLO gets at
+                            least the throughput that meets it */
+    bool pack;           /* max_min_fairness_packed, fifo_packed: pairs of jobs
+                            share GPUs at their measured pair throughputs */
+    bool random_type;    /* fifo (agnostic): a type drawn at random among those
+                            with room, kept until the job ends */
+    struct freed *freed; /* fifo: allocated jobs that ended since the last
+                            solve, and their types */
+    size_t nfreed, freedcap;
     enum inner inner; /* water filling: per job (NONE), or tenants as
                          entities with fairness or FIFO inside */
     const struct gp_solver_ops *solver; /* NULL = the default */
@@ -173,7 +187,7 @@ struct gavel {
                             (lo, hi) */
     size_t npairs, paircap;
     uint64_t pairs_cut; /* pack: solves whose pairs were cut at PAIRS_MAX */
-    struct gp_rng rng;  /* objective gandiva: its random pairs (seed=) */
+    struct gp_rng rng;  /* gandiva: its random pairs; fifo: types (seed=) */
     double type_run[MAX_TYPES]; /* seconds all jobs ran there since the
                                    solve */
     uint64_t w[MAX_TYPES];      /* GPUs up per type when rates were read */
@@ -280,6 +294,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    val);
         } else if (strcmp(key, "objective") == 0) {
             g->pack = false;
+            g->random_type = false;
             if (strcmp(val, "max_min_fairness_perf") == 0)
                 g->obj = OBJ_PERF;
             else if (strcmp(val, "max_min_fairness_packed") == 0)
@@ -293,7 +308,11 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
             else if (strcmp(val, "finish_time_fairness_perf") == 0)
                 g->obj = OBJ_FTF;
             else if (strcmp(val, "fifo_perf") == 0)
-                g->obj = OBJ_FIFO;
+                g->obj = OBJ_FIFO, g->random_type = false;
+            else if (strcmp(val, "fifo") == 0)
+                g->obj = OBJ_FIFO, g->random_type = true;
+            else if (strcmp(val, "fifo_packed") == 0)
+                g->obj = OBJ_FIFO, g->random_type = false, g->pack = true;
             else if (strcmp(val, "allox") == 0)
                 g->obj = OBJ_ALLOX;
             else if (strcmp(val, "max_sum_throughput_perf") == 0 ||
@@ -316,6 +335,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "max_min_fairness_packed, gandiva, "
                                    "min_total_duration_perf, "
                                    "finish_time_fairness_perf, fifo_perf, "
+                                   "fifo, fifo_packed, "
                                    "max_sum_throughput_perf, "
                                    "max_sum_throughput_normalized_by_cost_"
                                    "perf(_SLOs), max_min_fairness_water_"
@@ -454,6 +474,7 @@ static void gavel_fini(void *priv)
                 (unsigned long long)g->pairs_cut, PAIRS_MAX);
     gp_env_free(g->env, g->jobs);
     gp_env_free(g->env, g->pairs);
+    gp_env_free(g->env, g->freed);
     gp_env_free(g->env, g->costs);
     gp_env_free(g->env, g);
 }
@@ -477,6 +498,28 @@ static void gavel_on_job_end(void *priv, const struct gp_job *job,
     struct gjob *e = find(g, job->seq);
 
     (void)now_us;
+    if (e && g->random_type && !e->ended) {
+        /* agnostic fifo: the head of the queue may take its place */
+        for (uint8_t k = 0; k < MAX_TYPES; k++) {
+            if (!(e->x[k] > 0))
+                continue;
+            if (g->nfreed == g->freedcap) {
+                size_t ncap = g->freedcap ? g->freedcap * 2 : 16;
+                struct freed *n = gp_env_alloc(g->env, ncap * sizeof(*n));
+
+                if (!n)
+                    break; /* it then only loses its turn at the place */
+                if (g->nfreed)
+                    memcpy(n, g->freed, g->nfreed * sizeof(*n));
+                gp_env_free(g->env, g->freed);
+                g->freed = n;
+                g->freedcap = ncap;
+            }
+            g->freed[g->nfreed].seq = e->seq;
+            g->freed[g->nfreed++].type = k;
+            break;
+        }
+    }
     if (e) {
         e->ended = true;
         g->ended = true;
@@ -1994,33 +2037,144 @@ out:
     return rc < 0 ? rc : GP_OK;
 }
 
-/* fifo_perf (the artifact's FIFOPolicyWithPerf; no LP): in submission
- * order, each job gets all its time (X = 1) on the type with free GPUs for
- * its gang where it runs fastest (ties: the lower type index), until the
- * next job finds no type with room for it: it and those after it get none
- * (no job passes another). Computed afresh at each solve, so a job may
- * move to a faster type that came free. */
+/* Whether the job has a type's time in the allocation. */
+static bool gavel_allocated(const struct gjob *e, uint32_t ntypes)
+{
+    for (uint32_t k = 0; k < ntypes; k++)
+        if (e->x[k] > 0)
+            return true;
+    return false;
+}
+
+static int freed_cmp(const void *pa, const void *pb)
+{
+    const struct freed *a = pa, *b = pb;
+
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* fifo_packed (the artifact's FIFOPolicyWithPacking): the jobs the FIFO
+ * pass left waiting, from the i-th on, in order, each beside the job
+ * allocated alone with whom it runs best on that job's type: its pair
+ * paces summed (the artifact's normalized packed throughput) must beat
+ * every other's and 1.5; the pair gets the type's time (X = 1) in the
+ * job's place. The first that finds no such job ends the packing, so that
+ * no job passes another by it. A pair the speed table has no figure for
+ * is not formed. */
+static int fifo_pack(struct round *r, size_t i)
+{
+    struct gavel *g = r->g;
+    int rc;
+
+    for (; i < g->njobs; i++) {
+        struct gjob *q = &g->jobs[i], *with = NULL;
+        const struct gp_job *jq = job_of(r, q);
+        double best = 1.5;
+        uint8_t wk = 0;
+
+        if (q->ended || !jq)
+            continue;
+        for (size_t s = 0; s < g->njobs; s++) {
+            struct gjob *e = &g->jobs[s];
+            const struct gp_job *je = job_of(r, e);
+            double pa, pb, sum = 0;
+            uint8_t k;
+
+            if (e == q || e->ended || !je || e->sf != q->sf)
+                continue;
+            for (k = 0; k < r->ntypes && !(e->x[k] > 0); k++)
+                ;
+            if (k == r->ntypes ||
+                gp_view_pair_paces(r->v, je, jq, k, e->sf, &pa, &pb) != GP_OK)
+                continue;
+            sum = (pa > 0 ? pa : 0) + (pb > 0 ? pb : 0);
+            if (sum > best) {
+                best = sum;
+                with = e;
+                wk = k;
+            }
+        }
+        if (!with)
+            break;
+        if ((rc = add_pair(g, with->seq, q->seq, wk, 1.0)) != GP_OK)
+            return rc;
+        with->x[wk] = 0;
+    }
+    if (g->npairs > 1)
+        qsort(g->pairs, g->npairs, sizeof(*g->pairs), pair_cmp);
+    return GP_OK;
+}
+
+/* The FIFO objectives (no LP). fifo_perf (the artifact's
+ * FIFOPolicyWithPerf): in submission order, each job gets all its time
+ * (X = 1) on the type with free GPUs for its gang where it runs fastest
+ * (ties: the lower type index), until the next job finds no type with
+ * room for it: it and those after it get none (no job passes another).
+ * Computed afresh at each solve, so a job may move to a faster type that
+ * came free. fifo_packed: the same, then fifo_pack() from the job after
+ * the one that found no room (the artifact's pass drops that one from
+ * its queue), or from that one when no type has a GPU left.
+ *
+ * fifo (the heterogeneity-agnostic FIFOPolicy): an allocation is kept
+ * until its job ends; at a solve the head of the queue first takes the
+ * place of each allocated job that ended (in their order), if its gang
+ * fits there, and then each job in order gets a type drawn at random
+ * (seed=) among those with room for its gang. */
 static int solve_fifo(struct round *r)
 {
     struct gavel *g = r->g;
     uint64_t left[MAX_TYPES];
+    size_t i = 0, f = 0;
 
-    reset(g);
+    reset_keeping(g, g->random_type);
     memcpy(left, r->w, sizeof(left));
-    for (size_t i = 0; i < g->njobs; i++) {
+    if (g->random_type) {
+        for (size_t j = 0; j < g->njobs; j++)
+            for (uint8_t k = 0; k < r->ntypes; k++)
+                if (g->jobs[j].x[k] > 0 && !g->jobs[j].ended)
+                    left[k] -=
+                        left[k] < g->jobs[j].sf ? left[k] : g->jobs[j].sf;
+        if (g->nfreed > 1)
+            qsort(g->freed, g->nfreed, sizeof(*g->freed), freed_cmp);
+    }
+    for (; i < g->njobs; i++) {
         struct gjob *e = &g->jobs[i];
+        uint8_t cand[MAX_TYPES];
+        size_t nc = 0;
         int best = -1;
+        bool placed;
 
-        if (e->ended)
+        if (e->ended || (g->random_type && gavel_allocated(e, r->ntypes)))
             continue;
-        for (uint8_t k = 0; k < r->ntypes; k++)
-            if (left[k] >= e->sf && e->t[k] > 0 &&
-                (best < 0 || e->t[k] > e->t[best]))
+        /* fifo: the places of jobs that ended go to the head first */
+        while (f < g->nfreed && best < 0) {
+            uint8_t k = g->freed[f++].type;
+
+            if (k < r->ntypes && left[k] >= e->sf && e->t[k] > 0)
                 best = k;
+        }
+        placed = best >= 0;
+        for (uint8_t k = 0; k < r->ntypes && !placed; k++)
+            if (left[k] >= e->sf && e->t[k] > 0) {
+                if (g->random_type)
+                    cand[nc++] = k;
+                else if (best < 0 || e->t[k] > e->t[best])
+                    best = k;
+            }
+        if (best < 0 && nc > 0)
+            best = cand[gp_rng_next(&g->rng) % nc];
         if (best < 0)
             break; /* the queue's head waits: no one passes it */
         e->x[best] = 1;
         left[best] -= e->sf;
+    }
+    g->nfreed = 0;
+    if (g->pack && i < g->njobs) {
+        bool room = false;
+
+        for (uint8_t k = 0; k < r->ntypes; k++)
+            room = room || left[k] > 0;
+        return fifo_pack(r, room ? i + 1 : i);
     }
     return GP_OK;
 }
@@ -2819,7 +2973,8 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     return GP_OK;
 }
 
-/* Space sharing: with objective max_min_fairness_packed or gandiva (the
+/* Space sharing: with objective max_min_fairness_packed, fifo_packed or
+ * gandiva (the
  * last objective given counts, as in parse_opts). */
 static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
 {
@@ -2828,6 +2983,7 @@ static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
     for (size_t i = 0; i < nopts; i++)
         if (strcmp(opts[i].key, "objective") == 0)
             packed = strcmp(opts[i].value, "max_min_fairness_packed") == 0 ||
+                     strcmp(opts[i].value, "fifo_packed") == 0 ||
                      strcmp(opts[i].value, "gandiva") == 0;
     return packed;
 }

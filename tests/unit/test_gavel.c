@@ -716,6 +716,36 @@ static void allox_on_one_type_reads_positions_as_the_lp(void **state)
     gp_core_free(core);
 }
 
+/* x runs 10 steps/s alone on a V100, y 20 and z 10; packed on one, x and
+ * y at xy_x and xy_y steps/s, x and z at xz_x and xz_z. */
+static struct gp_speed_table *xyz_speeds(double xy_x, double xy_y, double xz_x,
+                                         double xz_z)
+{
+    struct gp_speed_table *t;
+
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "z", "V100", 1, 10), GP_OK);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "x", "y", "V100", 1, xy_x, xy_y), GP_OK);
+    assert_int_equal(
+        gp_speed_table_set_pair(t, "x", "z", "V100", 1, xz_x, xz_z), GP_OK);
+    return t;
+}
+
+/* Jobs a and b both run side by side on the same GPU, at paces pa, pb. */
+static void assert_side_by_side(const struct gp_job *a, const struct gp_job *b,
+                                double pa, double pb)
+{
+    assert_int_equal(a->state, GP_JOB_RUNNING);
+    assert_int_equal(b->state, GP_JOB_RUNNING);
+    assert_true(a->where.colocated || b->where.colocated);
+    assert_int_equal(a->where.slots[0].dev, b->where.slots[0].dev);
+    assert_true(fabs(a->where.pace - pa) < 1e-12);
+    assert_true(fabs(b->where.pace - pb) < 1e-12);
+}
+
 /* Space sharing (objective max_min_fairness_packed) on one V100: x runs
  * 10 steps/s alone, y 20; packed on it, x 8 and y 10 (paces 0.8 and 0.5).
  * With X_x, X_y the time each runs alone and Z the time both run packed,
@@ -737,14 +767,7 @@ static void packing_runs_a_measured_pair_side_by_side(void **state)
     double nx = 0, ny = 0;
 
     (void)state;
-    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "z", "V100", 1, 10), GP_OK);
-    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "V100", 1, 8, 10),
-                     GP_OK);
-    assert_int_equal(gp_speed_table_set_pair(t, "x", "z", "V100", 1, 4, 4),
-                     GP_OK);
+    t = xyz_speeds(8, 10, 4, 4);
 
     core = mkgv(1, 0, t, packed, 1, &r, NULL);
     assert_non_null(core);
@@ -759,10 +782,7 @@ static void packing_runs_a_measured_pair_side_by_side(void **state)
         jy = gp_core_job(core, y);
         if (jx->state == GP_JOB_RUNNING && jy->state == GP_JOB_RUNNING) {
             /* side by side on the same GPU, each at its pair pace */
-            assert_true(jx->where.colocated || jy->where.colocated);
-            assert_int_equal(jx->where.slots[0].dev, jy->where.slots[0].dev);
-            assert_true(fabs(jx->where.pace - 0.8) < 1e-12);
-            assert_true(fabs(jy->where.pace - 0.5) < 1e-12);
+            assert_side_by_side(jx, jy, 0.8, 0.5);
             both++;
             nx += 0.8;
             ny += 0.5;
@@ -809,11 +829,7 @@ static void gandiva_pairs_jobs_once_they_oversubscribe(void **state)
     uint64_t x, y;
 
     (void)state;
-    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
-    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "V100", 1, 8, 10),
-                     GP_OK);
+    t = xyz_speeds(8, 10, 4, 4);
     for (uint32_t gpus = 1; gpus <= 2; gpus++) {
         core = mkgv(gpus, 0, t, opts, 1, &r, NULL);
         assert_non_null(core);
@@ -829,9 +845,7 @@ static void gandiva_pairs_jobs_once_they_oversubscribe(void **state)
             assert_int_equal(jx->state, GP_JOB_RUNNING);
             assert_int_equal(jy->state, GP_JOB_RUNNING);
             if (gpus == 1) {
-                assert_true(jx->where.colocated || jy->where.colocated);
-                assert_true(fabs(jx->where.pace - 0.8) < 1e-12);
-                assert_true(fabs(jy->where.pace - 0.5) < 1e-12);
+                assert_side_by_side(jx, jy, 0.8, 0.5);
             } else {
                 assert_false(jx->where.colocated || jy->where.colocated);
                 assert_int_not_equal(jx->where.slots[0].mask,
@@ -920,31 +934,17 @@ static void fifo_packed_pairs_a_waiting_job_above_the_threshold(void **state)
     uint64_t x, y, z;
 
     (void)state;
-    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
-    assert_int_equal(gp_speed_table_set(t, "z", "V100", 1, 10), GP_OK);
-    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "V100", 1, 9, 16),
-                     GP_OK);
-    assert_int_equal(gp_speed_table_set_pair(t, "x", "z", "V100", 1, 7, 7),
-                     GP_OK);
+    t = xyz_speeds(9, 16, 7, 7);
 
     core = mkgv(1, 0, t, opts, 1, &r, NULL);
     assert_non_null(core);
     x = job(core, "x", "x", 1);
     y = job(core, "y", "y", 1);
     for (int i = 0; i < 10; i++) {
-        const struct gp_job *jx, *jy;
-
         round_at(core, S(360) * i);
         round_at(core, S(360) * i + 1);
-        jx = gp_core_job(core, x);
-        jy = gp_core_job(core, y);
-        assert_int_equal(jx->state, GP_JOB_RUNNING);
-        assert_int_equal(jy->state, GP_JOB_RUNNING);
-        assert_true(jx->where.colocated || jy->where.colocated);
-        assert_true(fabs(jx->where.pace - 0.9) < 1e-12);
-        assert_true(fabs(jy->where.pace - 0.8) < 1e-12);
+        assert_side_by_side(gp_core_job(core, x), gp_core_job(core, y), 0.9,
+                            0.8);
     }
     gp_core_free(core);
 

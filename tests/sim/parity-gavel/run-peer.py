@@ -3,9 +3,9 @@
 (GAVEL: a checkout of github stanford-futuredata/gavel; it is not modified)
 on TRACE (gpupool's copy of a Gavel msr trace, 7 fields, or 10 with SLOs)
 with OBJECTIVE (max_min_fairness_perf, min_total_duration_perf,
-finish_time_fairness_perf, fifo_perf, max_sum_throughput_perf,
-max_sum_throughput_normalized_by_cost_perf_SLOs, max_min_fairness_packed,
-gandiva or allox) on GPUS V100,
+finish_time_fairness_perf, fifo_perf, fifo, fifo_packed,
+max_sum_throughput_perf, max_sum_throughput_normalized_by_cost_perf_SLOs,
+max_min_fairness_packed, gandiva or allox) on GPUS V100,
 P100 and K80 each (8 to a server), and write
 each job's completion time to OUT.csv as gpupool names the job
 (<trace>-<line>).
@@ -19,7 +19,7 @@ by bisection on it with feasibility LPs (the artifact states it in cvxpy's
 convex inv_pos form), and max_sum_throughput_perf the same LP of summed
 throughputs (over instance costs, all 1 in a simulation without price
 data); max_min_fairness_packed the same LP over jobs and pairs of jobs
-(gandiva, also packed, solves none). The RPC layer and matrix_completion, which the
+(gandiva, fifo and fifo_packed solve none). The RPC layer and matrix_completion, which the
 simulation does not use, are stubbed. Needs Debian's python3-numpy,
 python3-scipy and python3-psutil."""
 import contextlib

@@ -74,6 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/heap.h" /* gp__grow */
 #include "gpupool/solver.h"
 #include "policy/policy.h"
 
@@ -177,7 +178,7 @@ struct gavel {
                             with room, kept until the job ends */
     struct freed *freed; /* fifo: allocated jobs that ended since the last
                             solve, and their types */
-    size_t nfreed, freedcap;
+    uint32_t nfreed, freedcap;
     enum inner inner; /* water filling: per job (NONE), or tenants as
                          entities with fairness or FIFO inside */
     const struct gp_solver_ops *solver; /* NULL = the default */
@@ -491,6 +492,15 @@ static void gavel_rank(void *priv, const struct gp_job *job, int64_t now_us,
 
 static struct gjob *find(struct gavel *g, uint64_t seq);
 
+/* The first type where the job has time in the allocation, -1 = none. */
+static int alloc_type(const struct gjob *e, uint32_t ntypes)
+{
+    for (uint32_t k = 0; k < ntypes; k++)
+        if (e->x[k] > 0)
+            return (int)k;
+    return -1;
+}
+
 static void gavel_on_job_end(void *priv, const struct gp_job *job,
                              int64_t now_us)
 {
@@ -498,27 +508,13 @@ static void gavel_on_job_end(void *priv, const struct gp_job *job,
     struct gjob *e = find(g, job->seq);
 
     (void)now_us;
-    if (e && g->random_type && !e->ended) {
-        /* agnostic fifo: the head of the queue may take its place */
-        for (uint8_t k = 0; k < MAX_TYPES; k++) {
-            if (!(e->x[k] > 0))
-                continue;
-            if (g->nfreed == g->freedcap) {
-                size_t ncap = g->freedcap ? g->freedcap * 2 : 16;
-                struct freed *n = gp_env_alloc(g->env, ncap * sizeof(*n));
-
-                if (!n)
-                    break; /* it then only loses its turn at the place */
-                if (g->nfreed)
-                    memcpy(n, g->freed, g->nfreed * sizeof(*n));
-                gp_env_free(g->env, g->freed);
-                g->freed = n;
-                g->freedcap = ncap;
-            }
-            g->freed[g->nfreed].seq = e->seq;
-            g->freed[g->nfreed++].type = k;
-            break;
-        }
+    /* agnostic fifo: the head of the queue may take its place (without
+     * memory, it only loses its turn there) */
+    if (e && g->random_type && !e->ended && alloc_type(e, MAX_TYPES) >= 0 &&
+        gp__grow(g->env, (void **)&g->freed, &g->freedcap, sizeof(*g->freed),
+                 g->nfreed + 1) == GP_OK) {
+        g->freed[g->nfreed].seq = e->seq;
+        g->freed[g->nfreed++].type = (uint8_t)alloc_type(e, MAX_TYPES);
     }
     if (e) {
         e->ended = true;
@@ -2037,15 +2033,6 @@ out:
     return rc < 0 ? rc : GP_OK;
 }
 
-/* Whether the job has a type's time in the allocation. */
-static bool gavel_allocated(const struct gjob *e, uint32_t ntypes)
-{
-    for (uint32_t k = 0; k < ntypes; k++)
-        if (e->x[k] > 0)
-            return true;
-    return false;
-}
-
 static int freed_cmp(const void *pa, const void *pb)
 {
     const struct freed *a = pa, *b = pb;
@@ -2078,20 +2065,18 @@ static int fifo_pack(struct round *r, size_t i)
             struct gjob *e = &g->jobs[s];
             const struct gp_job *je = job_of(r, e);
             double pa, pb, sum = 0;
-            uint8_t k;
+            int k;
 
-            if (e == q || e->ended || !je || e->sf != q->sf)
-                continue;
-            for (k = 0; k < r->ntypes && !(e->x[k] > 0); k++)
-                ;
-            if (k == r->ntypes ||
-                gp_view_pair_paces(r->v, je, jq, k, e->sf, &pa, &pb) != GP_OK)
+            if (e == q || e->ended || !je || e->sf != q->sf ||
+                (k = alloc_type(e, r->ntypes)) < 0 ||
+                gp_view_pair_paces(r->v, je, jq, (uint8_t)k, e->sf, &pa, &pb) !=
+                    GP_OK)
                 continue;
             sum = (pa > 0 ? pa : 0) + (pb > 0 ? pb : 0);
             if (sum > best) {
                 best = sum;
                 with = e;
-                wk = k;
+                wk = (uint8_t)k;
             }
         }
         if (!with)
@@ -2144,7 +2129,7 @@ static int solve_fifo(struct round *r)
         int best = -1;
         bool placed;
 
-        if (e->ended || (g->random_type && gavel_allocated(e, r->ntypes)))
+        if (e->ended || (g->random_type && alloc_type(e, r->ntypes) >= 0))
             continue;
         /* fifo: the places of jobs that ended go to the head first */
         while (f < g->nfreed && best < 0) {
@@ -2974,8 +2959,7 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
 }
 
 /* Space sharing: with objective max_min_fairness_packed, fifo_packed or
- * gandiva (the
- * last objective given counts, as in parse_opts). */
+ * gandiva (the last objective given counts, as in parse_opts). */
 static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
 {
     bool packed = false;

@@ -814,6 +814,78 @@ static void packing_runs_a_measured_pair_side_by_side(void **state)
     gp_speed_table_free(t);
 }
 
+/* Over `rounds` rounds from t0 on one V100: how often x and y ran side
+ * by side (at paces 0.8 and 0.5), x alone and y alone. */
+static void count_xy(struct gp_core *core, uint64_t x, uint64_t y, int64_t t0,
+                     int rounds, int *both, int *xalone, int *yalone)
+{
+    *both = *xalone = *yalone = 0;
+    for (int i = 0; i < rounds; i++) {
+        const struct gp_job *jx, *jy;
+
+        round_at(core, t0 + S(360) * i);
+        round_at(core, t0 + S(360) * i + 1);
+        jx = gp_core_job(core, x);
+        jy = gp_core_job(core, y);
+        if (jx->state == GP_JOB_RUNNING && jy->state == GP_JOB_RUNNING) {
+            assert_side_by_side(jx, jy, 0.8, 0.5);
+            (*both)++;
+        } else if (jx->state == GP_JOB_RUNNING) {
+            (*xalone)++;
+        } else if (jy->state == GP_JOB_RUNNING) {
+            (*yalone)++;
+        }
+    }
+}
+
+/* The objectives on time with space sharing (a column per pair of jobs),
+ * on one V100 with x and y as above (side by side at paces 0.8 and 0.5).
+ * finish_time_fairness_packed, the two submitted together with the same
+ * work: at the start rho_j = iso_j / thr_j, so its split is max-min's,
+ * side by side 1 / 1.3 of the rounds and y alone the rest.
+ * min_total_duration_packed, x with twice y's work: the largest t = L_x / T
+ * with X_x + 0.8 Z >= t, X_y + 0.5 Z >= t / 2 and X_x + X_y + Z <= 1 is at
+ * Z = 1 / 1.2, X_x = 0.2 / 1.2, X_y = 0 (T = 1.2 L_x, where taking turns
+ * gives 1.5 L_x): side by side 5 rounds in 6, x alone the others, y never
+ * alone. Without packing (the _perf objectives) never side by side. */
+static void objectives_on_time_pack_job_pairs(void **state)
+{
+    struct gp_speed_table *t = xyz_speeds(8, 10, 4, 4);
+
+    (void)state;
+    for (int o = 0; o < 4; o++) {
+        static const char *const obj[] = {
+            "finish_time_fairness_packed", "min_total_duration_packed",
+            "finish_time_fairness_perf", "min_total_duration_perf"};
+        const struct gp_kv opts[] = {{"objective", obj[o]},
+                                     {"remaining", "true"}};
+        const bool makespan = o % 2 == 1, packed = o < 2;
+        const int rounds = 120;
+        struct rec r;
+        struct gp_core *core = mkgv(1, 0, t, opts, 2, &r, NULL);
+        uint64_t x, y;
+        int both, xalone, yalone;
+
+        assert_non_null(core);
+        x = job_for(core, "x", "x", 1, S(makespan ? 20000000 : 10000000));
+        y = job_for(core, "y", "y", 1, S(10000000));
+        count_xy(core, x, y, 0, rounds, &both, &xalone, &yalone);
+        if (!packed) {
+            assert_int_equal(both, 0);
+        } else if (makespan) {
+            assert_true(fabs((double)both / rounds - 1 / 1.2) < 0.03);
+            assert_true(fabs((double)xalone / rounds - 0.2 / 1.2) < 0.03);
+            assert_int_equal(yalone, 0);
+        } else {
+            assert_true(fabs((double)both / rounds - 1 / 1.3) < 0.03);
+            assert_true(fabs((double)yalone / rounds - 0.3 / 1.3) < 0.03);
+            assert_int_equal(xalone, 0);
+        }
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
 /* objective gandiva (Gavel's gandiva baseline): while the jobs ask for no
  * more GPUs than there are, each runs alone (x and y on two V100s: one
  * each, at their own pace); once they ask for more, jobs are paired at
@@ -986,6 +1058,7 @@ int main(void)
         cmocka_unit_test(bad_costs_are_refused),
         cmocka_unit_test(packing_runs_a_measured_pair_side_by_side),
         cmocka_unit_test(gandiva_pairs_jobs_once_they_oversubscribe),
+        cmocka_unit_test(objectives_on_time_pack_job_pairs),
         cmocka_unit_test(
             fifo_keeps_a_random_type_and_gives_ended_places_in_order),
         cmocka_unit_test(fifo_packed_pairs_a_waiting_job_above_the_threshold),

@@ -46,7 +46,10 @@
  * time goes to few pairs of their jobs, each job its equal part
  * (spread_pairs), and pairs take part in the rounds as single jobs do, by the
  * same priority; a chosen pair runs on the same GPUs (gp_placement.colocated),
- * each at its pair pace. objective=gandiva is the artifact's gandiva
+ * each at its pair pace. The objectives on time with space sharing
+ * (min_total_duration_packed, finish_time_fairness_packed) have a column
+ * per pair of jobs, as their rows are per job (job_pair_cols, solve_time).
+ * objective=gandiva is the artifact's gandiva
  * baseline: random pairs and equal splits, no LP (solve_gandiva).
  * objective=fifo_packed (FIFOPolicyWithPacking) packs the jobs FIFO left
  * waiting beside allocated ones, no LP (solve_fifo, fifo_pack); fifo is
@@ -81,6 +84,9 @@
 #define MAX_TYPES 32
 /* pack: job pairs given time at one solve, at most (spread_pairs) */
 #define PAIRS_MAX 200000
+/* pack, the objectives on time: columns of job pairs, at most
+ * (job_pair_cols) */
+#define JOB_PAIR_COLS 50000
 
 enum objective {
     OBJ_PERF,
@@ -203,6 +209,8 @@ struct gavel {
                              vertices are whole: none is expected) */
     uint64_t slo_dropped; /* _SLOs: solves where no allocation met every
                              SLO, solved again without them */
+    uint64_t resolved;    /* LPs whose default solve missed a row, solved
+                             again on GLPK (run_lp) */
 };
 
 /* costs=TYPE:PRICE,...: each price finite and > 0, each type once. */
@@ -306,8 +314,12 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_AGNOSTIC;
             else if (strcmp(val, "min_total_duration_perf") == 0)
                 g->obj = OBJ_MAKESPAN;
+            else if (strcmp(val, "min_total_duration_packed") == 0)
+                g->obj = OBJ_MAKESPAN, g->pack = true;
             else if (strcmp(val, "finish_time_fairness_perf") == 0)
                 g->obj = OBJ_FTF;
+            else if (strcmp(val, "finish_time_fairness_packed") == 0)
+                g->obj = OBJ_FTF, g->pack = true;
             else if (strcmp(val, "fifo_perf") == 0)
                 g->obj = OBJ_FIFO, g->random_type = false;
             else if (strcmp(val, "fifo") == 0)
@@ -331,17 +343,14 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_WATER, g->inner = INNER_FIFO;
             else
                 return gp_diag_set(diag, GP_EINVAL, where,
-                                   "unknown \"%.30s\" ("
-                                   "max_min_fairness_perf, max_min_fairness, "
-                                   "max_min_fairness_packed, gandiva, "
-                                   "min_total_duration_perf, "
-                                   "finish_time_fairness_perf, fifo_perf, "
-                                   "fifo, fifo_packed, "
-                                   "max_sum_throughput_perf, "
-                                   "max_sum_throughput_normalized_by_cost_"
-                                   "perf(_SLOs), max_min_fairness_water_"
-                                   "filling_perf, hierarchical_fairness, "
-                                   "hierarchical_fifo, allox)",
+                                   "unknown \"%.24s\" (max_min_fairness(_perf,"
+                                   "_packed), gandiva, min_total_duration_"
+                                   "(perf,packed), finish_time_fairness_(perf,"
+                                   "packed), fifo(_perf,_packed), "
+                                   "max_sum_throughput(_perf,_normalized_by_"
+                                   "cost_perf(_SLOs)), max_min_fairness_"
+                                   "water_filling_perf, hierarchical_"
+                                   "(fairness,fifo), allox)",
                                    val);
         } else if (strcmp(key, "alpha") == 0) {
             char *end;
@@ -467,12 +476,14 @@ static void gavel_fini(void *priv)
                 "%s: %llu allocations (%llu LPs solved), %llu fell back "
                 "to the proportional split, %llu jobs split by a matching, "
                 "%llu solved without the SLOs (none met them all), %llu "
-                "with pairs cut at %d",
+                "with pairs cut (at %d pairs, %d columns of job pairs), "
+                "%llu LPs solved again on GLPK",
                 g->name, (unsigned long long)g->allocs,
                 (unsigned long long)g->solves, (unsigned long long)g->fallbacks,
                 (unsigned long long)g->fractional,
                 (unsigned long long)g->slo_dropped,
-                (unsigned long long)g->pairs_cut, PAIRS_MAX);
+                (unsigned long long)g->pairs_cut, PAIRS_MAX, JOB_PAIR_COLS,
+                (unsigned long long)g->resolved);
     gp_env_free(g->env, g->jobs);
     gp_env_free(g->env, g->pairs);
     gp_env_free(g->env, g->freed);
@@ -837,11 +848,22 @@ static int run_on(struct gavel *g, const struct gp_solver_ops *s,
     return s ? s->solve(lp, &lim, res, diag) : gp_lp_solve(lp, &lim, res, diag);
 }
 
-/* One LP to the solver chosen. */
+/* One LP to the solver chosen. The default's (CLP's) optimum can miss a
+ * row by more than the library's tolerance (1e-6) on the larger LPs of
+ * job pairs; GLPK then solves it again. */
 static int run_lp(struct gavel *g, const struct gp_lp *lp,
                   struct gp_lp_result *res, struct gp_diag *diag)
 {
-    return run_on(g, g->solver, lp, res, diag);
+    const struct gp_solver_ops *glpk;
+    int rc = run_on(g, g->solver, lp, res, diag);
+
+    if (rc != GP_OK || g->solver || res->status != GP_LP_OPTIMAL ||
+        res->feasible || !(glpk = gp_solver_find("glpk")))
+        return rc;
+    g->resolved++;
+    gp_lp_result_free(res);
+    memset(res, 0, sizeof(*res));
+    return run_on(g, glpk, lp, res, diag);
 }
 
 /* The water filling's MILP: on the solver chosen, else on GLPK, which
@@ -950,11 +972,28 @@ static int add_pair(struct gavel *g, uint64_t a, uint64_t b, uint8_t k,
     return GP_OK;
 }
 
+/* g->pairs sorted by job pair, the parts of one pair summed. */
+static void merge_pairs(struct gavel *g)
+{
+    size_t n = 0;
+
+    if (g->npairs > 1)
+        qsort(g->pairs, g->npairs, sizeof(*g->pairs), pair_cmp);
+    for (size_t i = 0; i < g->npairs; i++) {
+        if (n > 0 && pair_cmp(&g->pairs[n - 1], &g->pairs[i]) == 0) {
+            for (size_t k = 0; k < MAX_TYPES; k++)
+                g->pairs[n - 1].x[k] += g->pairs[i].x[k];
+            continue;
+        }
+        g->pairs[n++] = g->pairs[i];
+    }
+    g->npairs = n;
+}
+
 static int spread_pairs(struct gavel *g, const struct kind *kinds,
                         const struct gjob *const *by, const struct pcol *pc,
                         size_t npc, const double *xs)
 {
-    size_t n = 0;
     bool cut = false;
     int rc;
 
@@ -1010,17 +1049,7 @@ static int spread_pairs(struct gavel *g, const struct kind *kinds,
                 "allocation: the pairs past that get none",
                 PAIRS_MAX);
     }
-    if (g->npairs > 1)
-        qsort(g->pairs, g->npairs, sizeof(*g->pairs), pair_cmp);
-    for (size_t i = 0; i < g->npairs; i++) {
-        if (n > 0 && pair_cmp(&g->pairs[n - 1], &g->pairs[i]) == 0) {
-            for (size_t k = 0; k < MAX_TYPES; k++)
-                g->pairs[n - 1].x[k] += g->pairs[i].x[k];
-            continue;
-        }
-        g->pairs[n++] = g->pairs[i];
-    }
-    g->npairs = n;
+    merge_pairs(g);
     return GP_OK;
 }
 
@@ -1843,6 +1872,142 @@ static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
     return GP_OK;
 }
 
+/* Space sharing for the objectives on time: one column per pair of jobs
+ * (i < j, into g->jobs) and type, where both may run, their scale factors
+ * match and the speed table measured their classes together there; pi and
+ * pj the pace of each beside the other. */
+struct jcol {
+    uint32_t i, j;
+    uint8_t k;
+    int col;
+    double pi, pj;
+};
+
+/* One pair of groups' paces on a type, looked up once a solve. */
+struct pace {
+    int8_t known; /* 0 = not asked yet, 1 = measured, -1 = not */
+    double pa, pb;
+};
+
+static int group_cmp(const void *pa, const void *pb)
+{
+    const struct gjob *a = *(const struct gjob *const *)pa;
+    const struct gjob *b = *(const struct gjob *const *)pb;
+
+    if (a->sf != b->sf)
+        return a->sf < b->sf ? -1 : 1;
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The pair columns of solve_time (the artifact's per-job-pair LP of
+ * MinTotalDurationPolicyWithPacking and FinishTimeFairnessPolicyWithPacking):
+ * their rows are per job (each its own work left and times), so jobs of
+ * one kind are not interchangeable as in the max-min LP and the columns
+ * are per pair of jobs. Pairs are walked oldest job first; past
+ * JOB_PAIR_COLS columns the rest get none (logged, counted). Into *jc. */
+static int job_pair_cols(struct round *r, struct gp_lp *lp, struct jcol **jc,
+                         size_t *njc, struct gp_diag *diag)
+{
+    struct gavel *g = r->g;
+    struct gp_arena *ar = gp_view_scratch(r->v);
+    const size_t nj = g->njobs, nt = r->ntypes;
+    const struct gjob **by;
+    const struct gp_job **rep;
+    uint32_t *gid, ng = 0;
+    struct pace *pt = NULL;
+    size_t cap = 0;
+    bool cut = false;
+    int rc;
+
+    *njc = 0;
+    by = gp_arena_alloc(ar, nj * sizeof(*by));
+    gid = gp_arena_alloc(ar, nj * sizeof(*gid));
+    rep = gp_arena_alloc(ar, nj * sizeof(*rep));
+    if (!by || !gid || !rep)
+        return GP_ENOMEM;
+    /* groups of one class and scale factor, a job of each in this round to
+     * ask the speed table with */
+    for (size_t i = 0; i < nj; i++)
+        by[i] = &g->jobs[i];
+    qsort(by, nj, sizeof(*by), group_cmp);
+    for (size_t i = 0; i < nj; i++) {
+        if (i == 0 || by[i]->sf != by[i - 1]->sf ||
+            by[i]->cls != by[i - 1]->cls)
+            rep[ng++] = NULL;
+        gid[by[i] - g->jobs] = ng - 1;
+        if (!rep[ng - 1])
+            rep[ng - 1] = job_of(r, by[i]);
+    }
+    if ((size_t)ng * ng * nt <= (size_t)1 << 22) {
+        if (!(pt = gp_arena_alloc(ar, (size_t)ng * ng * nt * sizeof(*pt))))
+            return GP_ENOMEM;
+        memset(pt, 0, (size_t)ng * ng * nt * sizeof(*pt));
+    }
+    for (size_t i = 0; i < nj && !cut; i++)
+        for (size_t j = i + 1; j < nj && !cut; j++) {
+            const struct gjob *a = &g->jobs[i], *b = &g->jobs[j];
+
+            if (a->sf != b->sf || !rep[gid[i]] || !rep[gid[j]])
+                continue;
+            for (uint8_t k = 0; k < nt; k++) {
+                struct pace one = {0}, *pc;
+                struct jcol *q;
+
+                if (!(a->t[k] > 0) || !(b->t[k] > 0))
+                    continue;
+                pc = pt ? &pt[((size_t)gid[i] * ng + gid[j]) * nt + k] : &one;
+                if (!pc->known)
+                    pc->known =
+                        gp_view_pair_paces(r->v, rep[gid[i]], rep[gid[j]], k,
+                                           a->sf, &pc->pa, &pc->pb) == GP_OK &&
+                                pc->pa > 0 && pc->pb > 0
+                            ? 1
+                            : -1;
+                /* a pair whose paces sum to 1 or less is worth no more
+                 * than its jobs' time alone in those parts (X_a = p_a Z,
+                 * X_b = p_b Z: the same throughputs, no more of either's
+                 * time nor of the type's), so it cannot improve the
+                 * optimum: no column */
+                if (pc->known < 0 || !(pc->pa + pc->pb > 1))
+                    continue;
+                if (*njc == JOB_PAIR_COLS) {
+                    cut = true;
+                    break;
+                }
+                if (*njc == cap) {
+                    size_t ncap = cap ? cap * 2 : 256;
+                    struct jcol *n = gp_arena_alloc(ar, ncap * sizeof(*n));
+
+                    if (!n)
+                        return GP_ENOMEM;
+                    if (cap)
+                        memcpy(n, *jc, cap * sizeof(*n));
+                    *jc = n;
+                    cap = ncap;
+                }
+                q = &(*jc)[(*njc)++];
+                q->i = (uint32_t)i;
+                q->j = (uint32_t)j;
+                q->k = k;
+                q->pi = pc->pa;
+                q->pj = pc->pb;
+                q->col = (int)gp_lp_ncols(lp);
+                if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, diag)) < 0)
+                    return rc;
+            }
+        }
+    if (cut) {
+        g->pairs_cut++;
+        gp_logf(g->env, GP_LOG_WARN,
+                "gavel: more than %d columns of job pairs: the pairs of "
+                "later jobs get none",
+                JOB_PAIR_COLS);
+    }
+    return GP_OK;
+}
+
 /* The objectives on time (Gavel's MinTotalDurationPolicyWithPerf and
  * FinishTimeFairnessPolicyWithPerf), one set of columns per job, as the
  * jobs' work left differs: X[j][k] for the types job j may use; rows
@@ -1860,6 +2025,10 @@ static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
  *    thr_j >= L_j / (rho iso_j - t_j): bisection on rho, each step a
  *    feasibility LP with those bounds, to 0.1%. (Gavel hands cvxpy the
  *    convex form with inv_pos.)
+ * With space sharing (the _packed objectives) a column Z[p][k] per pair
+ * of jobs p and type (job_pair_cols) adds p_j T[j][k] Z to the throughput
+ * row of each of its jobs (p_j its pace in the pair), Z to their rows of
+ * time and s Z to the type's row; the pairs' Z are their allocation.
  * A job that may run nowhere gets no row. On failure, the proportional
  * split. */
 static int solve_time(struct round *r)
@@ -1871,9 +2040,10 @@ static int solve_time(struct round *r)
     struct gp_lp *lp;
     struct gp_lp_result res = {0};
     struct gp_diag diag = {{0}, {0}};
-    int(*col)[MAX_TYPES], *row, *kc, cols[MAX_TYPES + 1], rc = GP_OK;
-    double vals[MAX_TYPES + 1], *kv;
-    size_t nrow = 0;
+    int(*col)[MAX_TYPES], *row, *kc, *cols, rc = GP_OK;
+    double *kv, *vals, *tvals;
+    struct jcol *jc = NULL; /* pack: the pair columns */
+    size_t *deg, *off, *at, njc = 0, maxdeg = 0, nrow = 0;
     bool ok = false;
 
     reset(g);
@@ -1881,9 +2051,9 @@ static int solve_time(struct round *r)
         return GP_OK;
     col = gp_arena_alloc(ar, nj * sizeof(*col));
     row = gp_arena_alloc(ar, nj * sizeof(*row));
-    kc = gp_arena_alloc(ar, (nj + 1) * sizeof(*kc));
-    kv = gp_arena_alloc(ar, (nj + 1) * sizeof(*kv));
-    if (!col || !row || !kc || !kv)
+    deg = gp_arena_alloc(ar, (nj + 1) * sizeof(*deg));
+    off = gp_arena_alloc(ar, (nj + 1) * sizeof(*off));
+    if (!col || !row || !deg || !off)
         return GP_ENOMEM;
     for (size_t i = 0; i < nj; i++) {
         struct gjob *e = &g->jobs[i];
@@ -1904,46 +2074,80 @@ static int solve_time(struct round *r)
     if ((rc = gp_lp_add_col(lp, 0, g->obj == OBJ_MAKESPAN ? INFINITY : 0,
                             g->obj == OBJ_MAKESPAN ? 1 : 0, false, &diag)) < 0)
         goto out;
+    for (size_t i = 0; i < nj; i++)
+        for (size_t k = 0; k < nt; k++) {
+            col[i][k] = -1;
+            if (g->jobs[i].t[k] > 0) {
+                col[i][k] = (int)gp_lp_ncols(lp);
+                if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, &diag)) < 0)
+                    goto out;
+            }
+        }
+    if (g->pack && (rc = job_pair_cols(r, lp, &jc, &njc, &diag)) < 0)
+        goto out;
+    /* each job's pair columns (into jc), by job */
+    memset(deg, 0, (nj + 1) * sizeof(*deg));
+    for (size_t q = 0; q < njc; q++)
+        deg[jc[q].i]++, deg[jc[q].j]++;
+    off[0] = 0;
+    for (size_t i = 0; i < nj; i++) {
+        off[i + 1] = off[i] + deg[i];
+        if (deg[i] > maxdeg)
+            maxdeg = deg[i];
+    }
+    at = gp_arena_alloc(ar, (off[nj] + 1) * sizeof(*at));
+    cols = gp_arena_alloc(ar, (nt + maxdeg + 1) * sizeof(*cols));
+    vals = gp_arena_alloc(ar, (nt + maxdeg + 1) * sizeof(*vals));
+    tvals = gp_arena_alloc(ar, (nt + maxdeg + 1) * sizeof(*tvals));
+    kc = gp_arena_alloc(ar, (nj + njc + 1) * sizeof(*kc));
+    kv = gp_arena_alloc(ar, (nj + njc + 1) * sizeof(*kv));
+    if (!at || !cols || !vals || !tvals || !kc || !kv) {
+        rc = GP_ENOMEM;
+        goto out;
+    }
+    memset(deg, 0, (nj + 1) * sizeof(*deg));
+    for (size_t q = 0; q < njc; q++) {
+        at[off[jc[q].i] + deg[jc[q].i]++] = q;
+        at[off[jc[q].j] + deg[jc[q].j]++] = q;
+    }
     for (size_t i = 0; i < nj; i++) {
         const struct gjob *e = &g->jobs[i];
         size_t m = 0;
 
         row[i] = -1;
-        for (size_t k = 0; k < nt; k++) {
-            col[i][k] = -1;
-            if (e->t[k] > 0) {
-                col[i][k] = (int)gp_lp_ncols(lp);
-                if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, &diag)) < 0)
-                    goto out;
-                cols[m] = col[i][k];
-                vals[m++] = e->t[k];
-            }
-        }
-        if (m == 0 || !(e->iso_rate > 0))
-            continue; /* it may run nowhere */
-        /* sum_k T X (- (L_j / L) y) >= 0 (makespan) or >= b_j (fairness,
-         * set by each test) */
-        if (g->obj == OBJ_MAKESPAN) {
-            cols[m] = 0;
-            vals[m++] = -e->left_s / lmax;
-        }
-        if ((rc = gp_lp_add_row(lp, 0, INFINITY, m, cols, vals, &diag)) < 0)
-            goto out;
-        row[i] = rc;
-        nrow++;
-        /* sum_k X <= 1 */
-        m = 0;
         for (size_t k = 0; k < nt; k++)
             if (col[i][k] >= 0) {
                 cols[m] = col[i][k];
-                vals[m++] = 1;
+                tvals[m] = 1;
+                vals[m++] = e->t[k];
             }
-        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m, cols, vals, &diag)) < 0)
+        for (size_t d = off[i]; d < off[i + 1]; d++) {
+            const struct jcol *q = &jc[at[d]];
+
+            cols[m] = q->col;
+            tvals[m] = 1;
+            vals[m++] = (q->i == i ? q->pi : q->pj) * e->t[q->k];
+        }
+        if (m == 0 || !(e->iso_rate > 0))
+            continue; /* it may run nowhere */
+        /* sum_k T X (+ sum p T Z) (- (L_j / L) y) >= 0 (makespan) or >= b_j
+         * (fairness, set by each test) */
+        if (g->obj == OBJ_MAKESPAN) {
+            cols[m] = 0;
+            vals[m] = -e->left_s / lmax;
+        }
+        if ((rc = gp_lp_add_row(lp, 0, INFINITY, m + (g->obj == OBJ_MAKESPAN),
+                                cols, vals, &diag)) < 0)
+            goto out;
+        row[i] = rc;
+        nrow++;
+        /* sum_k X (+ sum Z) <= 1 */
+        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m, cols, tvals, &diag)) < 0)
             goto out;
     }
     if (nrow == 0)
         goto out;
-    /* sum_j s X <= W_k */
+    /* sum_j s X (+ sum_p s Z) <= W_k */
     for (size_t k = 0; k < nt; k++) {
         size_t m = 0;
 
@@ -1951,6 +2155,11 @@ static int solve_time(struct round *r)
             if (col[i][k] >= 0) {
                 kc[m] = col[i][k];
                 kv[m++] = (double)g->jobs[i].sf;
+            }
+        for (size_t q = 0; q < njc; q++)
+            if (jc[q].k == k) {
+                kc[m] = jc[q].col;
+                kv[m++] = (double)g->jobs[jc[q].i].sf;
             }
         if (m && (rc = gp_lp_add_row(lp, -INFINITY, (double)r->w[k], m, kc, kv,
                                      &diag)) < 0)
@@ -2027,6 +2236,16 @@ static int solve_time(struct round *r)
 
             g->jobs[i].x[k] = x < 1e-9 ? 0 : x > 1 ? 1 : x;
         }
+    for (size_t q = 0; q < njc; q++) {
+        double z = res.x[jc[q].col];
+
+        if (z > 1e-9 &&
+            (rc = add_pair(g, g->jobs[jc[q].i].seq, g->jobs[jc[q].j].seq,
+                           jc[q].k, z > 1 ? 1 : z)) != GP_OK)
+            goto out;
+    }
+    if (njc)
+        merge_pairs(g);
 out:
     gp_lp_result_free(&res);
     gp_lp_free(lp);
@@ -2966,9 +3185,12 @@ static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
 
     for (size_t i = 0; i < nopts; i++)
         if (strcmp(opts[i].key, "objective") == 0)
-            packed = strcmp(opts[i].value, "max_min_fairness_packed") == 0 ||
-                     strcmp(opts[i].value, "fifo_packed") == 0 ||
-                     strcmp(opts[i].value, "gandiva") == 0;
+            packed =
+                strcmp(opts[i].value, "max_min_fairness_packed") == 0 ||
+                strcmp(opts[i].value, "fifo_packed") == 0 ||
+                strcmp(opts[i].value, "min_total_duration_packed") == 0 ||
+                strcmp(opts[i].value, "finish_time_fairness_packed") == 0 ||
+                strcmp(opts[i].value, "gandiva") == 0;
     return packed;
 }
 

@@ -5,7 +5,8 @@ on TRACE (gpupool's copy of a Gavel msr trace, 7 fields, or 10 with SLOs)
 with OBJECTIVE (max_min_fairness_perf, min_total_duration_perf,
 finish_time_fairness_perf, fifo_perf, fifo, fifo_packed,
 max_sum_throughput_perf, max_sum_throughput_normalized_by_cost_perf_SLOs,
-max_min_fairness_packed, gandiva or allox) on GPUS V100,
+max_min_fairness_packed, min_total_duration_packed,
+finish_time_fairness_packed, gandiva or allox) on GPUS V100,
 P100 and K80 each (8 to a server), and write
 each job's completion time to OUT.csv as gpupool names the job
 (<trace>-<line>).
@@ -18,7 +19,9 @@ finish_time_fairness_perf minimizes the same largest finish-time fraction
 by bisection on it with feasibility LPs (the artifact states it in cvxpy's
 convex inv_pos form), and max_sum_throughput_perf the same LP of summed
 throughputs (over instance costs, all 1 in a simulation without price
-data); max_min_fairness_packed the same LP over jobs and pairs of jobs
+data); max_min_fairness_packed the same LP over jobs and pairs of jobs, and
+min_total_duration_packed and finish_time_fairness_packed the same
+feasibility LPs over them, the latter by bisection as finish_time_fairness_perf
 (gandiva, fifo and fifo_packed solve none). The RPC layer and matrix_completion, which the
 simulation does not use, are stubbed. Needs Debian's python3-numpy,
 python3-scipy and python3-psutil."""
@@ -399,6 +402,122 @@ def max_min_packed(self, unflattened_throughputs, scale_factors,
     return max_z(self, index, m, n, obj, a, np.array(rhs), bounds)
 
 
+def packed_feasible(all_m, relevant, single_job_ids, sf, workers, need):
+    """The packed policies' feasibility LP: x per combination (a job or a
+    pair of jobs) and type with each job's throughput summed over the
+    combinations it is in at least need[i], each job's time at most 1, each
+    type's GPUs; combinations of two scale factors 0. x, or None."""
+    from scipy.sparse import coo_matrix
+    (m, n) = all_m[0].shape
+    ri, ci, va, rhs = [], [], [], []
+    row = 0
+    for i, j in enumerate(single_job_ids):
+        for c in relevant[j]:
+            for k in range(n):
+                ri.append(row), ci.append(c * n + k)
+                va.append(-float(all_m[i][c][k]))
+        rhs.append(-float(need[i]))
+        row += 1
+        for c in relevant[j]:
+            for k in range(n):
+                ri.append(row), ci.append(c * n + k), va.append(1.0)
+        rhs.append(1.0)
+        row += 1
+    for k in range(n):
+        for c in range(m):
+            ri.append(row), ci.append(c * n + k), va.append(sf[c, k])
+        rhs.append(workers[k])
+        row += 1
+    a = coo_matrix((va, (ri, ci)), shape=(row, m * n)).tocsr()
+    bounds = [(0.0, 0.0) if sf[c, k] == 0 else (0.0, None)
+              for c in range(m) for k in range(n)]
+    res = linprog(np.zeros(m * n), A_ub=a, b_ub=np.array(rhs),
+                  bounds=bounds, method="highs")
+    return res.x.reshape((m, n)) if res.status == 0 else None
+
+
+def makespan_packed_helper(self, all_throughputs, job_ids, single_job_ids,
+                           scale_factors_array, T, relevant_combinations):
+    need = np.array(self._num_steps_remaining) / T
+    x = types.SimpleNamespace(value=packed_feasible(
+        all_throughputs, relevant_combinations, single_job_ids,
+        scale_factors_array, self._num_workers, need))
+    return ("optimal" if x.value is not None else "infeasible"), x
+
+
+def ftf_packed(self, unflattened_throughputs, scale_factors,
+               unflattened_priority_weights, times_since_start,
+               num_steps_remaining, cluster_spec):
+    """FinishTimeFairnessPolicyWithPacking.get_allocation: the same
+    largest finish-time fraction minimized, by bisection on it with the
+    packed feasibility LP (as ftf_perf)."""
+    all_m, index = self.flatten(d=unflattened_throughputs,
+                                cluster_spec=cluster_spec,
+                                priority_weights=unflattened_priority_weights)
+    if all_m is None or len(all_m) == 0:
+        self._isolated_throughputs_prev_iteration = {}
+        self._num_steps_remaining_prev_iteration = {}
+        return None
+    (m, n) = all_m[0].shape
+    (job_ids, single_job_ids, worker_types, relevant) = index
+    sf = self.scale_factors_array(scale_factors, job_ids, m, n)
+    tnp = np.zeros((len(single_job_ids), n))
+    for i, j in enumerate(single_job_ids):
+        for k, w in enumerate(worker_types):
+            tnp[i, k] = unflattened_throughputs[j][w]
+    iso_rate = self._isolated_policy.get_throughputs(
+        tnp, (single_job_ids, worker_types), scale_factors, cluster_spec)
+    s = len(single_job_ids)
+    left, since, iso, fast = np.zeros(s), np.zeros(s), np.zeros(s), np.zeros(s)
+    for i, j in enumerate(single_job_ids):
+        if j not in self._cumulative_isolated_time:
+            self._cumulative_isolated_time[j] = 0
+        if j in self._num_steps_remaining_prev_iteration:
+            self._cumulative_isolated_time[j] += (
+                self._num_steps_remaining_prev_iteration[j] -
+                num_steps_remaining[j]) / \
+                self._isolated_throughputs_prev_iteration[j]
+        left[i] = num_steps_remaining[j]
+        since[i] = times_since_start[j]
+        iso[i] = self._cumulative_isolated_time[j] + \
+            left[i] / float(iso_rate[i])
+        fast[i] = max(float(all_m[i][c][k]) for c in relevant[j]
+                      for k in range(n))
+    workers = [cluster_spec[w] for w in worker_types]
+
+    def test(rho):
+        room = rho * iso - since
+        if np.any(room <= 0):
+            return None
+        return packed_feasible(all_m, relevant, single_job_ids, sf, workers,
+                               left / room)
+
+    lo = max(0.0, float(np.max((since + left / fast) / iso)))
+    hi = max(2 * lo, 1e-6)
+    best = None
+    for _ in range(60):
+        best = test(hi)
+        if best is not None:
+            break
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        if best is None or hi <= lo * 1.001:
+            break
+        mid = (lo + hi) / 2
+        x = test(mid)
+        if x is not None:
+            hi, best = mid, x
+        else:
+            lo = mid
+    self._num_steps_remaining_prev_iteration = copy.copy(num_steps_remaining)
+    self._isolated_throughputs_prev_iteration = {
+        j: iso_rate[i] for i, j in enumerate(single_job_ids)}
+    if best is None:
+        print("WARNING: Allocation returned by policy not optimal!")
+        best = np.zeros((m, n))
+    return self.unflatten(best.clip(min=0.0).clip(max=1.0), index)
+
+
 max_min_fairness.MaxMinFairnessPolicyWithPerf.get_allocation = max_min_perf
 max_min_fairness.MaxMinFairnessPolicyWithPacking.get_allocation = \
     max_min_packed
@@ -413,6 +532,10 @@ min_total_duration.MinTotalDurationPolicyWithPerf.get_allocation_helper = \
     makespan_helper
 finish_time_fairness.FinishTimeFairnessPolicyWithPerf.get_allocation = \
     ftf_perf
+min_total_duration.MinTotalDurationPolicyWithPacking.get_allocation_helper = \
+    makespan_packed_helper
+finish_time_fairness.FinishTimeFairnessPolicyWithPacking.get_allocation = \
+    ftf_packed
 
 # ---- the _SLOs objective: the scheduler's assign_SLOs (each job's
 # deadline SLO x duration + arrival), and the durations the artifact's

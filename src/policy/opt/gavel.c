@@ -48,7 +48,7 @@
  * same priority; a chosen pair runs on the same GPUs (gp_placement.colocated),
  * each at its pair pace. The objectives on time with space sharing
  * (min_total_duration_packed, finish_time_fairness_packed) have a column
- * per pair of jobs, as their rows are per job (job_pair_cols, solve_time).
+ * per pair of jobs, as their rows are per job (job_pairs, solve_time).
  * objective=gandiva is the artifact's gandiva
  * baseline: random pairs and equal splits, no LP (solve_gandiva).
  * objective=fifo_packed (FIFOPolicyWithPacking) packs the jobs FIFO left
@@ -85,7 +85,7 @@
 /* pack: job pairs given time at one solve, at most (spread_pairs) */
 #define PAIRS_MAX 200000
 /* pack, the objectives on time: columns of job pairs, at most
- * (job_pair_cols) */
+ * (job_pairs) */
 #define JOB_PAIR_COLS 50000
 
 enum objective {
@@ -1476,6 +1476,236 @@ static int solve_gandiva(struct round *r)
     return GP_OK;
 }
 
+/* ---- space sharing, a column per pair of jobs ---------------------- */
+
+/* Where a job's rows are its own (the objectives on time: its work left
+ * and times; water filling: its level), jobs of one kind are not
+ * interchangeable as in the max-min LP, so the columns of space sharing
+ * are per pair of jobs, as in the artifact's LPs: one per pair (i < j,
+ * into the caller's list of jobs) and type where both may run, their
+ * scale factors match and the speed table measured their classes
+ * together there; pi and pj the pace of each beside the other. */
+struct jcol {
+    uint32_t i, j;
+    uint8_t k;
+    double pi, pj;
+};
+
+/* One pair of groups' paces on a type, looked up once a solve. */
+struct pace {
+    int8_t known; /* 0 = not asked yet, 1 = measured, -1 = not */
+    double pa, pb;
+};
+
+/* The pairs of a problem, and by job: job i's are jc[at[off[i]]] to
+ * jc[at[off[i + 1] - 1]]. */
+struct jpairs {
+    struct jcol *jc;
+    size_t njc;
+    size_t *off, *at;
+    size_t maxdeg; /* the most pairs one job is in */
+};
+
+/* A job's place in the caller's list, sorted by class and scale factor. */
+struct grouped {
+    const struct gjob *e;
+    uint32_t i;
+};
+
+static int grouped_cmp(const void *pa, const void *pb)
+{
+    const struct gjob *a = ((const struct grouped *)pa)->e;
+    const struct gjob *b = ((const struct grouped *)pb)->e;
+
+    if (a->sf != b->sf)
+        return a->sf < b->sf ? -1 : 1;
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The pair columns of jobs[0..nj) (in seq order) into *jp. A pair whose
+ * paces sum to 1 or less on a type gets no column there: X_a = p_a Z and
+ * X_b = p_b Z give both jobs the same throughputs with no more of either's
+ * time nor of the type's, so such a column cannot raise the optimum.
+ * Pairs are walked oldest job first; past JOB_PAIR_COLS the rest get none
+ * (logged, counted). */
+static int job_pairs(struct round *r, struct gjob *const *jobs, size_t nj,
+                     struct jpairs *jp)
+{
+    struct gavel *g = r->g;
+    struct gp_arena *ar = gp_view_scratch(r->v);
+    const size_t nt = r->ntypes;
+    struct grouped *by;
+    const struct gp_job **rep;
+    uint32_t *gid, ng = 0;
+    struct pace *pt = NULL;
+    size_t cap = 0, *deg;
+    bool cut = false;
+
+    memset(jp, 0, sizeof(*jp));
+    by = gp_arena_alloc(ar, (nj + 1) * sizeof(*by));
+    gid = gp_arena_alloc(ar, (nj + 1) * sizeof(*gid));
+    rep = gp_arena_alloc(ar, (nj + 1) * sizeof(*rep));
+    deg = gp_arena_alloc(ar, (nj + 1) * sizeof(*deg));
+    jp->off = gp_arena_alloc(ar, (nj + 1) * sizeof(*jp->off));
+    if (!by || !gid || !rep || !deg || !jp->off)
+        return GP_ENOMEM;
+    /* groups of one class and scale factor, a job of each in this round to
+     * ask the speed table with */
+    for (size_t i = 0; i < nj; i++)
+        by[i] = (struct grouped){jobs[i], (uint32_t)i};
+    qsort(by, nj, sizeof(*by), grouped_cmp);
+    for (size_t i = 0; i < nj; i++) {
+        const struct gjob *e = by[i].e;
+
+        if (i == 0 || e->sf != by[i - 1].e->sf || e->cls != by[i - 1].e->cls)
+            rep[ng++] = NULL;
+        gid[by[i].i] = ng - 1;
+        if (!rep[ng - 1])
+            rep[ng - 1] = job_of(r, e);
+    }
+    if ((size_t)ng * ng * nt <= (size_t)1 << 22) {
+        if (!(pt = gp_arena_alloc(ar, (size_t)ng * ng * nt * sizeof(*pt))))
+            return GP_ENOMEM;
+        memset(pt, 0, (size_t)ng * ng * nt * sizeof(*pt));
+    }
+    for (size_t i = 0; i < nj && !cut; i++)
+        for (size_t j = i + 1; j < nj && !cut; j++) {
+            const struct gjob *a = jobs[i], *b = jobs[j];
+
+            if (a->sf != b->sf || !rep[gid[i]] || !rep[gid[j]])
+                continue;
+            for (uint8_t k = 0; k < nt; k++) {
+                struct pace one = {0}, *pc;
+                struct jcol *q;
+
+                if (!(a->t[k] > 0) || !(b->t[k] > 0))
+                    continue;
+                pc = pt ? &pt[((size_t)gid[i] * ng + gid[j]) * nt + k] : &one;
+                if (!pc->known)
+                    pc->known =
+                        gp_view_pair_paces(r->v, rep[gid[i]], rep[gid[j]], k,
+                                           a->sf, &pc->pa, &pc->pb) == GP_OK &&
+                                pc->pa > 0 && pc->pb > 0
+                            ? 1
+                            : -1;
+                if (pc->known < 0 || !(pc->pa + pc->pb > 1))
+                    continue;
+                if (jp->njc == JOB_PAIR_COLS) {
+                    cut = true;
+                    break;
+                }
+                if (jp->njc == cap) {
+                    size_t ncap = cap ? cap * 2 : 256;
+                    struct jcol *n = gp_arena_alloc(ar, ncap * sizeof(*n));
+
+                    if (!n)
+                        return GP_ENOMEM;
+                    if (cap)
+                        memcpy(n, jp->jc, cap * sizeof(*n));
+                    jp->jc = n;
+                    cap = ncap;
+                }
+                q = &jp->jc[jp->njc++];
+                q->i = (uint32_t)i;
+                q->j = (uint32_t)j;
+                q->k = k;
+                q->pi = pc->pa;
+                q->pj = pc->pb;
+            }
+        }
+    if (cut) {
+        g->pairs_cut++;
+        gp_logf(g->env, GP_LOG_WARN,
+                "gavel: more than %d columns of job pairs: the pairs of "
+                "later jobs get none",
+                JOB_PAIR_COLS);
+    }
+    /* by job */
+    memset(deg, 0, (nj + 1) * sizeof(*deg));
+    for (size_t q = 0; q < jp->njc; q++)
+        deg[jp->jc[q].i]++, deg[jp->jc[q].j]++;
+    jp->off[0] = 0;
+    for (size_t i = 0; i < nj; i++) {
+        jp->off[i + 1] = jp->off[i] + deg[i];
+        if (deg[i] > jp->maxdeg)
+            jp->maxdeg = deg[i];
+    }
+    if (!(jp->at = gp_arena_alloc(ar, (jp->off[nj] + 1) * sizeof(*jp->at))))
+        return GP_ENOMEM;
+    memset(deg, 0, (nj + 1) * sizeof(*deg));
+    for (size_t q = 0; q < jp->njc; q++) {
+        jp->at[jp->off[jp->jc[q].i] + deg[jp->jc[q].i]++] = q;
+        jp->at[jp->off[jp->jc[q].j] + deg[jp->jc[q].j]++] = q;
+    }
+    return GP_OK;
+}
+
+/* The pairs' columns into lp (Z in [0, 1]); *first: the first's index. */
+static int pair_columns(struct gp_lp *lp, const struct jpairs *jp, int *first,
+                        struct gp_diag *diag)
+{
+    int rc;
+
+    *first = (int)gp_lp_ncols(lp);
+    for (size_t q = 0; q < jp->njc; q++)
+        if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, diag)) < 0)
+            return rc;
+    return GP_OK;
+}
+
+/* The pairs' terms in type k's row (s Z), appended from m on. The new m. */
+static size_t pair_type_terms(const struct jpairs *jp, struct gjob *const *jobs,
+                              uint8_t k, int first, int *cols, double *vals,
+                              size_t m)
+{
+    for (size_t q = 0; q < jp->njc; q++)
+        if (jp->jc[q].k == k) {
+            cols[m] = first + (int)q;
+            vals[m++] = (double)jobs[jp->jc[q].i]->sf;
+        }
+    return m;
+}
+
+/* The pairs' part of job i's throughput row: column first + q for pair
+ * q, at scale * its pace there * T[i][k] (scale 0: 1, for its time row);
+ * appended to cols/vals from m on. The new m. */
+static size_t pair_terms(const struct jpairs *jp, struct gjob *const *jobs,
+                         size_t i, int first, double scale, int *cols,
+                         double *vals, size_t m)
+{
+    for (size_t d = jp->off[i]; d < jp->off[i + 1]; d++) {
+        const struct jcol *q = &jp->jc[jp->at[d]];
+
+        cols[m] = first + (int)jp->at[d];
+        vals[m++] = scale > 0
+                        ? scale * (q->i == i ? q->pi : q->pj) * jobs[i]->t[q->k]
+                        : 1;
+    }
+    return m;
+}
+
+/* The pairs given time by a solution (column first + q for pair q) into
+ * g->pairs. */
+static int take_pairs(struct gavel *g, const struct jpairs *jp,
+                      struct gjob *const *jobs, int first, const double *x)
+{
+    int rc;
+
+    for (size_t q = 0; q < jp->njc; q++) {
+        double z = x[first + (int)q];
+
+        if (z > 1e-9 &&
+            (rc = add_pair(g, jobs[jp->jc[q].i]->seq, jobs[jp->jc[q].j]->seq,
+                           jp->jc[q].k, z > 1 ? 1 : z)) != GP_OK)
+            return rc;
+    }
+    if (jp->njc)
+        merge_pairs(g);
+    return GP_OK;
+}
+
 /* ---- water filling (the artifact's MaxMinFairnessWaterFilling) ------- */
 
 /* One water-filling problem: the jobs that may run somewhere. */
@@ -1872,142 +2102,6 @@ static int ftf_try(struct round *r, struct gp_lp *lp, const int *row,
     return GP_OK;
 }
 
-/* Space sharing for the objectives on time: one column per pair of jobs
- * (i < j, into g->jobs) and type, where both may run, their scale factors
- * match and the speed table measured their classes together there; pi and
- * pj the pace of each beside the other. */
-struct jcol {
-    uint32_t i, j;
-    uint8_t k;
-    int col;
-    double pi, pj;
-};
-
-/* One pair of groups' paces on a type, looked up once a solve. */
-struct pace {
-    int8_t known; /* 0 = not asked yet, 1 = measured, -1 = not */
-    double pa, pb;
-};
-
-static int group_cmp(const void *pa, const void *pb)
-{
-    const struct gjob *a = *(const struct gjob *const *)pa;
-    const struct gjob *b = *(const struct gjob *const *)pb;
-
-    if (a->sf != b->sf)
-        return a->sf < b->sf ? -1 : 1;
-    if (a->cls != b->cls)
-        return a->cls < b->cls ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* The pair columns of solve_time (the artifact's per-job-pair LP of
- * MinTotalDurationPolicyWithPacking and FinishTimeFairnessPolicyWithPacking):
- * their rows are per job (each its own work left and times), so jobs of
- * one kind are not interchangeable as in the max-min LP and the columns
- * are per pair of jobs. Pairs are walked oldest job first; past
- * JOB_PAIR_COLS columns the rest get none (logged, counted). Into *jc. */
-static int job_pair_cols(struct round *r, struct gp_lp *lp, struct jcol **jc,
-                         size_t *njc, struct gp_diag *diag)
-{
-    struct gavel *g = r->g;
-    struct gp_arena *ar = gp_view_scratch(r->v);
-    const size_t nj = g->njobs, nt = r->ntypes;
-    const struct gjob **by;
-    const struct gp_job **rep;
-    uint32_t *gid, ng = 0;
-    struct pace *pt = NULL;
-    size_t cap = 0;
-    bool cut = false;
-    int rc;
-
-    *njc = 0;
-    by = gp_arena_alloc(ar, nj * sizeof(*by));
-    gid = gp_arena_alloc(ar, nj * sizeof(*gid));
-    rep = gp_arena_alloc(ar, nj * sizeof(*rep));
-    if (!by || !gid || !rep)
-        return GP_ENOMEM;
-    /* groups of one class and scale factor, a job of each in this round to
-     * ask the speed table with */
-    for (size_t i = 0; i < nj; i++)
-        by[i] = &g->jobs[i];
-    qsort(by, nj, sizeof(*by), group_cmp);
-    for (size_t i = 0; i < nj; i++) {
-        if (i == 0 || by[i]->sf != by[i - 1]->sf ||
-            by[i]->cls != by[i - 1]->cls)
-            rep[ng++] = NULL;
-        gid[by[i] - g->jobs] = ng - 1;
-        if (!rep[ng - 1])
-            rep[ng - 1] = job_of(r, by[i]);
-    }
-    if ((size_t)ng * ng * nt <= (size_t)1 << 22) {
-        if (!(pt = gp_arena_alloc(ar, (size_t)ng * ng * nt * sizeof(*pt))))
-            return GP_ENOMEM;
-        memset(pt, 0, (size_t)ng * ng * nt * sizeof(*pt));
-    }
-    for (size_t i = 0; i < nj && !cut; i++)
-        for (size_t j = i + 1; j < nj && !cut; j++) {
-            const struct gjob *a = &g->jobs[i], *b = &g->jobs[j];
-
-            if (a->sf != b->sf || !rep[gid[i]] || !rep[gid[j]])
-                continue;
-            for (uint8_t k = 0; k < nt; k++) {
-                struct pace one = {0}, *pc;
-                struct jcol *q;
-
-                if (!(a->t[k] > 0) || !(b->t[k] > 0))
-                    continue;
-                pc = pt ? &pt[((size_t)gid[i] * ng + gid[j]) * nt + k] : &one;
-                if (!pc->known)
-                    pc->known =
-                        gp_view_pair_paces(r->v, rep[gid[i]], rep[gid[j]], k,
-                                           a->sf, &pc->pa, &pc->pb) == GP_OK &&
-                                pc->pa > 0 && pc->pb > 0
-                            ? 1
-                            : -1;
-                /* a pair whose paces sum to 1 or less is worth no more
-                 * than its jobs' time alone in those parts (X_a = p_a Z,
-                 * X_b = p_b Z: the same throughputs, no more of either's
-                 * time nor of the type's), so it cannot improve the
-                 * optimum: no column */
-                if (pc->known < 0 || !(pc->pa + pc->pb > 1))
-                    continue;
-                if (*njc == JOB_PAIR_COLS) {
-                    cut = true;
-                    break;
-                }
-                if (*njc == cap) {
-                    size_t ncap = cap ? cap * 2 : 256;
-                    struct jcol *n = gp_arena_alloc(ar, ncap * sizeof(*n));
-
-                    if (!n)
-                        return GP_ENOMEM;
-                    if (cap)
-                        memcpy(n, *jc, cap * sizeof(*n));
-                    *jc = n;
-                    cap = ncap;
-                }
-                q = &(*jc)[(*njc)++];
-                q->i = (uint32_t)i;
-                q->j = (uint32_t)j;
-                q->k = k;
-                q->pi = pc->pa;
-                q->pj = pc->pb;
-                q->col = (int)gp_lp_ncols(lp);
-                if ((rc = gp_lp_add_col(lp, 0, 1, 0, false, diag)) < 0)
-                    return rc;
-            }
-        }
-    if (cut) {
-        g->pairs_cut++;
-        gp_logf(g->env, GP_LOG_WARN,
-                "gavel: more than %d columns of job pairs: the pairs of "
-                "later jobs get none",
-                JOB_PAIR_COLS);
-    }
-    return GP_OK;
-}
-
 /* The objectives on time (Gavel's MinTotalDurationPolicyWithPerf and
  * FinishTimeFairnessPolicyWithPerf), one set of columns per job, as the
  * jobs' work left differs: X[j][k] for the types job j may use; rows
@@ -2026,7 +2120,7 @@ static int job_pair_cols(struct round *r, struct gp_lp *lp, struct jcol **jc,
  *    feasibility LP with those bounds, to 0.1%. (Gavel hands cvxpy the
  *    convex form with inv_pos.)
  * With space sharing (the _packed objectives) a column Z[p][k] per pair
- * of jobs p and type (job_pair_cols) adds p_j T[j][k] Z to the throughput
+ * of jobs p and type (job_pairs) adds p_j T[j][k] Z to the throughput
  * row of each of its jobs (p_j its pace in the pair), Z to their rows of
  * time and s Z to the type's row; the pairs' Z are their allocation.
  * A job that may run nowhere gets no row. On failure, the proportional
@@ -2040,10 +2134,11 @@ static int solve_time(struct round *r)
     struct gp_lp *lp;
     struct gp_lp_result res = {0};
     struct gp_diag diag = {{0}, {0}};
-    int(*col)[MAX_TYPES], *row, *kc, *cols, rc = GP_OK;
+    int(*col)[MAX_TYPES], *row, *kc, *cols, first = 0, rc = GP_OK;
     double *kv, *vals, *tvals;
-    struct jcol *jc = NULL; /* pack: the pair columns */
-    size_t *deg, *off, *at, njc = 0, maxdeg = 0, nrow = 0;
+    struct jpairs jp = {0}; /* pack: the pair columns */
+    struct gjob **jobs;
+    size_t nrow = 0;
     bool ok = false;
 
     reset(g);
@@ -2051,9 +2146,8 @@ static int solve_time(struct round *r)
         return GP_OK;
     col = gp_arena_alloc(ar, nj * sizeof(*col));
     row = gp_arena_alloc(ar, nj * sizeof(*row));
-    deg = gp_arena_alloc(ar, (nj + 1) * sizeof(*deg));
-    off = gp_arena_alloc(ar, (nj + 1) * sizeof(*off));
-    if (!col || !row || !deg || !off)
+    jobs = gp_arena_alloc(ar, nj * sizeof(*jobs));
+    if (!col || !row || !jobs)
         return GP_ENOMEM;
     for (size_t i = 0; i < nj; i++) {
         struct gjob *e = &g->jobs[i];
@@ -2066,6 +2160,7 @@ static int solve_time(struct round *r)
         e->iso_rate = rate;
         if (e->left_s > lmax)
             lmax = e->left_s;
+        jobs[i] = e;
     }
     if (!(lp = gp_lp_new()))
         return GP_ENOMEM;
@@ -2083,32 +2178,17 @@ static int solve_time(struct round *r)
                     goto out;
             }
         }
-    if (g->pack && (rc = job_pair_cols(r, lp, &jc, &njc, &diag)) < 0)
+    if (g->pack && ((rc = job_pairs(r, jobs, nj, &jp)) != GP_OK ||
+                    (rc = pair_columns(lp, &jp, &first, &diag)) != GP_OK))
         goto out;
-    /* each job's pair columns (into jc), by job */
-    memset(deg, 0, (nj + 1) * sizeof(*deg));
-    for (size_t q = 0; q < njc; q++)
-        deg[jc[q].i]++, deg[jc[q].j]++;
-    off[0] = 0;
-    for (size_t i = 0; i < nj; i++) {
-        off[i + 1] = off[i] + deg[i];
-        if (deg[i] > maxdeg)
-            maxdeg = deg[i];
-    }
-    at = gp_arena_alloc(ar, (off[nj] + 1) * sizeof(*at));
-    cols = gp_arena_alloc(ar, (nt + maxdeg + 1) * sizeof(*cols));
-    vals = gp_arena_alloc(ar, (nt + maxdeg + 1) * sizeof(*vals));
-    tvals = gp_arena_alloc(ar, (nt + maxdeg + 1) * sizeof(*tvals));
-    kc = gp_arena_alloc(ar, (nj + njc + 1) * sizeof(*kc));
-    kv = gp_arena_alloc(ar, (nj + njc + 1) * sizeof(*kv));
-    if (!at || !cols || !vals || !tvals || !kc || !kv) {
+    cols = gp_arena_alloc(ar, (nt + jp.maxdeg + 1) * sizeof(*cols));
+    vals = gp_arena_alloc(ar, (nt + jp.maxdeg + 1) * sizeof(*vals));
+    tvals = gp_arena_alloc(ar, (nt + jp.maxdeg + 1) * sizeof(*tvals));
+    kc = gp_arena_alloc(ar, (nj + jp.njc + 1) * sizeof(*kc));
+    kv = gp_arena_alloc(ar, (nj + jp.njc + 1) * sizeof(*kv));
+    if (!cols || !vals || !tvals || !kc || !kv) {
         rc = GP_ENOMEM;
         goto out;
-    }
-    memset(deg, 0, (nj + 1) * sizeof(*deg));
-    for (size_t q = 0; q < njc; q++) {
-        at[off[jc[q].i] + deg[jc[q].i]++] = q;
-        at[off[jc[q].j] + deg[jc[q].j]++] = q;
     }
     for (size_t i = 0; i < nj; i++) {
         const struct gjob *e = &g->jobs[i];
@@ -2121,12 +2201,12 @@ static int solve_time(struct round *r)
                 tvals[m] = 1;
                 vals[m++] = e->t[k];
             }
-        for (size_t d = off[i]; d < off[i + 1]; d++) {
-            const struct jcol *q = &jc[at[d]];
+        if (jp.njc) {
+            size_t m0 = m;
 
-            cols[m] = q->col;
-            tvals[m] = 1;
-            vals[m++] = (q->i == i ? q->pi : q->pj) * e->t[q->k];
+            m = pair_terms(&jp, jobs, i, first, 1, cols, vals, m);
+            for (size_t d = m0; d < m; d++)
+                tvals[d] = 1;
         }
         if (m == 0 || !(e->iso_rate > 0))
             continue; /* it may run nowhere */
@@ -2156,11 +2236,7 @@ static int solve_time(struct round *r)
                 kc[m] = col[i][k];
                 kv[m++] = (double)g->jobs[i].sf;
             }
-        for (size_t q = 0; q < njc; q++)
-            if (jc[q].k == k) {
-                kc[m] = jc[q].col;
-                kv[m++] = (double)g->jobs[jc[q].i].sf;
-            }
+        m = pair_type_terms(&jp, jobs, (uint8_t)k, first, kc, kv, m);
         if (m && (rc = gp_lp_add_row(lp, -INFINITY, (double)r->w[k], m, kc, kv,
                                      &diag)) < 0)
             goto out;
@@ -2236,16 +2312,7 @@ static int solve_time(struct round *r)
 
             g->jobs[i].x[k] = x < 1e-9 ? 0 : x > 1 ? 1 : x;
         }
-    for (size_t q = 0; q < njc; q++) {
-        double z = res.x[jc[q].col];
-
-        if (z > 1e-9 &&
-            (rc = add_pair(g, g->jobs[jc[q].i].seq, g->jobs[jc[q].j].seq,
-                           jc[q].k, z > 1 ? 1 : z)) != GP_OK)
-            goto out;
-    }
-    if (njc)
-        merge_pairs(g);
+    rc = take_pairs(g, &jp, jobs, first, res.x);
 out:
     gp_lp_result_free(&res);
     gp_lp_free(lp);

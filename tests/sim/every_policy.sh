@@ -76,7 +76,8 @@ done
 # co-located
 head -24 "$dir/../../sim/parity-gavel/vc200.trace" >"$tmp/vc24.trace"
 for obj in max_min_fairness_packed gandiva fifo_packed \
-    finish_time_fairness_packed min_total_duration_packed; do
+    finish_time_fairness_packed min_total_duration_packed \
+    max_min_fairness_water_filling_packed; do
     runs=$((runs + 1))
     if ! "$exe" sim --trace "$tmp/vc24.trace" --format gavel \
         --cluster 1x4:V100+1x4:K80 --speed gavel --policy gavel \

@@ -838,28 +838,34 @@ static void count_xy(struct gp_core *core, uint64_t x, uint64_t y, int64_t t0,
     }
 }
 
-/* The objectives on time with space sharing (a column per pair of jobs),
- * on one V100 with x and y as above (side by side at paces 0.8 and 0.5).
- * finish_time_fairness_packed, the two submitted together with the same
- * work: at the start rho_j = iso_j / thr_j, so its split is max-min's,
- * side by side 1 / 1.3 of the rounds and y alone the rest.
+/* The objectives with space sharing by a column per pair of jobs (on
+ * time, and water filling), on one V100 with x and y as above (side by
+ * side at paces 0.8 and 0.5). finish_time_fairness_packed, the two
+ * submitted together with the same work: at the start rho_j = iso_j /
+ * thr_j, so its split is max-min's, side by side 1 / 1.3 of the rounds and
+ * y alone the rest; max_min_fairness_water_filling_packed raises both to
+ * that level, where neither can pass it: the same split.
  * min_total_duration_packed, x with twice y's work: the largest t = L_x / T
  * with X_x + 0.8 Z >= t, X_y + 0.5 Z >= t / 2 and X_x + X_y + Z <= 1 is at
  * Z = 1 / 1.2, X_x = 0.2 / 1.2, X_y = 0 (T = 1.2 L_x, where taking turns
  * gives 1.5 L_x): side by side 5 rounds in 6, x alone the others, y never
  * alone. Without packing (the _perf objectives) never side by side. */
-static void objectives_on_time_pack_job_pairs(void **state)
+static void objectives_with_job_pairs_pack_them(void **state)
 {
     struct gp_speed_table *t = xyz_speeds(8, 10, 4, 4);
 
     (void)state;
-    for (int o = 0; o < 4; o++) {
+    for (int o = 0; o < 6; o++) {
         static const char *const obj[] = {
-            "finish_time_fairness_packed", "min_total_duration_packed",
-            "finish_time_fairness_perf", "min_total_duration_perf"};
+            "finish_time_fairness_packed",
+            "min_total_duration_packed",
+            "max_min_fairness_water_filling_packed",
+            "finish_time_fairness_perf",
+            "min_total_duration_perf",
+            "max_min_fairness_water_filling_perf"};
         const struct gp_kv opts[] = {{"objective", obj[o]},
                                      {"remaining", "true"}};
-        const bool makespan = o % 2 == 1, packed = o < 2;
+        const bool makespan = o % 3 == 1, packed = o < 3;
         const int rounds = 120;
         struct rec r;
         struct gp_core *core = mkgv(1, 0, t, opts, 2, &r, NULL);
@@ -1058,7 +1064,7 @@ int main(void)
         cmocka_unit_test(bad_costs_are_refused),
         cmocka_unit_test(packing_runs_a_measured_pair_side_by_side),
         cmocka_unit_test(gandiva_pairs_jobs_once_they_oversubscribe),
-        cmocka_unit_test(objectives_on_time_pack_job_pairs),
+        cmocka_unit_test(objectives_with_job_pairs_pack_them),
         cmocka_unit_test(
             fifo_keeps_a_random_type_and_gives_ended_places_in_order),
         cmocka_unit_test(fifo_packed_pairs_a_waiting_job_above_the_threshold),

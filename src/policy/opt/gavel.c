@@ -46,9 +46,10 @@
  * time goes to few pairs of their jobs, each job its equal part
  * (spread_pairs), and pairs take part in the rounds as single jobs do, by the
  * same priority; a chosen pair runs on the same GPUs (gp_placement.colocated),
- * each at its pair pace. The objectives on time with space sharing
- * (min_total_duration_packed, finish_time_fairness_packed) have a column
- * per pair of jobs, as their rows are per job (job_pairs, solve_time).
+ * each at its pair pace. The objectives on time and water filling with
+ * space sharing (min_total_duration_packed, finish_time_fairness_packed,
+ * max_min_fairness_water_filling_packed) have a column per pair of jobs,
+ * as their rows are per job (job_pairs, solve_time, solve_water).
  * objective=gandiva is the artifact's gandiva
  * baseline: random pairs and equal splits, no LP (solve_gandiva).
  * objective=fifo_packed (FIFOPolicyWithPacking) packs the jobs FIFO left
@@ -337,6 +338,8 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 g->obj = OBJ_SUM, g->slos = true;
             else if (strcmp(val, "max_min_fairness_water_filling_perf") == 0)
                 g->obj = OBJ_WATER, g->inner = INNER_NONE;
+            else if (strcmp(val, "max_min_fairness_water_filling_packed") == 0)
+                g->obj = OBJ_WATER, g->inner = INNER_NONE, g->pack = true;
             else if (strcmp(val, "hierarchical_fairness") == 0)
                 g->obj = OBJ_WATER, g->inner = INNER_FAIRNESS;
             else if (strcmp(val, "hierarchical_fifo") == 0)
@@ -349,7 +352,8 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                                    "packed), fifo(_perf,_packed), "
                                    "max_sum_throughput(_perf,_normalized_by_"
                                    "cost_perf(_SLOs)), max_min_fairness_"
-                                   "water_filling_perf, hierarchical_"
+                                   "water_filling_(perf,packed), "
+                                   "hierarchical_"
                                    "(fairness,fifo), allox)",
                                    val);
         } else if (strcmp(key, "alpha") == 0) {
@@ -1675,6 +1679,8 @@ static size_t pair_terms(const struct jpairs *jp, struct gjob *const *jobs,
                          size_t i, int first, double scale, int *cols,
                          double *vals, size_t m)
 {
+    if (!jp->njc)
+        return m;
     for (size_t d = jp->off[i]; d < jp->off[i + 1]; d++) {
         const struct jcol *q = &jp->jc[jp->at[d]];
 
@@ -1720,7 +1726,27 @@ struct water {
     bool *frozen;
     int *col;   /* [j * nt + k]: x column, -1 = none */
     double big; /* M: the largest normalized throughput of a job */
+    /* space sharing (max_min_fairness_water_filling_packed): the pairs'
+     * columns, from `first` on, after the x columns */
+    struct jpairs jp;
+    int first;
+    int *cols;    /* a row's columns and values: scratch for nt + the */
+    double *vals; /* most pairs of one job + 1 */
 };
+
+/* Job j's normalized throughput, times mult, appended to wf->cols/vals
+ * from m on: sum_k mult T[j][k] / P_j X[j][k], and its pairs' terms at
+ * their paces. The new m. */
+static size_t water_norm(struct water *wf, size_t j, double mult, size_t m)
+{
+    for (size_t k = 0; k < wf->nt; k++)
+        if (wf->col[j * wf->nt + k] >= 0) {
+            wf->cols[m] = wf->col[j * wf->nt + k];
+            wf->vals[m++] = mult * wf->job[j]->t[k] / wf->p[j];
+        }
+    return pair_terms(&wf->jp, wf->job, j, wf->first, mult / wf->p[j], wf->cols,
+                      wf->vals, m);
+}
 
 /* The weights of an iteration: 1 per job, or its tenant's weight shared
  * among the tenant's jobs not frozen (fairness: equally; FIFO: all to the
@@ -1766,11 +1792,12 @@ static void water_weights(struct water *wf, size_t *nin, size_t *first)
 static int water_base(struct water *wf, struct gp_lp *lp, struct gp_diag *diag)
 {
     struct round *r = wf->r;
-    int cols[MAX_TYPES], rc,
-        *kc = gp_arena_alloc(gp_view_scratch(r->v), (wf->nj + 1) * sizeof(*kc));
-    double vals[MAX_TYPES],
-        *kv = gp_arena_alloc(gp_view_scratch(r->v), (wf->nj + 1) * sizeof(*kv));
+    const size_t nk = wf->nj + wf->jp.njc + 1;
+    int *kc = gp_arena_alloc(gp_view_scratch(r->v), nk * sizeof(*kc)), rc;
+    double *kv = gp_arena_alloc(gp_view_scratch(r->v), nk * sizeof(*kv));
 
+    if (!kc || !kv)
+        return GP_ENOMEM;
     for (size_t j = 0; j < wf->nj; j++)
         for (size_t k = 0; k < wf->nt; k++) {
             wf->col[j * wf->nt + k] = -1;
@@ -1780,28 +1807,26 @@ static int water_base(struct water *wf, struct gp_lp *lp, struct gp_diag *diag)
                     return rc;
             }
         }
+    if ((rc = pair_columns(lp, &wf->jp, &wf->first, diag)) != GP_OK)
+        return rc;
     for (size_t j = 0; j < wf->nj; j++) {
         size_t m = 0;
 
         for (size_t k = 0; k < wf->nt; k++)
             if (wf->col[j * wf->nt + k] >= 0) {
-                cols[m] = wf->col[j * wf->nt + k];
-                vals[m++] = 1;
+                wf->cols[m] = wf->col[j * wf->nt + k];
+                wf->vals[m++] = 1;
             }
-        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m, cols, vals, diag)) < 0)
-            return rc;
-        m = 0;
-        for (size_t k = 0; k < wf->nt; k++)
-            if (wf->col[j * wf->nt + k] >= 0) {
-                cols[m] = wf->col[j * wf->nt + k];
-                vals[m++] = wf->job[j]->t[k] / wf->p[j];
-            }
-        if ((rc = gp_lp_add_row(lp, wf->sofar[j], INFINITY, m, cols, vals,
+        m = pair_terms(&wf->jp, wf->job, j, wf->first, 0, wf->cols, wf->vals,
+                       m);
+        if ((rc = gp_lp_add_row(lp, -INFINITY, 1, m, wf->cols, wf->vals,
                                 diag)) < 0)
             return rc;
+        m = water_norm(wf, j, 1, 0);
+        if ((rc = gp_lp_add_row(lp, wf->sofar[j], INFINITY, m, wf->cols,
+                                wf->vals, diag)) < 0)
+            return rc;
     }
-    if (!kc || !kv)
-        return GP_ENOMEM;
     for (size_t k = 0; k < wf->nt; k++) {
         size_t m = 0;
 
@@ -1810,6 +1835,7 @@ static int water_base(struct water *wf, struct gp_lp *lp, struct gp_diag *diag)
                 kc[m] = wf->col[j * wf->nt + k];
                 kv[m++] = (double)wf->job[j]->sf;
             }
+        m = pair_type_terms(&wf->jp, wf->job, (uint8_t)k, wf->first, kc, kv, m);
         if (m && (rc = gp_lp_add_row(lp, -INFINITY, (double)r->w[k], m, kc, kv,
                                      diag)) < 0)
             return rc;
@@ -1826,8 +1852,7 @@ static int water_raise(struct water *wf, double *xs, double *c, bool *ok)
     struct gp_lp *lp = gp_lp_new();
     struct gp_lp_result res = {0};
     struct gp_diag diag = {{0}, {0}};
-    int cols[MAX_TYPES + 1], rc, cc;
-    double vals[MAX_TYPES + 1];
+    int rc, cc;
 
     *ok = false;
     if (!lp)
@@ -1845,15 +1870,11 @@ static int water_raise(struct water *wf, double *xs, double *c, bool *ok)
         if (!(wf->w[j] > 0))
             continue;
         mult = (double)wf->job[j]->sf / wf->w[j];
-        for (size_t k = 0; k < wf->nt; k++)
-            if (wf->col[j * wf->nt + k] >= 0) {
-                cols[m] = wf->col[j * wf->nt + k];
-                vals[m++] = mult * wf->job[j]->t[k] / wf->p[j];
-            }
-        cols[m] = cc;
-        vals[m++] = -1;
-        if ((rc = gp_lp_add_row(lp, mult * wf->sofar[j], INFINITY, m, cols,
-                                vals, &diag)) < 0)
+        m = water_norm(wf, j, mult, 0);
+        wf->cols[m] = cc;
+        wf->vals[m++] = -1;
+        if ((rc = gp_lp_add_row(lp, mult * wf->sofar[j], INFINITY, m, wf->cols,
+                                wf->vals, &diag)) < 0)
             goto out;
     }
     rc = run_lp(r->g, lp, &res, &diag);
@@ -1881,8 +1902,7 @@ static int water_bottlenecks(struct water *wf, bool *z, bool *ok)
     struct gp_lp_result res = {0};
     struct gp_diag diag = {{0}, {0}};
     const double slack = 1.0001, eps = 1e-5;
-    int cols[MAX_TYPES + 1], rc, *zc;
-    double vals[MAX_TYPES + 1];
+    int rc, *zc;
 
     *ok = false;
     if (!lp)
@@ -1900,28 +1920,24 @@ static int water_bottlenecks(struct water *wf, bool *z, bool *ok)
         double s = wf->sofar[j] * slack;
 
         zc[j] = -1;
-        for (size_t k = 0; k < wf->nt; k++)
-            if (wf->col[j * wf->nt + k] >= 0) {
-                cols[m] = wf->col[j * wf->nt + k];
-                vals[m++] = wf->job[j]->t[k] / wf->p[j];
-            }
+        m = water_norm(wf, j, 1, 0);
         if (!(wf->w[j] > 0)) {
             /* z held at 0 (the artifact's mask), its rows stay: the job
              * may not pass its level at all - for a frozen job below 0.1
              * or a job of weight 0 that is infeasible, and then every
              * weighted job is a bottleneck, as in the artifact */
-            if ((rc = gp_lp_add_row(lp, -INFINITY, s - eps, m, cols, vals,
-                                    &diag)) < 0)
+            if ((rc = gp_lp_add_row(lp, -INFINITY, s - eps, m, wf->cols,
+                                    wf->vals, &diag)) < 0)
                 goto out;
             continue;
         }
         zc[j] = (int)gp_lp_ncols(lp);
         if ((rc = gp_lp_add_col(lp, 0, 1, 1, true, &diag)) < 0)
             goto out;
-        cols[m] = zc[j];
-        vals[m++] = -wf->big;
+        wf->cols[m] = zc[j];
+        wf->vals[m++] = -wf->big;
         /* M z >= norm - s + eps, and M (1 - z) >= s - norm */
-        if ((rc = gp_lp_add_row(lp, s - wf->big, s - eps, m, cols, vals,
+        if ((rc = gp_lp_add_row(lp, s - wf->big, s - eps, m, wf->cols, wf->vals,
                                 &diag)) < 0)
             goto out;
     }
@@ -1983,16 +1999,35 @@ static int solve_water(struct round *r)
     }
     if (wf.nj == 0)
         return GP_OK;
+    if (g->pack) {
+        int rc = job_pairs(r, wf.job, wf.nj, &wf.jp);
+
+        if (rc != GP_OK)
+            return rc;
+        /* M: a job in pairs may go past its best alone where a pace is
+         * above 1 */
+        for (size_t q = 0; q < wf.jp.njc; q++) {
+            const struct jcol *c = &wf.jp.jc[q];
+            double mi = c->pi * wf.job[c->i]->t[c->k] / wf.p[c->i] *
+                        wf.job[c->i]->sf,
+                   mj = c->pj * wf.job[c->j]->t[c->k] / wf.p[c->j] *
+                        wf.job[c->j]->sf;
+
+            wf.big = fmax(wf.big, fmax(mi, mj));
+        }
+    }
+    wf.cols = gp_arena_alloc(ar, (nt + wf.jp.maxdeg + 2) * sizeof(*wf.cols));
+    wf.vals = gp_arena_alloc(ar, (nt + wf.jp.maxdeg + 2) * sizeof(*wf.vals));
     wf.w = gp_arena_alloc(ar, wf.nj * sizeof(*wf.w));
     wf.sofar = gp_arena_alloc(ar, wf.nj * sizeof(*wf.sofar));
     wf.frozen = gp_arena_alloc(ar, wf.nj * sizeof(*wf.frozen));
     wf.col = gp_arena_alloc(ar, wf.nj * nt * sizeof(*wf.col));
     z = gp_arena_alloc(ar, wf.nj * sizeof(*z));
-    best = gp_arena_alloc(ar, (ncols + 1) * sizeof(*best));
+    best = gp_arena_alloc(ar, (ncols + wf.jp.njc + 1) * sizeof(*best));
     nin = gp_arena_alloc(ar, (gp_view_ntenants(r->v) + 1) * sizeof(*nin));
     first = gp_arena_alloc(ar, (gp_view_ntenants(r->v) + 1) * sizeof(*first));
-    if (!wf.w || !wf.sofar || !wf.frozen || !wf.col || !z || !best || !nin ||
-        !first)
+    if (!wf.cols || !wf.vals || !wf.w || !wf.sofar || !wf.frozen || !wf.col ||
+        !z || !best || !nin || !first)
         return GP_ENOMEM;
     memset(wf.sofar, 0, wf.nj * sizeof(*wf.sofar));
     memset(wf.frozen, 0, wf.nj * sizeof(*wf.frozen));
@@ -2039,7 +2074,7 @@ static int solve_water(struct round *r)
 
             wf.job[j]->x[k] = x < 1e-9 ? 0 : x > 1 ? 1 : x;
         }
-    return GP_OK;
+    return take_pairs(g, &wf.jp, wf.job, wf.first, best);
 }
 
 /* Gavel's isolated allocation of a job among n: an equal share of every
@@ -3257,6 +3292,8 @@ static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
                 strcmp(opts[i].value, "fifo_packed") == 0 ||
                 strcmp(opts[i].value, "min_total_duration_packed") == 0 ||
                 strcmp(opts[i].value, "finish_time_fairness_packed") == 0 ||
+                strcmp(opts[i].value,
+                       "max_min_fairness_water_filling_packed") == 0 ||
                 strcmp(opts[i].value, "gandiva") == 0;
     return packed;
 }

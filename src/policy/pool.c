@@ -40,7 +40,9 @@
  *   5. lends what is still idle to tenants with pending work, by
  *      fair-share deficit (then lower decayed usage, then weight), within
  *      caps, keeping every lender's lending limit free for it - but not to
- *      a job at its preemption cap, which could not give them back.
+ *      a job at its preemption cap, which could not give them back, nor,
+ *      with lend_preempted=N, to a job preempted N times, whose GPUs were
+ *      taken back before and would likely be again.
  * `pool-noreclaim` skips step 4 and reserves for large gangs (it cannot
  * take GPUs for them): idle GPUs are lent but never taken back.
  * `static-quota` is the baseline gpupool is measured against: a tenant
@@ -128,6 +130,9 @@ struct pool {
      * for another tenant's waiting job, whatever its own tenant's share
      * ("idle GPUs join the pool" below) */
     bool lend_idle;
+    uint32_t lend_preempted; /* a job preempted this often is lent nothing
+                                beyond its tenant's entitlement (0, the
+                                default: no limit but the preemption cap) */
     /* per tenant: milli-GPUs of idle jobs preempted for it, not yet its
      * (on their way, or owed to it): kept for it as reclaimed GPUs are */
     int64_t *lent;
@@ -365,6 +370,8 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
             p->relative = x == 1;
         } else if (strcmp(k, "lifo") == 0 && (x == 0 || x == 1)) {
             p->lifo = x == 1;
+        } else if (strcmp(k, "lend_preempted") == 0 && x == floor(x)) {
+            p->lend_preempted = (uint32_t)x;
         } else if (strcmp(k, "lend_idle") == 0 && (x == 0 || x == 1) &&
                    (mode == MODE_POOL || x == 0)) {
             /* pool-noreclaim never preempts */
@@ -372,15 +379,14 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
         } else {
             gp_env_free(args->env, p);
             return gp_diag_set(diag, GP_EINVAL, k,
-                               "unknown option or bad value (known: "
-                               "reserve_after seconds, large_gang GPUs, "
-                               "gang_reclaim 0|1, tolerance 0..1 "
-                               "(below 1), relative 0|1, lifo 0|1, fifo "
-                               "0|1, nearest 0|1, hold_line seconds, "
-                               "wait_ratio K, wait_floor seconds, "
-                               "wait_pending X, swap 0|1, defrag 0|1, "
-                               "shrink 0|1, grow_after seconds, "
-                               "lend_idle 0|1 (pool only))");
+                               "unknown option or bad value (known, "
+                               "in seconds: reserve_after, hold_line, "
+                               "wait_floor, grow_after; large_gang GPUs; "
+                               "tolerance 0..1 (below 1); wait_ratio K, "
+                               "wait_pending X, lend_preempted N; 0|1: "
+                               "gang_reclaim, relative, lifo, fifo, "
+                               "nearest, swap, defrag, shrink, lend_idle "
+                               "(pool only))");
         }
     }
     *priv = p;
@@ -997,11 +1003,15 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
-        } else if (p->mode == MODE_POOL && gp_view_cap_reached(v, job) &&
+        } else if (p->mode == MODE_POOL &&
+                   (gp_view_cap_reached(v, job) ||
+                    (p->lend_preempted &&
+                     job->preemptions >= p->lend_preempted)) &&
                    gpus_of(after) > ceil(ti->entitled - 1e-9)) {
             /* lent GPUs must come back: a job preempted as often as its
-             * class allows would keep them to its end (it waits for its
-             * tenant's entitlement, or a reservation) */
+             * class allows would keep them to its end, and one already
+             * taken back (lend_preempted) would likely be taken again (it
+             * waits for its tenant's entitlement, or a reservation) */
             continue;
         } else if ((ti->cap && after > (int64_t)ti->cap * MILLI) ||
                    free_for(v, job) - ask(job) < tot->keep - ts[i].keep) {

@@ -859,6 +859,51 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     gp_core_free(core);
 }
 
+/* With lend_preempted=1 a job preempted once is lent nothing more: its
+ * GPUs were taken back once, and lent again they would likely be taken
+ * again. It waits for its tenant's entitlement, as a job at its cap does
+ * (above), though its cap (5) is far. By default it is lent GPUs again
+ * beside a fresh job. */
+static void lend_preempted_lends_a_preempted_job_nothing_more(void **state)
+{
+    struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
+                                 {.name = "b", .guarantee = 4}};
+    static const struct gp_kv opt = {"lend_preempted", "1"};
+
+    (void)state;
+    for (int o = 0; o < 2; o++) {
+        struct rec r;
+        struct setup s = {0, 0, 5, 0, 0, false};
+        struct gp_core *core =
+            pool_core_opts("pool", 8, t, 2, &s, o ? NULL : &opt, !o, &r);
+        uint32_t a[4], once = UINT32_MAX, fresh;
+
+        for (int i = 0; i < 5; i++)
+            job_of(core, "b", 1, 10000, 0, 0, true);
+        round_at(core, 0); /* b borrows one of a's */
+        for (int i = 0; i < 4; i++)
+            a[i] = job_of(core, "a", 1, 100, 10, 0, true);
+        round_at(core, S(10)); /* a takes it back at once */
+        assert_int_equal(r.preempts, 1);
+        for (uint32_t i = 0; i < gp_core_njobs(core); i++)
+            if (gp_core_job(core, i)->preemptions == 1)
+                once = i;
+        assert_int_equal(gp_core_job(core, once)->state, GP_JOB_PENDING);
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(
+                gp_core_job_ended(core, a[i], GP_JOB_COMPLETED, S(110)), GP_OK);
+        /* a waits for a gang of 8 that does not fit: its 4 are idle, and
+         * b may borrow them */
+        job_of(core, "a", 8, 100, 110, 0, true);
+        fresh = job_of(core, "b", 1, 100, 110, 0, true);
+        round_at(core, S(110));
+        assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
+        assert_int_equal(gp_core_job(core, once)->state,
+                         o ? GP_JOB_RUNNING : GP_JOB_PENDING);
+        gp_core_free(core);
+    }
+}
+
 /* Issue 7: a reclaim blocked by a minimum run time waited for an unrelated
  * event; nothing woke the core when the protection ended. */
 static void
@@ -2136,7 +2181,7 @@ static void lend_idle_is_an_option_of_pool_alone(void **state)
     assert_int_equal(gp_cluster_add_uniform(c, 1, 2, NULL, 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&core, c, &cfg, &diag), GP_EINVAL);
     assert_string_equal(diag.where, "lend_idle");
-    assert_non_null(strstr(diag.msg, "lend_idle 0|1"));
+    assert_non_null(strstr(diag.msg, "lend_idle (pool only)"));
     cfg.policy = gp_policy_find("pool-noreclaim");
     cfg.policy_opts = lend_idle_on;
     assert_int_equal(gp_core_new(&core, c, &cfg, &diag), GP_EINVAL);
@@ -2201,6 +2246,7 @@ int main(void)
         cmocka_unit_test(bad_guarantees_by_type_are_refused),
         cmocka_unit_test(a_gang_that_lands_nearer_the_share_is_reclaimed),
         cmocka_unit_test(a_job_at_its_preemption_cap_is_not_lent_gpus),
+        cmocka_unit_test(lend_preempted_lends_a_preempted_job_nothing_more),
         cmocka_unit_test(
             a_reclaim_blocked_by_a_minimum_run_time_wakes_when_it_ends),
         cmocka_unit_test(

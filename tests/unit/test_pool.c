@@ -823,6 +823,36 @@ static void a_gang_that_lands_nearer_the_share_is_reclaimed(void **state)
     gp_core_free(core);
 }
 
+/* Tenants a and b, 4 GPUs each of 8: b borrows one of a's and a takes it
+ * back at once (one preemption: *preempted, then waiting); a's jobs end
+ * and a waits for a gang of 8 that does not fit, so its 4 GPUs are idle
+ * for b to borrow, and b submits *fresh; the round at 110 s lends. */
+static void borrow_reclaim_then_lend(struct gp_core *core, const struct rec *r,
+                                     uint32_t *preempted, uint32_t *fresh)
+{
+    uint32_t a[4];
+
+    *preempted = UINT32_MAX;
+    for (int i = 0; i < 5; i++)
+        job_of(core, "b", 1, 10000, 0, 0, true);
+    round_at(core, 0);
+    for (int i = 0; i < 4; i++)
+        a[i] = job_of(core, "a", 1, 100, 10, 0, true);
+    round_at(core, S(10));
+    assert_int_equal(r->preempts, 1);
+    for (uint32_t i = 0; i < gp_core_njobs(core); i++)
+        if (gp_core_job(core, i)->preemptions == 1)
+            *preempted = i;
+    assert_int_equal(gp_core_job(core, *preempted)->state, GP_JOB_PENDING);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(
+            gp_core_job_ended(core, a[i], GP_JOB_COMPLETED, S(110)), GP_OK);
+    job_of(core, "a", 8, 100, 110, 0, true);
+    *fresh = job_of(core, "b", 1, 100, 110, 0, true);
+    round_at(core, S(110));
+    assert_int_equal(gp_core_job(core, *fresh)->state, GP_JOB_RUNNING);
+}
+
 /* A job preempted as often as its class allows is not lent GPUs (it would
  * keep them to its end): it waits for its tenant's entitlement. */
 static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
@@ -832,29 +862,10 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
     struct rec r;
     struct setup s = {0, 0, 1, 0, 0, false}; /* one preemption per job */
     struct gp_core *core = pool_core("pool", 8, t, 2, &s, &r);
-    uint32_t a[4], capped = UINT32_MAX, fresh;
+    uint32_t capped, fresh;
 
     (void)state;
-    for (int i = 0; i < 5; i++)
-        job_of(core, "b", 1, 10000, 0, 0, true);
-    round_at(core, 0); /* b borrows one of a's */
-    for (int i = 0; i < 4; i++)
-        a[i] = job_of(core, "a", 1, 100, 10, 0, true);
-    round_at(core, S(10)); /* a takes it back at once */
-    assert_int_equal(r.preempts, 1);
-    for (uint32_t i = 0; i < gp_core_njobs(core); i++)
-        if (gp_core_job(core, i)->preemptions == 1)
-            capped = i;
-    assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(
-            gp_core_job_ended(core, a[i], GP_JOB_COMPLETED, S(110)), GP_OK);
-    /* a waits for a gang of 8 that does not fit: its 4 are idle. b may
-     * borrow them - but not for the job at its cap */
-    job_of(core, "a", 8, 100, 110, 0, true);
-    fresh = job_of(core, "b", 1, 100, 110, 0, true);
-    round_at(core, S(110));
-    assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
+    borrow_reclaim_then_lend(core, &r, &capped, &fresh);
     assert_int_equal(gp_core_job(core, capped)->state, GP_JOB_PENDING);
     gp_core_free(core);
 }
@@ -863,7 +874,7 @@ static void a_job_at_its_preemption_cap_is_not_lent_gpus(void **state)
  * GPUs were taken back once, and lent again they would likely be taken
  * again. It waits for its tenant's entitlement, as a job at its cap does
  * (above), though its cap (5) is far. By default it is lent GPUs again
- * beside a fresh job. */
+ * beside the fresh job. */
 static void lend_preempted_lends_a_preempted_job_nothing_more(void **state)
 {
     struct gp_tenant_spec t[] = {{.name = "a", .guarantee = 4},
@@ -876,28 +887,9 @@ static void lend_preempted_lends_a_preempted_job_nothing_more(void **state)
         struct setup s = {0, 0, 5, 0, 0, false};
         struct gp_core *core =
             pool_core_opts("pool", 8, t, 2, &s, o ? NULL : &opt, !o, &r);
-        uint32_t a[4], once = UINT32_MAX, fresh;
+        uint32_t once, fresh;
 
-        for (int i = 0; i < 5; i++)
-            job_of(core, "b", 1, 10000, 0, 0, true);
-        round_at(core, 0); /* b borrows one of a's */
-        for (int i = 0; i < 4; i++)
-            a[i] = job_of(core, "a", 1, 100, 10, 0, true);
-        round_at(core, S(10)); /* a takes it back at once */
-        assert_int_equal(r.preempts, 1);
-        for (uint32_t i = 0; i < gp_core_njobs(core); i++)
-            if (gp_core_job(core, i)->preemptions == 1)
-                once = i;
-        assert_int_equal(gp_core_job(core, once)->state, GP_JOB_PENDING);
-        for (int i = 0; i < 4; i++)
-            assert_int_equal(
-                gp_core_job_ended(core, a[i], GP_JOB_COMPLETED, S(110)), GP_OK);
-        /* a waits for a gang of 8 that does not fit: its 4 are idle, and
-         * b may borrow them */
-        job_of(core, "a", 8, 100, 110, 0, true);
-        fresh = job_of(core, "b", 1, 100, 110, 0, true);
-        round_at(core, S(110));
-        assert_int_equal(gp_core_job(core, fresh)->state, GP_JOB_RUNNING);
+        borrow_reclaim_then_lend(core, &r, &once, &fresh);
         assert_int_equal(gp_core_job(core, once)->state,
                          o ? GP_JOB_RUNNING : GP_JOB_PENDING);
         gp_core_free(core);

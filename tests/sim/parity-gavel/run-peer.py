@@ -139,6 +139,29 @@ def makespan_helper(self, throughputs, scale_factors_array, T):
     return ("optimal" if x.value is not None else "infeasible"), x
 
 
+def least_rho(test, lo):
+    """The x of the least largest finish-time fraction rho that test(rho)
+    finds feasible, to 0.1%: doubling from 2 lo to a feasible rho, then
+    halving; None if none."""
+    hi = max(2 * lo, 1e-6)
+    best = None
+    for _ in range(60):
+        best = test(hi)
+        if best is not None:
+            break
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        if best is None or hi <= lo * 1.001:
+            break
+        mid = (lo + hi) / 2
+        x = test(mid)
+        if x is not None:
+            hi, best = mid, x
+        else:
+            lo = mid
+    return best
+
+
 def ftf_perf(self, unflattened_throughputs, scale_factors,
              unflattened_priority_weights, times_since_start,
              num_steps_remaining, cluster_spec):
@@ -176,22 +199,7 @@ def ftf_perf(self, unflattened_throughputs, scale_factors,
         return feasible(throughputs, left / room, sf, workers)
 
     lo = max(0.0, float(np.max((since + left / throughputs.max(axis=1)) / iso)))
-    hi = max(2 * lo, 1e-6)
-    best = None
-    for _ in range(60):
-        best = test(hi)
-        if best is not None:
-            break
-        lo, hi = hi, 2 * hi
-    for _ in range(60):
-        if best is None or hi <= lo * 1.001:
-            break
-        mid = (lo + hi) / 2
-        x = test(mid)
-        if x is not None:
-            hi, best = mid, x
-        else:
-            lo = mid
+    best = least_rho(test, lo)
     self._num_steps_remaining_prev_iteration = copy.copy(num_steps_remaining)
     self._isolated_throughputs_prev_iteration = {
         j: iso_rate[i] for i, j in enumerate(job_ids)}
@@ -493,22 +501,7 @@ def ftf_packed(self, unflattened_throughputs, scale_factors,
                                left / room)
 
     lo = max(0.0, float(np.max((since + left / fast) / iso)))
-    hi = max(2 * lo, 1e-6)
-    best = None
-    for _ in range(60):
-        best = test(hi)
-        if best is not None:
-            break
-        lo, hi = hi, 2 * hi
-    for _ in range(60):
-        if best is None or hi <= lo * 1.001:
-            break
-        mid = (lo + hi) / 2
-        x = test(mid)
-        if x is not None:
-            hi, best = mid, x
-        else:
-            lo = mid
+    best = least_rho(test, lo)
     self._num_steps_remaining_prev_iteration = copy.copy(num_steps_remaining)
     self._isolated_throughputs_prev_iteration = {
         j: iso_rate[i] for i, j in enumerate(single_job_ids)}

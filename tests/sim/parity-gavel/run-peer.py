@@ -139,6 +139,27 @@ def makespan_helper(self, throughputs, scale_factors_array, T):
     return ("optimal" if x.value is not None else "infeasible"), x
 
 
+def ftf_terms(self, job_ids, iso_rate, num_steps_remaining,
+              times_since_start):
+    """Each job's work left, time since its start and time in isolation
+    (the artifact's cumulative isolated time, advanced as it does)."""
+    m = len(job_ids)
+    left, since, iso = np.zeros(m), np.zeros(m), np.zeros(m)
+    for i, j in enumerate(job_ids):
+        if j not in self._cumulative_isolated_time:
+            self._cumulative_isolated_time[j] = 0
+        if j in self._num_steps_remaining_prev_iteration:
+            self._cumulative_isolated_time[j] += (
+                self._num_steps_remaining_prev_iteration[j] -
+                num_steps_remaining[j]) / \
+                self._isolated_throughputs_prev_iteration[j]
+        left[i] = num_steps_remaining[j]
+        since[i] = times_since_start[j]
+        iso[i] = self._cumulative_isolated_time[j] + \
+            left[i] / float(iso_rate[i])
+    return left, since, iso
+
+
 def least_rho(test, lo):
     """The x of the least largest finish-time fraction rho that test(rho)
     finds feasible, to 0.1%: doubling from 2 lo to a feasible rho, then
@@ -175,21 +196,8 @@ def ftf_perf(self, unflattened_throughputs, scale_factors,
     sf = self.scale_factors_array(scale_factors, job_ids, m, n)
     iso_rate = self._isolated_policy.get_throughputs(
         throughputs, index, scale_factors, cluster_spec)
-    left = np.zeros(m)
-    since = np.zeros(m)
-    iso = np.zeros(m)
-    for i, j in enumerate(job_ids):
-        if j not in self._cumulative_isolated_time:
-            self._cumulative_isolated_time[j] = 0
-        if j in self._num_steps_remaining_prev_iteration:
-            self._cumulative_isolated_time[j] += (
-                self._num_steps_remaining_prev_iteration[j] -
-                num_steps_remaining[j]) / \
-                self._isolated_throughputs_prev_iteration[j]
-        left[i] = num_steps_remaining[j]
-        since[i] = times_since_start[j]
-        iso[i] = self._cumulative_isolated_time[j] + \
-            left[i] / float(iso_rate[i])
+    left, since, iso = ftf_terms(self, job_ids, iso_rate, num_steps_remaining,
+                                 times_since_start)
     workers = [cluster_spec[w] for w in worker_types]
 
     def test(rho):
@@ -475,22 +483,11 @@ def ftf_packed(self, unflattened_throughputs, scale_factors,
             tnp[i, k] = unflattened_throughputs[j][w]
     iso_rate = self._isolated_policy.get_throughputs(
         tnp, (single_job_ids, worker_types), scale_factors, cluster_spec)
-    s = len(single_job_ids)
-    left, since, iso, fast = np.zeros(s), np.zeros(s), np.zeros(s), np.zeros(s)
-    for i, j in enumerate(single_job_ids):
-        if j not in self._cumulative_isolated_time:
-            self._cumulative_isolated_time[j] = 0
-        if j in self._num_steps_remaining_prev_iteration:
-            self._cumulative_isolated_time[j] += (
-                self._num_steps_remaining_prev_iteration[j] -
-                num_steps_remaining[j]) / \
-                self._isolated_throughputs_prev_iteration[j]
-        left[i] = num_steps_remaining[j]
-        since[i] = times_since_start[j]
-        iso[i] = self._cumulative_isolated_time[j] + \
-            left[i] / float(iso_rate[i])
-        fast[i] = max(float(all_m[i][c][k]) for c in relevant[j]
-                      for k in range(n))
+    left, since, iso = ftf_terms(self, single_job_ids, iso_rate,
+                                 num_steps_remaining, times_since_start)
+    fast = np.array([max(float(all_m[i][c][k]) for c in relevant[j]
+                         for k in range(n))
+                     for i, j in enumerate(single_job_ids)])
     workers = [cluster_spec[w] for w in worker_types]
 
     def test(rho):

@@ -367,13 +367,46 @@ def wf_milp(self, job_ids, priority_weights, proportional_throughputs,
     return res.x[m * n:]
 
 
+def packed_rows(all_m, relevant, single_job_ids, sf, workers, term, thr_rhs,
+                z=None):
+    """The packed LPs' rows (A_ub, b_ub) over x per combination and type:
+    per job, the sum over the combinations it is in of term(i, c, k, its
+    throughput there) (+ column z, when given) <= thr_rhs[i], and its time
+    at most 1; per type, its GPUs."""
+    from scipy.sparse import coo_matrix
+    (m, n) = all_m[0].shape
+    ri, ci, va, rhs = [], [], [], []
+    row = 0
+    for i, j in enumerate(single_job_ids):
+        if z is not None:
+            ri.append(row), ci.append(z), va.append(1.0)
+        for c in relevant[j]:
+            for k in range(n):
+                ri.append(row), ci.append(c * n + k)
+                va.append(term(i, c, k, float(all_m[i][c][k])))
+        rhs.append(float(thr_rhs[i]))
+        row += 1
+        for c in relevant[j]:
+            for k in range(n):
+                ri.append(row), ci.append(c * n + k), va.append(1.0)
+        rhs.append(1.0)
+        row += 1
+    for k in range(n):
+        for c in range(m):
+            ri.append(row), ci.append(c * n + k), va.append(sf[c, k])
+        rhs.append(workers[k])
+        row += 1
+    width = m * n + (1 if z is not None else 0)
+    return (coo_matrix((va, (ri, ci)), shape=(row, width)).tocsr(),
+            np.array(rhs))
+
+
 def max_min_packed(self, unflattened_throughputs, scale_factors,
                    unflattened_priority_weights, cluster_spec):
     """MaxMinFairnessPolicyWithPacking.get_allocation's LP: a variable per
     job or pair of jobs and type; each job's normalized throughput summed
     over the combinations it is in, the smallest maximized; each job's
     time at most 1, each type's GPUs; combinations of two scale factors 0."""
-    from scipy.sparse import coo_matrix
     all_m, index = self.flatten(d=unflattened_throughputs,
                                 cluster_spec=cluster_spec,
                                 priority_weights=unflattened_priority_weights)
@@ -389,33 +422,15 @@ def max_min_packed(self, unflattened_throughputs, scale_factors,
     prop = self._proportional_policy.get_throughputs(
         tnp, (single_job_ids, worker_types), cluster_spec)
     z = m * n
-    ri, ci, va, rhs = [], [], [], []
-    row = 0
-    for i, j in enumerate(single_job_ids):
-        p = float(prop[i])
-        ri.append(row), ci.append(z), va.append(1.0)
-        for c in relevant[j]:
-            for k in range(n):
-                ri.append(row), ci.append(c * n + k)
-                va.append(-float(all_m[i][c][k]) * sf[c, k] / p)
-        rhs.append(0.0)
-        row += 1
-        for c in relevant[j]:
-            for k in range(n):
-                ri.append(row), ci.append(c * n + k), va.append(1.0)
-        rhs.append(1.0)
-        row += 1
-    for k in range(n):
-        for c in range(m):
-            ri.append(row), ci.append(c * n + k), va.append(sf[c, k])
-        rhs.append(self._num_workers[k])
-        row += 1
-    a = coo_matrix((va, (ri, ci)), shape=(row, z + 1)).tocsr()
+    a, rhs = packed_rows(all_m, relevant, single_job_ids, sf,
+                         self._num_workers,
+                         lambda i, c, k, t: -t * sf[c, k] / float(prop[i]),
+                         np.zeros(len(single_job_ids)), z)
     bounds = [(0.0, 0.0) if sf[c, k] == 0 else (0.0, None)
               for c in range(m) for k in range(n)] + [(None, None)]
     obj = np.zeros(z + 1)
     obj[-1] = -1.0
-    return max_z(self, index, m, n, obj, a, np.array(rhs), bounds)
+    return max_z(self, index, m, n, obj, a, rhs, bounds)
 
 
 def packed_feasible(all_m, relevant, single_job_ids, sf, workers, need):
@@ -423,32 +438,13 @@ def packed_feasible(all_m, relevant, single_job_ids, sf, workers, need):
     pair of jobs) and type with each job's throughput summed over the
     combinations it is in at least need[i], each job's time at most 1, each
     type's GPUs; combinations of two scale factors 0. x, or None."""
-    from scipy.sparse import coo_matrix
     (m, n) = all_m[0].shape
-    ri, ci, va, rhs = [], [], [], []
-    row = 0
-    for i, j in enumerate(single_job_ids):
-        for c in relevant[j]:
-            for k in range(n):
-                ri.append(row), ci.append(c * n + k)
-                va.append(-float(all_m[i][c][k]))
-        rhs.append(-float(need[i]))
-        row += 1
-        for c in relevant[j]:
-            for k in range(n):
-                ri.append(row), ci.append(c * n + k), va.append(1.0)
-        rhs.append(1.0)
-        row += 1
-    for k in range(n):
-        for c in range(m):
-            ri.append(row), ci.append(c * n + k), va.append(sf[c, k])
-        rhs.append(workers[k])
-        row += 1
-    a = coo_matrix((va, (ri, ci)), shape=(row, m * n)).tocsr()
+    a, rhs = packed_rows(all_m, relevant, single_job_ids, sf, workers,
+                         lambda i, c, k, t: -t, -np.asarray(need, float))
     bounds = [(0.0, 0.0) if sf[c, k] == 0 else (0.0, None)
               for c in range(m) for k in range(n)]
-    res = linprog(np.zeros(m * n), A_ub=a, b_ub=np.array(rhs),
-                  bounds=bounds, method="highs")
+    res = linprog(np.zeros(m * n), A_ub=a, b_ub=rhs, bounds=bounds,
+                  method="highs")
     return res.x.reshape((m, n)) if res.status == 0 else None
 
 

@@ -367,6 +367,13 @@ def wf_milp(self, job_ids, priority_weights, proportional_throughputs,
     return res.x[m * n:]
 
 
+def alone(unflattened_throughputs, single_job_ids, worker_types):
+    """Each job's throughput alone on each type (jobs x types)."""
+    return np.array([[unflattened_throughputs[j][w] for w in worker_types]
+                     for j in single_job_ids], dtype=float).reshape(
+                         (len(single_job_ids), len(worker_types)))
+
+
 def packed_rows(all_m, relevant, single_job_ids, sf, workers, term, thr_rhs,
                 z=None):
     """The packed LPs' rows (A_ub, b_ub) over x per combination and type:
@@ -415,10 +422,7 @@ def max_min_packed(self, unflattened_throughputs, scale_factors,
     (m, n) = all_m[0].shape
     (job_ids, single_job_ids, worker_types, relevant) = index
     sf = self.scale_factors_array(scale_factors, job_ids, m, n)
-    tnp = np.zeros((len(single_job_ids), n))
-    for i, j in enumerate(single_job_ids):
-        for k, w in enumerate(worker_types):
-            tnp[i, k] = unflattened_throughputs[j][w]
+    tnp = alone(unflattened_throughputs, single_job_ids, worker_types)
     prop = self._proportional_policy.get_throughputs(
         tnp, (single_job_ids, worker_types), cluster_spec)
     z = m * n
@@ -473,10 +477,7 @@ def ftf_packed(self, unflattened_throughputs, scale_factors,
     (m, n) = all_m[0].shape
     (job_ids, single_job_ids, worker_types, relevant) = index
     sf = self.scale_factors_array(scale_factors, job_ids, m, n)
-    tnp = np.zeros((len(single_job_ids), n))
-    for i, j in enumerate(single_job_ids):
-        for k, w in enumerate(worker_types):
-            tnp[i, k] = unflattened_throughputs[j][w]
+    tnp = alone(unflattened_throughputs, single_job_ids, worker_types)
     iso_rate = self._isolated_policy.get_throughputs(
         tnp, (single_job_ids, worker_types), scale_factors, cluster_spec)
     left, since, iso = ftf_terms(self, single_job_ids, iso_rate,

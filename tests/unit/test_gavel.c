@@ -1040,6 +1040,39 @@ static void fifo_packed_pairs_a_waiting_job_above_the_threshold(void **state)
     gp_speed_table_free(t);
 }
 
+/* The objectives that put two jobs on the same GPUs say so (the Slurm
+ * backend refuses them, the local backend and the simulator run them);
+ * the others do not. */
+static void the_objectives_that_share_gpus_say_so(void **state)
+{
+    static const struct {
+        const char *objective;
+        bool shares;
+    } cases[] = {
+        {"max_min_fairness_packed", true},
+        {"fifo_packed", true},
+        {"min_total_duration_packed", true},
+        {"finish_time_fairness_packed", true},
+        {"max_min_fairness_water_filling_packed", true},
+        {"gandiva", true},
+        {"max_min_fairness_perf", false},
+        {"min_total_duration_perf", false},
+        {"finish_time_fairness_perf", false},
+        {"max_min_fairness_water_filling_perf", false},
+        {"fifo", false},
+    };
+    const struct gp_policy_ops *gavel = gp_policy_lookup("gavel");
+
+    (void)state;
+    assert_non_null(gavel);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct gp_kv opt = {"objective", cases[i].objective};
+
+        assert_int_equal(gp_policy_colocates(gavel, &opt, 1), cases[i].shares);
+    }
+    assert_false(gp_policy_colocates(gavel, NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1065,6 +1098,7 @@ int main(void)
         cmocka_unit_test(packing_runs_a_measured_pair_side_by_side),
         cmocka_unit_test(gandiva_pairs_jobs_once_they_oversubscribe),
         cmocka_unit_test(objectives_with_job_pairs_pack_them),
+        cmocka_unit_test(the_objectives_that_share_gpus_say_so),
         cmocka_unit_test(
             fifo_keeps_a_random_type_and_gives_ended_places_in_order),
         cmocka_unit_test(fifo_packed_pairs_a_waiting_job_above_the_threshold),

@@ -3279,8 +3279,8 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     return GP_OK;
 }
 
-/* Space sharing: with objective max_min_fairness_packed, fifo_packed or
- * gandiva (the last objective given counts, as in parse_opts). */
+/* Space sharing: with any _packed objective or gandiva (the last
+ * objective given counts, as in parse_opts). */
 static bool gavel_colocates_with(const struct gp_kv *opts, size_t nopts)
 {
     bool packed = false;

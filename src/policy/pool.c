@@ -924,6 +924,17 @@ static int line_holder(const struct pool *p, const struct gp_view *v,
     return GP_OK;
 }
 
+/* Lent GPUs must come back: a job preempted as often as its class allows
+ * would keep them to its end, and one already taken back lend_preempted
+ * times would likely be taken again. Such a job is lent nothing beyond its
+ * tenant's entitlement. */
+static bool borrows_nothing(const struct pool *p, const struct gp_view *v,
+                            const struct gp_job *job)
+{
+    return gp_view_cap_reached(v, job) ||
+           (p->lend_preempted && job->preemptions >= p->lend_preempted);
+}
+
 static int start_pass(struct pool *p, const struct gp_view *v,
                       struct gp_plan *plan, struct tstate *ts,
                       struct totals *tot, size_t i, enum pass pass,
@@ -1003,15 +1014,9 @@ static int start_pass(struct pool *p, const struct gp_view *v,
                 gp_pending_iter_skip_shape(&it);
                 continue;
             }
-        } else if (p->mode == MODE_POOL &&
-                   (gp_view_cap_reached(v, job) ||
-                    (p->lend_preempted &&
-                     job->preemptions >= p->lend_preempted)) &&
+        } else if (p->mode == MODE_POOL && borrows_nothing(p, v, job) &&
                    gpus_of(after) > ceil(ti->entitled - 1e-9)) {
-            /* lent GPUs must come back: a job preempted as often as its
-             * class allows would keep them to its end, and one already
-             * taken back (lend_preempted) would likely be taken again (it
-             * waits for its tenant's entitlement, or a reservation) */
+            /* it waits for its tenant's entitlement, or a reservation */
             continue;
         } else if ((ti->cap && after > (int64_t)ti->cap * MILLI) ||
                    free_for(v, job) - ask(job) < tot->keep - ts[i].keep) {
@@ -2646,8 +2651,8 @@ static int lend_idle(struct pool *p, const struct gp_view *v,
 
             if (gp_plan_has(plan, job) || job->parked)
                 continue;
-            /* it could not give them back (as in the lending step) */
-            if (gp_view_cap_reached(v, job) &&
+            /* as in the lending step */
+            if (borrows_nothing(p, v, job) &&
                 gpus_of(held_of(v, t) + want + ask(job)) >
                     ceil(ti->entitled - 1e-9))
                 continue;

@@ -1544,7 +1544,7 @@ static int job_pairs(struct round *r, struct gjob *const *jobs, size_t nj,
     const struct gp_job **rep;
     uint32_t *gid, ng = 0;
     struct pace *pt = NULL;
-    size_t cap = 0, *deg;
+    size_t cap, *deg;
     bool cut = false;
 
     memset(jp, 0, sizeof(*jp));
@@ -1553,7 +1553,12 @@ static int job_pairs(struct round *r, struct gjob *const *jobs, size_t nj,
     rep = gp_arena_alloc(ar, (nj + 1) * sizeof(*rep));
     deg = gp_arena_alloc(ar, (nj + 1) * sizeof(*deg));
     jp->off = gp_arena_alloc(ar, (nj + 1) * sizeof(*jp->off));
-    if (!by || !gid || !rep || !deg || !jp->off)
+    /* room for every pair and type, at most JOB_PAIR_COLS */
+    cap = JOB_PAIR_COLS;
+    if (nj < JOB_PAIR_COLS && nj * (nj - 1) / 2 * nt + 1 < cap)
+        cap = nj * (nj - 1) / 2 * nt + 1;
+    jp->jc = gp_arena_alloc(ar, cap * sizeof(*jp->jc));
+    if (!by || !gid || !rep || !deg || !jp->off || !jp->jc)
         return GP_ENOMEM;
     /* groups of one class and scale factor, a job of each in this round to
      * ask the speed table with */
@@ -1596,20 +1601,9 @@ static int job_pairs(struct round *r, struct gjob *const *jobs, size_t nj,
                             : -1;
                 if (pc->known < 0 || !(pc->pa + pc->pb > 1))
                     continue;
-                if (jp->njc == JOB_PAIR_COLS) {
+                if (jp->njc == cap) { /* only at JOB_PAIR_COLS */
                     cut = true;
                     break;
-                }
-                if (jp->njc == cap) {
-                    size_t ncap = cap ? cap * 2 : 256;
-                    struct jcol *n = gp_arena_alloc(ar, ncap * sizeof(*n));
-
-                    if (!n)
-                        return GP_ENOMEM;
-                    if (cap)
-                        memcpy(n, jp->jc, cap * sizeof(*n));
-                    jp->jc = n;
-                    cap = ncap;
                 }
                 q = &jp->jc[jp->njc++];
                 q->i = (uint32_t)i;
@@ -2225,6 +2219,8 @@ static int solve_time(struct round *r)
         rc = GP_ENOMEM;
         goto out;
     }
+    for (size_t d = 0; d < nt + jp.maxdeg + 1; d++)
+        tvals[d] = 1; /* the rows of time: 1 for each of a job's columns */
     for (size_t i = 0; i < nj; i++) {
         const struct gjob *e = &g->jobs[i];
         size_t m = 0;
@@ -2233,16 +2229,9 @@ static int solve_time(struct round *r)
         for (size_t k = 0; k < nt; k++)
             if (col[i][k] >= 0) {
                 cols[m] = col[i][k];
-                tvals[m] = 1;
                 vals[m++] = e->t[k];
             }
-        if (jp.njc) {
-            size_t m0 = m;
-
-            m = pair_terms(&jp, jobs, i, first, 1, cols, vals, m);
-            for (size_t d = m0; d < m; d++)
-                tvals[d] = 1;
-        }
+        m = pair_terms(&jp, jobs, i, first, 1, cols, vals, m);
         if (m == 0 || !(e->iso_rate > 0))
             continue; /* it may run nowhere */
         /* sum_k T X (+ sum p T Z) (- (L_j / L) y) >= 0 (makespan) or >= b_j

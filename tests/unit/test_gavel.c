@@ -936,6 +936,195 @@ static void gandiva_pairs_jobs_once_they_oversubscribe(void **state)
     gp_speed_table_free(t);
 }
 
+/* pack: a pair chosen while neither of its jobs runs starts whole at
+ * once - the first job on a free GPU, its mate beside it in a round the
+ * policy asks for right after (the core co-locates a job only beside one
+ * that has started, not beside one started in the same plan) - not a
+ * whole round apart, which would run the first job alone, at its pair
+ * pace, for a round. Gavel's gandiva baseline on a V100 and a K80: x and
+ * y run alone, then z arrives and two of the three are paired at random;
+ * over 16 seeds some pair joins a job that must move (it ran on the other
+ * type) with z, and both start in the rounds right after the boundary.
+ * After those rounds no job runs at a pair pace without its mate beside
+ * it. */
+static void a_chosen_pair_starts_whole_at_once(void **state)
+{
+    struct gp_speed_table *t;
+    struct rec r;
+    struct gp_core *core;
+    uint64_t id[3];
+    int alone = 0, paired = 0;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "x", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "x", "K80", 1, 5), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "y", "V100", 1, 20), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "y", "K80", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "V100", 1, 8, 10),
+                     GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "y", "K80", 1, 4, 5),
+                     GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "x", "V100", 1, 6, 6),
+                     GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "x", "x", "K80", 1, 3, 3),
+                     GP_OK);
+    for (int seed = 1; seed <= 16; seed++) {
+        char sv[8];
+        const struct gp_kv opts[] = {{"objective", "gandiva"}, {"seed", sv}};
+
+        snprintf(sv, sizeof(sv), "%d", seed);
+        core = mkgv(1, 1, t, opts, 2, &r, NULL);
+        assert_non_null(core);
+        id[0] = job(core, "x", "x", 1);
+        id[1] = job(core, "y", "y", 1);
+        for (int i = 0; i < 12; i++) {
+            if (i == 3)
+                id[2] = job(core, "z", "x", 1);
+            /* the boundary, and the rounds it asks for right after */
+            for (int us = 0; us < 4; us++)
+                round_at(core, S(360) * i + us);
+            for (int q = 0; q < (i >= 3 ? 3 : 2); q++) {
+                const struct gp_job *a = gp_core_job(core, id[q]);
+                bool mate = false;
+
+                if (a->state != GP_JOB_RUNNING || a->where.pace == 0)
+                    continue;
+                for (int o = 0; o < 3 && !mate; o++) {
+                    const struct gp_job *b;
+
+                    if (o == q || (o == 2 && i < 3))
+                        continue;
+                    b = gp_core_job(core, id[o]);
+                    mate = b->state == GP_JOB_RUNNING &&
+                           b->where.type == a->where.type &&
+                           b->where.slots[0].dev == a->where.slots[0].dev;
+                }
+                alone += !mate;
+                paired += mate;
+            }
+        }
+        gp_core_free(core);
+    }
+    assert_int_equal(alone, 0);
+    assert_true(paired > 0);
+    gp_speed_table_free(t);
+}
+
+/* objective gandiva: a job left alone at one solve is drawn again at the
+ * next, as in the artifact (whose test gives a combination of one job 0,
+ * below 1, and so drops it). Three jobs of one class on one V100 make one
+ * pair and one job alone; when a fourth arrives, the job alone and the new
+ * one are the only jobs not in a pair, so every draw pairs them: from then
+ * on two jobs run side by side in every round and none ever runs alone.
+ * Kept alone from solve to solve, the third would run alone in half the
+ * rounds. */
+static void gandiva_draws_a_job_alone_again(void **state)
+{
+    struct gp_speed_table *t;
+    struct rec r;
+    struct gp_core *core;
+    uint64_t id[4];
+
+    (void)state;
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "w", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set_pair(t, "w", "w", "V100", 1, 6, 6),
+                     GP_OK);
+    for (int seed = 1; seed <= 6; seed++) {
+        char sv[8];
+        const struct gp_kv opts[] = {{"objective", "gandiva"}, {"seed", sv}};
+        int alone = 0, paired = 0;
+
+        snprintf(sv, sizeof(sv), "%d", seed);
+        core = mkgv(1, 0, t, opts, 2, &r, NULL);
+        assert_non_null(core);
+        id[0] = job(core, "a", "w", 1);
+        id[1] = job(core, "b", "w", 1);
+        id[2] = job(core, "c", "w", 1);
+        for (int i = 0; i < 4; i++) {
+            round_at(core, S(360) * i);
+            round_at(core, S(360) * i + 1);
+            for (int q = 0; q < 3; q++) {
+                const struct gp_job *j = gp_core_job(core, id[q]);
+
+                if (j->state == GP_JOB_RUNNING && !j->where.colocated &&
+                    j->where.pace == 0)
+                    alone++;
+            }
+        }
+        assert_true(alone > 0); /* the one job alone had its turns */
+        id[3] = job(core, "d", "w", 1);
+        for (int i = 4; i < 16; i++) {
+            int running = 0;
+
+            round_at(core, S(360) * i);
+            round_at(core, S(360) * i + 1);
+            for (int q = 0; q < 4; q++) {
+                const struct gp_job *j = gp_core_job(core, id[q]);
+
+                if (j->state != GP_JOB_RUNNING)
+                    continue;
+                running++;
+                assert_true(fabs(j->where.pace - 0.6) < 1e-12);
+            }
+            assert_int_equal(running, 2);
+            paired++;
+        }
+        assert_int_equal(paired, 12);
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
+/* objective gandiva in gpupool's own world (no fill): a draw of two jobs
+ * the speed table has no pair figure for is dropped, since such a pair
+ * runs nowhere and, without the artifact's fill, its jobs would not run
+ * at all until the next solve - which may never come. Three jobs of a
+ * class without pair figures on one V100, over 8 seeds: every job runs
+ * (alone) within 6 rounds. */
+static void gandiva_without_fill_forms_no_pair_that_cannot_run(void **state)
+{
+    struct gp_speed_table *t;
+    struct rec r;
+    struct gp_core *core;
+    uint64_t id[3];
+
+    (void)state;
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "u", "V100", 1, 10), GP_OK);
+    for (int seed = 1; seed <= 8; seed++) {
+        char sv[8];
+        const struct gp_kv opts[] = {{"objective", "gandiva"}, {"seed", sv}};
+        bool ran[3] = {false, false, false};
+
+        snprintf(sv, sizeof(sv), "%d", seed);
+        core = mkgv(1, 0, t, opts, 2, &r, NULL);
+        assert_non_null(core);
+        for (int q = 0; q < 3; q++) {
+            char name[4] = {(char)('a' + q), 0};
+
+            id[q] = job(core, name, "u", 1);
+        }
+        for (int i = 0; i < 6; i++) {
+            round_at(core, S(360) * i);
+            round_at(core, S(360) * i + 1);
+            for (int q = 0; q < 3; q++) {
+                const struct gp_job *j = gp_core_job(core, id[q]);
+
+                if (j->state == GP_JOB_RUNNING) {
+                    ran[q] = true;
+                    assert_false(j->where.colocated);
+                }
+            }
+        }
+        for (int q = 0; q < 3; q++)
+            assert_true(ran[q]);
+        gp_core_free(core);
+    }
+    gp_speed_table_free(t);
+}
+
 /* objective fifo (the agnostic FIFOPolicy): a type drawn at random among
  * those with room, kept until the job ends; the head of the queue first
  * takes the places of the jobs that ended. One V100 and one K80; a and b
@@ -1097,6 +1286,9 @@ int main(void)
         cmocka_unit_test(bad_costs_are_refused),
         cmocka_unit_test(packing_runs_a_measured_pair_side_by_side),
         cmocka_unit_test(gandiva_pairs_jobs_once_they_oversubscribe),
+        cmocka_unit_test(gandiva_draws_a_job_alone_again),
+        cmocka_unit_test(a_chosen_pair_starts_whole_at_once),
+        cmocka_unit_test(gandiva_without_fill_forms_no_pair_that_cannot_run),
         cmocka_unit_test(objectives_with_job_pairs_pack_them),
         cmocka_unit_test(the_objectives_that_share_gpus_say_so),
         cmocka_unit_test(

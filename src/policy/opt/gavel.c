@@ -1376,7 +1376,10 @@ static const struct gp_job *job_of(const struct round *r, const struct gjob *e)
  * (n draws of two, kept when their scale factors match), the rest run
  * alone, and every combination - a pair or a job alone - gets an equal
  * split. A pair is kept from solve to solve until one of its jobs ends or
- * its paces summed over the types fall below 1. Each combination's split
+ * its paces summed over the types fall below 1 (0 where a type has no
+ * figure for it: the speed table has none for pairs of multi-GPU jobs); a
+ * job alone is drawn again at every solve (the artifact's test gives a
+ * combination of one job 0, below 1). Each combination's split
  * is W_k / m / s per type (m combinations, s its scale factor), scaled
  * down to 1 in all. */
 static int solve_gandiva(struct round *r)
@@ -1393,6 +1396,8 @@ static int solve_gandiva(struct round *r)
         struct gjob *e = &g->jobs[i];
         struct gjob *o = e->combo == 2 ? find(g, e->other) : NULL;
 
+        if (e->combo == 1)
+            e->combo = 0; /* a job alone is drawn again at every solve */
         if (e->combo != 2)
             continue;
         if (!o || o->ended || o->combo != 2 || o->other != e->seq ||
@@ -1424,11 +1429,15 @@ static int solve_gandiva(struct round *r)
                 q++;
             a = &g->jobs[loose[p]];
             b = &g->jobs[loose[q]];
-            /* a draw of two scale factors is dropped, as the artifact's;
-             * so is one the next solve would split (the artifact's test,
-             * at once: a pair with no figure on a type never runs there) */
+            /* a draw of two scale factors is dropped, as the artifact's.
+             * A pair the next solve will split (its paces summed below 1,
+             * or no figure on some type) runs nowhere meanwhile: with
+             * fill (the artifact's rounds) its jobs still run on GPUs
+             * left over, and it is formed, as the artifact forms it;
+             * without fill its jobs would not run at all until the next
+             * solve (none may come), so that draw is dropped too */
             if (a->sf != b->sf || !job_of(r, a) || !job_of(r, b) ||
-                pair_norm(r, job_of(r, a), job_of(r, b)) < 1.0)
+                (!g->fill && pair_norm(r, job_of(r, a), job_of(r, b)) < 1.0))
                 continue;
             a->combo = b->combo = 2;
             a->other = b->seq;
@@ -3173,6 +3182,7 @@ static int apply(struct round *r, bool boundary, bool *retry)
 
         if (a->running || !a->e->reserved)
             continue;
+        m = NULL;
         if (g->pack && a->e->mated) {
             if (!(m = find(g, a->e->mate)) || m->at < 0)
                 continue; /* its mate is stopping: the next round */
@@ -3183,8 +3193,14 @@ static int apply(struct round *r, bool boundary, bool *retry)
             if (rc == GP_OK)
                 rc = gp_plan_start(r->p, a->job, &where);
         }
-        if (rc == GP_ENOFIT)
-            continue; /* its victims (or its mate) are still stopping */
+        if (rc == GP_ENOFIT) {
+            /* its victims (or its mate) are still stopping; or its mate
+             * starts in this plan, and a round right after this one puts
+             * it beside it (nothing joins a job before it has started) */
+            if (m && gp_plan_has(r->p, r->a[m->at].job))
+                *retry = true;
+            continue;
+        }
         if (rc != GP_OK)
             return rc;
         a->e->reserved = false;

@@ -6,7 +6,8 @@ with OBJECTIVE (max_min_fairness_perf, min_total_duration_perf,
 finish_time_fairness_perf, fifo_perf, fifo, fifo_packed,
 max_sum_throughput_perf, max_sum_throughput_normalized_by_cost_perf_SLOs,
 max_min_fairness_packed, min_total_duration_packed,
-finish_time_fairness_packed, gandiva or allox) on GPUS V100,
+finish_time_fairness_packed, max_min_fairness_water_filling_packed, gandiva
+or allox) on GPUS V100,
 P100 and K80 each (8 to a server), and write
 each job's completion time to OUT.csv as gpupool names the job
 (<trace>-<line>).
@@ -21,7 +22,9 @@ convex inv_pos form), and max_sum_throughput_perf the same LP of summed
 throughputs (over instance costs, all 1 in a simulation without price
 data); max_min_fairness_packed the same LP over jobs and pairs of jobs, and
 min_total_duration_packed and finish_time_fairness_packed the same
-feasibility LPs over them, the latter by bisection as finish_time_fairness_perf
+feasibility LPs over them, the latter by bisection as finish_time_fairness_perf;
+max_min_fairness_water_filling_perf and _packed the same LP and MILP of each
+iteration (scipy's linprog and milp), over jobs or over jobs and pairs
 (gandiva, fifo and fifo_packed solve none). The RPC layer and matrix_completion, which the
 simulation does not use, are stubbed. Needs Debian's python3-numpy,
 python3-scipy and python3-psutil."""
@@ -280,14 +283,82 @@ def wf_get_allocation(self, unflattened_throughputs, scale_factors,
 
 
 def wf_norm_rows(self, m, n, proportional_throughputs, width):
-    """Row i: normalized effective throughput of job i over width vars."""
+    """Row i: normalized effective throughput of job i over width vars
+    (with space sharing: summed over the combinations it is in)."""
     rows = []
-    P = np.asarray(proportional_throughputs).reshape(m)
+    P = np.asarray(proportional_throughputs).reshape(-1)
+    pack = getattr(self, "_wf_pack", None)
+    if pack is not None:
+        all_m, relevant, singles = pack
+        for i, j in enumerate(singles):
+            r = np.zeros(width)
+            for c in relevant[j]:
+                r[c * n:(c + 1) * n] = all_m[i][c] / P[i]
+            rows.append(r)
+        return rows
     for i in range(m):
         r = np.zeros(width)
         r[i * n:(i + 1) * n] = self._wf_T[i] / P[i]
         rows.append(r)
     return rows
+
+
+def wf_base(self, m, n, sf, width):
+    """The base rows of both problems over width vars (x first): each
+    job's time at most 1 (over the combinations it is in, with space
+    sharing), each type's GPUs; and the bounds of x (0 for a combination
+    of two scale factors)."""
+    pack = getattr(self, "_wf_pack", None)
+    if pack is None:
+        rows, rhs = base_rows(m, n, sf, self._wf_workers)
+    else:
+        all_m, relevant, singles = pack
+        rows, rhs = [], []
+        for j in singles:
+            r = np.zeros(m * n)
+            for c in relevant[j]:
+                r[c * n:(c + 1) * n] = 1.0
+            rows.append(r)
+            rhs.append(1.0)
+        for k in range(n):
+            r = np.zeros(m * n)
+            for c in range(m):
+                r[c * n + k] = sf[c, k]
+            rows.append(r)
+            rhs.append(self._wf_workers[k])
+    rows = [np.append(r, np.zeros(width - m * n)) for r in rows]
+    bounds = [(0.0, 0.0) if sf[c, k] == 0 else (0.0, None)
+              for c in range(m) for k in range(n)]
+    return rows, rhs, bounds
+
+
+def wf_packed_get_allocation(self, unflattened_throughputs, scale_factors,
+                             unflattened_priority_weights, cluster_spec,
+                             entity_weights=None, entity_to_job_mapping=None,
+                             verbose=False,
+                             return_effective_throughputs=False):
+    # MaxMinFairnessWaterFillingPolicyWithPacking.get_allocation without
+    # its cvxpy expression: x per combination (a job or a pair of jobs)
+    # and type, each job's normalized throughput summed over the
+    # combinations it is in; the artifact's own _get_M and iterations
+    all_m, index = self.flatten(d=unflattened_throughputs,
+                                cluster_spec=cluster_spec)
+    if all_m is None or len(all_m) == 0:
+        return None
+    (job_ids, single_job_ids, worker_types, relevant) = index
+    (m, n) = all_m[0].shape
+    sf = self.scale_factors_array(scale_factors, job_ids, m, n)
+    prop = self._proportional_policy.get_throughputs(
+        alone(unflattened_throughputs, single_job_ids, worker_types),
+        (single_job_ids, worker_types), cluster_spec)
+    self._M = self._get_M(all_m, index, prop, sf)
+    self._wf_pack = (all_m, relevant, single_job_ids)
+    self._wf_workers = [cluster_spec[w] for w in worker_types]
+    x = self._run_get_allocation_iterations(
+        single_job_ids, m, n, prop, sf, entity_weights,
+        unflattened_priority_weights, cluster_spec,
+        entity_to_job_mapping=entity_to_job_mapping, verbose=verbose)
+    return self.unflatten(x.clip(min=0.0).clip(max=1.0), index)
 
 
 def wf_lower(job_ids, final, sofar):
@@ -300,7 +371,8 @@ def wf_lp(self, job_ids, priority_weights, proportional_throughputs,
     """The artifact's _get_allocation: max min_i (norm_i - sofar_i) mult_i
     + add_i, norm >= lower, base constraints."""
     M = self._M
-    mult, mask, add = np.zeros(m), np.zeros(m), np.zeros(m)
+    J = len(job_ids)  # m with space sharing is the number of combinations
+    mult, mask, add = np.zeros(J), np.zeros(J), np.zeros(J)
     for i, j in enumerate(job_ids):
         if j not in final and priority_weights[i] > 0.0:
             mult[i] = priority_weights[i] * scale_factors_array[i, 0]
@@ -308,8 +380,7 @@ def wf_lp(self, job_ids, priority_weights, proportional_throughputs,
         else:
             add[i] = M
     lower = wf_lower(job_ids, final, sofar)
-    rows, rhs = base_rows(m, n, scale_factors_array, self._wf_workers)
-    rows = [np.append(r, 0.0) for r in rows]
+    rows, rhs, bounds = wf_base(self, m, n, scale_factors_array, m * n + 1)
     for i, norm in enumerate(wf_norm_rows(self, m, n,
                                           proportional_throughputs,
                                           m * n + 1)):
@@ -322,8 +393,7 @@ def wf_lp(self, job_ids, priority_weights, proportional_throughputs,
     obj = np.zeros(m * n + 1)
     obj[-1] = -1.0
     res = linprog(obj, A_ub=np.array(rows), b_ub=np.array(rhs),
-                  bounds=[(0.0, None)] * (m * n) + [(None, None)],
-                  method="highs")
+                  bounds=bounds + [(None, None)], method="highs")
     if res.status != 0:
         return None, None, mask
     return res.x[:-1].reshape((m, n)), res.x[-1], mask
@@ -336,9 +406,9 @@ def wf_milp(self, job_ids, priority_weights, proportional_throughputs,
     norm >= lower, z = 0 where masked; a failure raises, as there."""
     M, eps = self._M, 1e-5
     lower = wf_lower(job_ids, final, sofar)
-    width = m * n + m
-    rows, rhs = base_rows(m, n, scale_factors_array, self._wf_workers)
-    rows = [np.append(r, np.zeros(m)) for r in rows]
+    J = len(job_ids)
+    width = m * n + J
+    rows, rhs, bounds = wf_base(self, m, n, scale_factors_array, width)
     for i, norm in enumerate(wf_norm_rows(self, m, n,
                                           proportional_throughputs, width)):
         zi = np.zeros(width)
@@ -350,7 +420,7 @@ def wf_milp(self, job_ids, priority_weights, proportional_throughputs,
         rows.append(-norm)
         rhs.append(-lower[i])
     ub = np.ones(width)
-    ub[:m * n] = np.inf
+    ub[:m * n] = [np.inf if hi is None else hi for _, hi in bounds]
     for i, j in enumerate(job_ids):
         if j in final or priority_weights[i] == 0.0:
             ub[m * n + i] = 0.0
@@ -510,6 +580,8 @@ max_min_fairness.MaxMinFairnessPolicyWithPacking.get_allocation = \
     max_min_packed
 max_min_fairness_water_filling.MaxMinFairnessWaterFillingPolicyWithPerf\
     .get_allocation = wf_get_allocation
+max_min_fairness_water_filling.MaxMinFairnessWaterFillingPolicyWithPacking\
+    .get_allocation = wf_packed_get_allocation
 max_min_fairness_water_filling.WaterFillingAlgorithm._get_allocation = wf_lp
 max_min_fairness_water_filling.WaterFillingAlgorithm._get_bottleneck_jobs = \
     wf_milp

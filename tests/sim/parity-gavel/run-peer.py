@@ -63,13 +63,15 @@ from policies import max_min_fairness_water_filling  # noqa: E402
 from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: E402
 
 
-def base_rows(m, n, sf, workers):
-    """sum_k x[j,k] <= 1 per job; sum_j sf x[j,k] <= W_k per type, as
-    (rows, rhs) over x flattened row-major."""
+def base_rows(m, n, sf, workers, groups=None):
+    """sum_k x[j,k] <= 1 per job (summed over the rows of x in groups[j],
+    with space sharing: the combinations job j is in); sum_j sf x[j,k] <=
+    W_k per type, as (rows, rhs) over x flattened row-major."""
     rows, rhs = [], []
-    for j in range(m):
+    for group in (groups if groups is not None else [[j] for j in range(m)]):
         r = np.zeros(m * n)
-        r[j * n:(j + 1) * n] = 1.0
+        for j in group:
+            r[j * n:(j + 1) * n] = 1.0
         rows.append(r)
         rhs.append(1.0)
     for k in range(n):
@@ -309,23 +311,11 @@ def wf_base(self, m, n, sf, width):
     sharing), each type's GPUs; and the bounds of x (0 for a combination
     of two scale factors)."""
     pack = getattr(self, "_wf_pack", None)
-    if pack is None:
-        rows, rhs = base_rows(m, n, sf, self._wf_workers)
-    else:
-        all_m, relevant, singles = pack
-        rows, rhs = [], []
-        for j in singles:
-            r = np.zeros(m * n)
-            for c in relevant[j]:
-                r[c * n:(c + 1) * n] = 1.0
-            rows.append(r)
-            rhs.append(1.0)
-        for k in range(n):
-            r = np.zeros(m * n)
-            for c in range(m):
-                r[c * n + k] = sf[c, k]
-            rows.append(r)
-            rhs.append(self._wf_workers[k])
+    groups = None
+    if pack is not None:
+        _, relevant, singles = pack
+        groups = [relevant[j] for j in singles]
+    rows, rhs = base_rows(m, n, sf, self._wf_workers, groups)
     rows = [np.append(r, np.zeros(width - m * n)) for r in rows]
     bounds = [(0.0, 0.0) if sf[c, k] == 0 else (0.0, None)
               for c in range(m) for k in range(n)]

@@ -3177,12 +3177,11 @@ static int apply(struct round *r, bool boundary, bool *retry)
     }
     for (size_t i = 0; i < r->n; i++) {
         struct act *a = &r->a[i];
-        const struct gjob *m;
+        const struct gjob *m = NULL; /* pack: its mate */
         struct gp_placement where;
 
         if (a->running || !a->e->reserved)
             continue;
-        m = NULL;
         if (g->pack && a->e->mated) {
             if (!(m = find(g, a->e->mate)) || m->at < 0)
                 continue; /* its mate is stopping: the next round */

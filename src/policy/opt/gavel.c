@@ -77,6 +77,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/heap.h" /* gp__grow */
 #include "gpupool/solver.h"
@@ -124,6 +125,7 @@ struct gjob {
                               for max_sum_throughput_perf */
     uint32_t sf;           /* scale factor: the GPUs it asks for; 0 until
                               t is known */
+    uint8_t nt;            /* the types t was read for (t is 0 beyond) */
     /* for the objectives on time (makespan, finish-time fairness), as of
      * the job's last look (push): its work left (reference work-seconds)
      * and its submission; at each solve, the time its progress so far
@@ -199,6 +201,8 @@ struct gavel {
     double type_run[MAX_TYPES]; /* seconds all jobs ran there since the
                                    solve */
     uint64_t w[MAX_TYPES];      /* GPUs up per type when rates were read */
+    uint32_t ntypes;            /* the cluster's types (at most MAX_TYPES):
+                                   the per-type arrays are 0 beyond */
     bool dirty;                 /* the active set changed: solve again */
     bool ended;                 /* an entry has ended: compact() */
     size_t nreserved;           /* entries with reserved set */
@@ -554,27 +558,39 @@ static struct gjob *find(struct gavel *g, uint64_t seq)
 }
 
 /* The job's entry, made if new. */
+/* Room for `want` entries in g->jobs (rounded up to a power of two, so
+ * that the next arrival after a burst does not copy them all again). */
+static int reserve(struct gavel *g, size_t want)
+{
+    struct gjob *n;
+
+    if (want <= g->cap)
+        return GP_OK;
+    want = want < 64 ? 64 : want;
+    while (want & (want - 1))
+        want += want & -want;
+    if (!(n = gp_env_alloc(g->env, want * sizeof(*n))))
+        return GP_ENOMEM;
+    if (g->njobs)
+        memcpy(n, g->jobs, g->njobs * sizeof(*n));
+    gp_env_free(g->env, g->jobs);
+    g->jobs = n;
+    g->cap = want;
+    return GP_OK;
+}
+
 static int track(struct gavel *g, const struct gp_job *job, struct gjob **out)
 {
     size_t at;
     struct gjob *e = find(g, job->seq);
+    int rc;
 
     if (e) {
         *out = e;
         return GP_OK;
     }
-    if (g->njobs == g->cap) {
-        size_t ncap = g->cap ? g->cap * 2 : 64;
-        struct gjob *n = gp_env_alloc(g->env, ncap * sizeof(*n));
-
-        if (!n)
-            return GP_ENOMEM;
-        if (g->njobs)
-            memcpy(n, g->jobs, g->njobs * sizeof(*n));
-        gp_env_free(g->env, g->jobs);
-        g->jobs = n;
-        g->cap = ncap;
-    }
+    if (g->njobs == g->cap && (rc = reserve(g, g->cap ? g->cap * 2 : 64)))
+        return rc;
     at = g->njobs;
     while (at > 0 && g->jobs[at - 1].seq > job->seq)
         at--;
@@ -698,6 +714,7 @@ static int push(struct round *r, const struct gp_job *job, bool running)
         e->raw[k] = e->t[k] > 0 && t > 0 && isfinite(t) ? t : 0;
     }
     e->sf = sf;
+    e->nt = (uint8_t)r->ntypes;
     r->g->dirty = true;
     return GP_OK;
 }
@@ -737,6 +754,27 @@ static int gather(struct round *r, bool all)
     compact(r->g);
     for (size_t i = 0; i < r->g->njobs; i++)
         r->g->jobs[i].at = -1;
+    /* room for every job this round may push, at once (a round after a
+     * burst of arrivals would otherwise copy both lists as they double) */
+    {
+        size_t most = gp_view_nrunning(r->v) +
+                      (all ? gp_view_npending(r->v) : r->g->nreserved);
+
+        /* every job pushed has an entry: at least `most` of them */
+        if ((rc = reserve(r->g, most)) != GP_OK)
+            return rc;
+        if (most > r->cap) {
+            struct act *na =
+                gp_arena_alloc(gp_view_scratch(r->v), most * sizeof(*na));
+
+            if (!na)
+                return GP_ENOMEM;
+            if (r->n)
+                memcpy(na, r->a, r->n * sizeof(*na));
+            r->a = na;
+            r->cap = most;
+        }
+    }
     for (size_t i = 0; i < gp_view_nrunning(r->v); i++)
         if ((rc = push(r, gp_view_running_at(r->v, i), true)) != GP_OK)
             return rc;
@@ -819,15 +857,17 @@ static void proportional(struct round *r, double *prop)
 /* A new allocation: none yet, and time run counted afresh from here. */
 static void reset_keeping(struct gavel *g, bool keep_x)
 {
+    const size_t nt = g->ntypes;
+
     memset(g->type_run, 0, sizeof(g->type_run));
     for (size_t i = 0; i < g->njobs; i++) {
         struct gjob *e = &g->jobs[i];
 
-        for (size_t k = 0; k < MAX_TYPES; k++)
+        for (size_t k = 0; k < nt; k++)
             e->ran[k] += e->run[k];
         if (!keep_x)
-            memset(e->x, 0, sizeof(e->x));
-        memset(e->run, 0, sizeof(e->run));
+            memset(e->x, 0, nt * sizeof(*e->x));
+        memset(e->run, 0, nt * sizeof(*e->run));
     }
     for (size_t i = 0; i < g->npairs; i++)
         memset(g->pairs[i].run, 0, sizeof(g->pairs[i].run));
@@ -847,9 +887,19 @@ static int run_on(struct gavel *g, const struct gp_solver_ops *s,
                   struct gp_diag *diag)
 {
     struct gp_lp_limits lim = {.seconds = 60};
+    int rc;
 
     g->solves++;
-    return s ? s->solve(lp, &lim, res, diag) : gp_lp_solve(lp, &lim, res, diag);
+    rc = s ? s->solve(lp, &lim, res, diag) : gp_lp_solve(lp, &lim, res, diag);
+    /* the solve as the solver saw it (bench_gavel reads these figures) */
+    if (rc == GP_OK)
+        gp_logf(g->env, GP_LOG_DEBUG,
+                "%s: LP of %zu jobs: %zu columns, %zu rows, solver %s: %s in "
+                "%.6f s, %lld iterations, objective %.10g",
+                g->name, g->njobs, gp_lp_ncols(lp), gp_lp_nrows(lp),
+                res->solver ? res->solver : "?", gp_lp_status_name(res->status),
+                res->seconds, (long long)res->iterations, res->objective);
+    return rc;
 }
 
 /* One LP to the solver chosen. The default's (CLP's) optimum can miss a
@@ -909,7 +959,8 @@ static int same_kind_cmp(const void *pa, const void *pb)
 
     if (a->sf != b->sf)
         return a->sf < b->sf ? -1 : 1;
-    for (size_t k = 0; k < MAX_TYPES; k++)
+    /* every entry's t was read for the same types: 0 beyond nt */
+    for (size_t k = 0; k < a->nt; k++)
         if (a->t[k] != b->t[k])
             return a->t[k] < b->t[k] ? -1 : 1;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
@@ -3221,6 +3272,14 @@ static int apply(struct round *r, bool boundary, bool *retry)
     return GP_OK;
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int gavel_schedule(void *priv, const struct gp_view *view,
                           struct gp_plan *plan)
 {
@@ -3234,6 +3293,7 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
     r.ntypes = gp_cluster_ntypes(cl);
     if (r.ntypes > MAX_TYPES)
         r.ntypes = MAX_TYPES;
+    g->ntypes = r.ntypes;
     if (!g->costs_read)
         read_costs(g, cl, r.ntypes);
     for (uint8_t k = 0; k < r.ntypes; k++)
@@ -3261,14 +3321,26 @@ static int gavel_schedule(void *priv, const struct gp_view *view,
             g->allocs++;
             g->last_reset_us = now;
         }
-        if (solve_now && (rc = g->obj == OBJ_FIFO      ? solve_fifo(&r)
-                               : g->obj == OBJ_ALLOX   ? solve_allox(&r)
-                               : g->obj == OBJ_WATER   ? solve_water(&r)
-                               : g->obj == OBJ_GANDIVA ? solve_gandiva(&r)
-                               : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF
-                                   ? solve_time(&r)
-                                   : solve(&r)) != GP_OK)
-            return rc;
+        if (solve_now) {
+            /* its wall time for the debug log only (bench_gavel reads
+             * it): nothing the policy decides depends on a clock */
+            const bool timed =
+                g->env && g->env->log && g->env->log_level >= GP_LOG_DEBUG;
+            double t0 = timed ? wall_s() : 0;
+
+            rc = g->obj == OBJ_FIFO      ? solve_fifo(&r)
+                 : g->obj == OBJ_ALLOX   ? solve_allox(&r)
+                 : g->obj == OBJ_WATER   ? solve_water(&r)
+                 : g->obj == OBJ_GANDIVA ? solve_gandiva(&r)
+                 : g->obj == OBJ_MAKESPAN || g->obj == OBJ_FTF ? solve_time(&r)
+                                                               : solve(&r);
+            if (rc != GP_OK)
+                return rc;
+            if (timed)
+                gp_logf(g->env, GP_LOG_DEBUG,
+                        "%s: allocation of %zu jobs computed in %.6f s",
+                        g->name, g->njobs, wall_s() - t0);
+        }
         order_types(&r);
         if ((rc = choose(&r)) != GP_OK)
             return rc;

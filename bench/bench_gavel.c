@@ -9,11 +9,9 @@
  *   1. N jobs as Gavel's trace generator draws them (scheduler/utils.py):
  *      a job type uniformly among the table's types, a scale factor of 1,
  *      2, 4 or 8 with probabilities 0.7, 0.1, 0.15, 0.05 (Philly's), drawn
- *      again while the table has no figure for the type at that scale on
- *      each GPU type. (Its 0 for ResNet-50 with batch size 128 on 2, 4 or
- *      8 K80s, "cannot run", is not in gpupool's speed table, which would
- *      scale the 1-K80 figure instead: docs/speed.md. Gavel's own
- *      generator keeps such jobs; the parity traces leave them out too.)
+ *      again while the table has no row for the type at that scale. (Its
+ *      0 for ResNet-50 with batch size 128 on 2, 4 or 8 K80s is "cannot
+ *      run there" in both: docs/speed.md.)
  *   2. A cluster of V100, P100 and K80 nodes of 4 GPUs, ceil(36 N / 100)
  *      GPUs of each type rounded up to whole nodes (Gavel's 36:36:36
  *      cluster per 100 jobs).
@@ -122,15 +120,13 @@ static struct job *draw_jobs(size_t n)
     gp_rng_init(&rng, n);
     for (size_t j = 0; j < n; j++) {
         const char *t = types[gp_rng_next(&rng) % nt];
-        const struct gp__gavel_tput *e;
         uint32_t sf;
 
         do {
             double r = gp_rng_unit(&rng);
 
             sf = r < 0.7 ? 1 : r < 0.8 ? 2 : r < 0.95 ? 4 : 8;
-            e = gp__gavel_tput_find(t, strlen(t), sf);
-        } while (!e || !(e->v100 > 0 && e->p100 > 0 && e->k80 > 0));
+        } while (!gp__gavel_tput_find(t, strlen(t), sf));
         jobs[j].type = t;
         jobs[j].sf = sf;
     }

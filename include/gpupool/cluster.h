@@ -275,7 +275,18 @@ struct gp_demand {
     uint32_t gpu_milli; /* share of one device when gpus == 0; 0 = none */
     uint32_t cpus;      /* whole job, when gpus == 0 */
     uint64_t mem_mib;   /* whole job, when gpus == 0 */
+    /* bit t set: the job cannot run on type t at all (its class's figure
+     * there says so: speed.h, gp_speed_table_can_run); the core sets it at
+     * submission. 0 = any type it asked for. */
+    uint32_t not_types;
 };
+/* May a job of this demand run on GPU type t: the type it named, if any,
+ * and not one it cannot run on. */
+static inline bool gp_demand_type_ok(const struct gp_demand *d, uint32_t t)
+{
+    return (d->type == GP_TYPE_ANY || d->type == t) &&
+           !(t < 32 && ((d->not_types >> t) & 1u));
+}
 /* Milli-GPUs a demand asks for. */
 static inline uint64_t gp_demand_milli(const struct gp_demand *d)
 {

@@ -71,7 +71,8 @@ const char *gp_job_state_name(enum gp_job_state s);
 /* Why a job was rejected at submission. */
 enum gp_reject_cause {
     GP_REJECT_NONE,
-    GP_REJECT_GPU_TYPE,  /* the cluster has no GPU of the type it asks */
+    GP_REJECT_GPU_TYPE,  /* the cluster has no GPU of the type it asks, or
+                            none of a type its class can run on (speed.h) */
     GP_REJECT_TOO_LARGE, /* more GPUs than the cluster can ever give it */
     GP_REJECT_OTHER,     /* CPUs, memory, a share no node can hold */
     GP_REJECT_POLICY,    /* the policy would never admit it (gp_job.why) */

@@ -55,8 +55,22 @@ int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
 int gp_speed_table_set_spread(struct gp_speed_table *t, const char *job_class,
                               const char *gpu_type, uint32_t gpus,
                               double throughput);
+/* Record that `job_class` cannot run at all on `gpus` GPUs of `gpu_type`
+ * (Gavel's table writes 0 there: ResNet-50 with batch size 128 on 2, 4 or
+ * 8 K80s runs out of memory). A later figure for the same triple, of
+ * either kind, replaces the earlier. GP_EINVAL, GP_ENOMEM as above. */
+int gp_speed_table_set_none(struct gp_speed_table *t, const char *job_class,
+                            const char *gpu_type, uint32_t gpus);
+/* Can the class run on g GPUs of the type? False when the figure that
+ * stands for g there (the figure at g, else at the nearest measured scale
+ * below g, else at the smallest: the scaling rule below) says it cannot;
+ * true otherwise, also without any figure. */
+bool gp_speed_table_can_run(const struct gp_speed_table *t,
+                            const char *job_class, const char *gpu_type,
+                            uint32_t gpus);
 /* The measured (or scaled) throughput of a class on g GPUs of a type;
- * 0 when the table has no figure for that class and type. */
+ * 0 when the table has no figure for that class and type, or says it
+ * cannot run there. */
 double gp_speed_table_throughput(const struct gp_speed_table *t,
                                  const char *job_class, const char *gpu_type,
                                  uint32_t gpus);

@@ -23,11 +23,19 @@ static uint32_t ceil_div(uint64_t a, uint32_t b)
     return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
 }
 
-/* Too many GPUs, or the CPUs and memory asked with them? The gang alone
- * (or the share alone) decides. */
+/* Too many GPUs, or the CPUs and memory asked with them, or no type its
+ * class can run on? The gang alone (or the share alone) decides. */
 static uint8_t reject_cause(const struct gp_core *c, const struct gp_demand *d)
 {
     struct gp_demand bare = *d;
+
+    if (d->not_types) {
+        bare.not_types = 0;
+        if (gp_cluster_can_ever_fit(c->cluster, c->cfg.model, &bare, NULL) ==
+            GP_OK)
+            return GP_REJECT_GPU_TYPE; /* it fits, but not where it runs */
+        bare.not_types = d->not_types;
+    }
 
     bare.cpus_per_gpu = 0;
     bare.mem_mib_per_gpu = 0;
@@ -36,6 +44,21 @@ static uint8_t reject_cause(const struct gp_core *c, const struct gp_demand *d)
     if (gp_cluster_can_ever_fit(c->cluster, c->cfg.model, &bare, NULL) != GP_OK)
         return GP_REJECT_TOO_LARGE;
     return GP_REJECT_OTHER;
+}
+
+/* The GPU types a job of the class cannot run on at its size (the speed
+ * table's "cannot run" figures, speed.h): bits of the demand's not_types. */
+static uint32_t cannot_run_on(const struct gp_core *c, const char *cls,
+                              uint32_t gpus)
+{
+    uint32_t mask = 0, n = gp_cluster_ntypes(c->cluster);
+
+    for (uint32_t t = 0; t < n && t < 32; t++)
+        if (!gp_speed_table_can_run(
+                c->cfg.speed, cls, gp_cluster_type_name(c->cluster, (uint8_t)t),
+                gpus))
+            mask |= 1u << t;
+    return mask;
 }
 
 int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
@@ -85,6 +108,10 @@ int gp_core_submit(struct gp_core *c, const struct gp_job_spec *spec,
         goto nomem;
     j->demand.gpus = spec->gpus;
     j->demand.type = type;
+    if (c->cfg.speed && spec->job_class && *spec->job_class &&
+        (spec->gpus || spec->gpu_milli))
+        j->demand.not_types =
+            cannot_run_on(c, spec->job_class, spec->gpus ? spec->gpus : 1);
     if (spec->gpus > 0) { /* a gang: CPUs and memory go with each GPU */
         j->demand.cpus_per_gpu =
             spec->cpus ? ceil_div(spec->cpus, spec->gpus) : 0;

@@ -517,7 +517,7 @@ static int fit_gang(const struct gp_cluster *c, enum gp_place_model model,
     bool have = false;
 
     if (d->type != GP_TYPE_ANY) {
-        if (d->type >= c->ntypes)
+        if (d->type >= c->ntypes || !gp_demand_type_ok(d, d->type))
             return GP_ENOFIT;
         return fit_type(c, model, d->type, d, scratch, out);
     }
@@ -526,7 +526,9 @@ static int fit_gang(const struct gp_cluster *c, enum gp_place_model model,
     /* Any type: the one that needs the fewest switches, then nodes, then
      * leaves the least free behind (best fit), then the first declared. */
     for (uint32_t t = 0; t < c->ntypes; t++) {
-        int rc = fit_type(c, model, (uint8_t)t, d, scratch, &cand);
+        int rc = gp_demand_type_ok(d, t)
+                     ? fit_type(c, model, (uint8_t)t, d, scratch, &cand)
+                     : GP_ENOFIT;
 
         if (rc == GP_ENOFIT)
             continue;
@@ -555,7 +557,7 @@ static int fit_gang(const struct gp_cluster *c, enum gp_place_model model,
 
 static bool type_ok(const struct gp_demand *d, uint32_t t)
 {
-    return d->type == GP_TYPE_ANY || d->type == t;
+    return gp_demand_type_ok(d, t);
 }
 
 /* A single-node answer: node, device (shares), and a score, lower better. */
@@ -917,8 +919,7 @@ int gp_cluster_fit_on(const struct gp_cluster *c, uint32_t node,
     if (node >= c->nnodes)
         return GP_ENOFIT;
     n = &c->nodes[node];
-    if (!node_up(n) || (d->type != GP_TYPE_ANY && n->type != d->type) ||
-        node_room(n, d) < d->gpus)
+    if (!node_up(n) || !type_ok(d, n->type) || node_room(n, d) < d->gpus)
         return GP_ENOFIT;
     memset(out, 0, sizeof(*out));
     out->type = n->type;
@@ -1060,7 +1061,7 @@ int gp_cluster_fit_shared(const struct gp_cluster *c, const struct gp_demand *d,
         for (uint32_t t = 0; t < c->ntypes; t++) {
             int rc;
 
-            if (d->type != GP_TYPE_ANY && t != d->type)
+            if (!type_ok(d, t))
                 continue;
             rc = fit_shared_at(c, d, t, level, scratch, out);
             if (rc != GP_ENOFIT)
@@ -1126,6 +1127,18 @@ int gp_cluster_can_ever_fit(const struct gp_cluster *c,
     if (!any && d->type >= c->ntypes)
         return gp_diag_set(diag, GP_ENOFIT, "job",
                            "the cluster has no GPUs of the requested type");
+    if (d->not_types) {
+        uint32_t t = 0;
+
+        while (t < c->ntypes && !type_ok(d, t))
+            t++;
+        if (t == c->ntypes)
+            return gp_diag_set(diag, GP_ENOFIT, "job",
+                               "its class cannot run on %s (the speed "
+                               "table's figure there says so)",
+                               any ? "any GPU type of the cluster"
+                                   : "the requested type");
+    }
     for (uint32_t t = 0; t < c->ntypes; t++) {
         const struct gtype *ty = &c->types[t];
 
@@ -1142,16 +1155,19 @@ int gp_cluster_can_ever_fit(const struct gp_cluster *c,
             return GP_OK;
     }
     if (d->gpus && any) {
-        uint32_t most = 0; /* a gang is of one type: the best type's count */
+        uint32_t most = c->ntypes; /* a gang is of one type: the best
+                                      count of a type it may run on */
 
-        for (uint32_t t = 1; t < c->ntypes; t++)
-            if (c->types[t].up_gpus > c->types[most].up_gpus)
+        for (uint32_t t = 0; t < c->ntypes; t++)
+            if (type_ok(d, t) && (most == c->ntypes ||
+                                  c->types[t].up_gpus > c->types[most].up_gpus))
                 most = t;
         return gp_diag_set(
             diag, GP_ENOFIT, "job",
             "needs %u GPUs of one type%s; the UP nodes of the "
-            "largest type (%s) have %llu (%llu exist)",
+            "largest type%s (%s) have %llu (%llu exist)",
             d->gpus, capped ? " with the CPUs and memory asked per GPU" : "",
+            d->not_types ? " its class can run on" : "",
             gp_cluster_type_name(c, (uint8_t)most),
             (unsigned long long)c->types[most].up_gpus,
             (unsigned long long)c->types[most].gpus);

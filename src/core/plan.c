@@ -202,7 +202,7 @@ int gp_plan_start(struct gp_plan *p, const struct gp_job *job,
         return GP_EPLAN;
     if (where->gpus < j->min_gpus || where->gpus > j->max_gpus ||
         where->milli != j->demand.gpu_milli ||
-        (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type))
+        !gp_demand_type_ok(&j->demand, where->type))
         return GP_EPLAN;
     if ((c->cfg.model == GP_PLACE_COUNT) != (where->nslots == 0) ||
         !grant_ok(where))
@@ -367,8 +367,7 @@ int gp_plan_migrate(struct gp_plan *p, const struct gp_job *job,
     if (j->state != GP_JOB_RUNNING || gp_plan_has(p, j) ||
         c->cfg.model == GP_PLACE_COUNT || where->nslots == 0 ||
         where->gpus != j->where.gpus || where->milli != j->where.milli ||
-        (j->demand.type != GP_TYPE_ANY && where->type != j->demand.type) ||
-        !grant_ok(where))
+        !gp_demand_type_ok(&j->demand, where->type) || !grant_ok(where))
         return GP_EPLAN;
     if ((rc = keep_copy(c, where, &copy)) != GP_OK)
         return rc;

@@ -71,6 +71,8 @@ static uint32_t shape_hashval(const struct gp_demand *d, uint32_t tenant)
     h ^= (h >> 29) + d->type * UINT64_C(0xbf58476d1ce4e5b9);
     h ^= (h >> 31) + d->cpus_per_gpu * UINT64_C(0x94d049bb133111eb);
     h ^= (h >> 27) + d->mem_mib_per_gpu * UINT64_C(0x9e3779b97f4a7c15);
+    if (d->not_types) /* rare: leave every other shape's hash as it was */
+        h ^= (h >> 29) + d->not_types * UINT64_C(0xbf58476d1ce4e5b9);
     return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -78,7 +80,8 @@ static bool demand_eq(const struct gp_demand *a, const struct gp_demand *b)
 {
     return a->gpus == b->gpus && a->type == b->type &&
            a->cpus_per_gpu == b->cpus_per_gpu &&
-           a->mem_mib_per_gpu == b->mem_mib_per_gpu;
+           a->mem_mib_per_gpu == b->mem_mib_per_gpu &&
+           a->not_types == b->not_types;
 }
 
 static int rehash_shapes(struct gp_core *c)

@@ -22,7 +22,7 @@ struct figure {
     uint32_t type; /* strtab id */
     uint32_t gpus;
     bool spread; /* measured with the gang spread over nodes */
-    double tput;
+    double tput; /* 0: cannot run there (gp_speed_table_set_none) */
 };
 
 struct klass {
@@ -75,6 +75,7 @@ void gp_speed_table_free(struct gp_speed_table *t)
     free(t);
 }
 
+/* tput 0 records "cannot run" (set_none); set and set_spread refuse it. */
 static int set_figure(struct gp_speed_table *t, const char *job_class,
                       const char *gpu_type, uint32_t gpus, bool spread,
                       double tput)
@@ -84,7 +85,7 @@ static int set_figure(struct gp_speed_table *t, const char *job_class,
     int rc;
 
     if (!job_class || !*job_class || !gpu_type || !*gpu_type || gpus < 1 ||
-        !isfinite(tput) || tput <= 0)
+        !isfinite(tput) || tput < 0)
         return GP_EINVAL;
     if ((rc = gp_strtab_intern(&t->strs, job_class, (size_t)-1, &cls)) ||
         (rc = gp_strtab_intern(&t->strs, gpu_type, (size_t)-1, &type)))
@@ -116,13 +117,21 @@ static int set_figure(struct gp_speed_table *t, const char *job_class,
 int gp_speed_table_set(struct gp_speed_table *t, const char *job_class,
                        const char *gpu_type, uint32_t gpus, double tput)
 {
+    if (!(tput > 0))
+        return GP_EINVAL;
     return set_figure(t, job_class, gpu_type, gpus, false, tput);
+}
+
+int gp_speed_table_set_none(struct gp_speed_table *t, const char *job_class,
+                            const char *gpu_type, uint32_t gpus)
+{
+    return set_figure(t, job_class, gpu_type, gpus, false, 0);
 }
 
 int gp_speed_table_set_spread(struct gp_speed_table *t, const char *job_class,
                               const char *gpu_type, uint32_t gpus, double tput)
 {
-    if (gpus < 2)
+    if (gpus < 2 || !(tput > 0))
         return GP_EINVAL; /* one GPU is on one node */
     return set_figure(t, job_class, gpu_type, gpus, true, tput);
 }
@@ -138,10 +147,11 @@ static const struct klass *class_of(const struct gp_speed_table *t,
     return cls && cls < t->ncls && t->classes[cls].n ? &t->classes[cls] : NULL;
 }
 
-/* The figure at `gpus`, or the nearest measured scale below it (else the
- * smallest) scaled linearly; 0 without any figure of the type. */
-static double tput_of(const struct klass *k, uint32_t type, uint32_t gpus,
-                      bool spread)
+/* The figure that stands for `gpus` GPUs of the type: the one at
+ * `gpus`, else at the nearest measured scale below it, else at the
+ * smallest; NULL without any figure of the type. */
+static const struct figure *figure_for(const struct klass *k, uint32_t type,
+                                       uint32_t gpus, bool spread)
 {
     const struct figure *below = NULL, *smallest = NULL;
 
@@ -151,15 +161,38 @@ static double tput_of(const struct klass *k, uint32_t type, uint32_t gpus,
         if (f->type != type || f->spread != spread)
             continue;
         if (f->gpus == gpus)
-            return f->tput;
+            return f;
         if (f->gpus < gpus && (!below || f->gpus > below->gpus))
             below = f;
         if (!smallest || f->gpus < smallest->gpus)
             smallest = f;
     }
-    if (!below)
-        below = smallest;
-    return below ? below->tput * gpus / below->gpus : 0;
+    return below ? below : smallest;
+}
+
+/* That figure scaled linearly to `gpus`; 0 without one, or where the
+ * class cannot run. */
+static double tput_of(const struct klass *k, uint32_t type, uint32_t gpus,
+                      bool spread)
+{
+    const struct figure *f = figure_for(k, type, gpus, spread);
+
+    return f ? f->tput * gpus / f->gpus : 0;
+}
+
+bool gp_speed_table_can_run(const struct gp_speed_table *t,
+                            const char *job_class, const char *gpu_type,
+                            uint32_t gpus)
+{
+    const struct klass *k = class_of(t, job_class);
+    const struct figure *f;
+    uint32_t type;
+
+    if (!k || !gpu_type || gpus < 1 ||
+        !(type = gp_strtab_find(&t->strs, gpu_type, (size_t)-1)))
+        return true;
+    f = figure_for(k, type, gpus, false);
+    return !f || f->tput > 0;
 }
 
 double gp_speed_table_throughput(const struct gp_speed_table *t,

@@ -193,8 +193,7 @@ int gp_view_fit_colocate(const struct gp_view *v, const struct gp_job *job,
         gp_plan_has(&c->plan, host) || !(pace >= 0 && pace <= 1e6))
         return GP_EINVAL;
     if (host->where.gpus < job->min_gpus || host->where.gpus > job->max_gpus ||
-        (job->demand.type != GP_TYPE_ANY &&
-         job->demand.type != host->where.type))
+        !gp_demand_type_ok(&job->demand, host->where.type))
         return GP_ENOFIT;
     p = host->where;
     p.granted = false;
@@ -236,6 +235,8 @@ int gp_view_fit_type(const struct gp_view *v, const struct gp_job *job,
 
     if (d.type != GP_TYPE_ANY && d.type != type)
         return GP_EINVAL;
+    if (!gp_demand_type_ok(&d, type))
+        return GP_ENOFIT; /* its class cannot run there */
     d.type = type;
     gp__take_stopping(v->core);
     return gp_cluster_fit(v->core->cluster, v->core->cfg.model, &d,
@@ -251,6 +252,8 @@ double gp_view_rate_at(const struct gp_view *v, const struct gp_job *job,
                                  .nslots = 1,
                                  .milli = job->demand.gpu_milli};
 
+    if (type < 32 && ((job->demand.not_types >> type) & 1u))
+        return 0; /* its class cannot run there */
     return gp__speed_of(v->core, job, &where);
 }
 
@@ -491,8 +494,7 @@ int gp_view_fit_counts(const struct gp_view *v, const struct gp_job *job,
         if (gp_cluster_node_state(cl, node) != GP_NODE_UP ||
             gp_cluster_node_type(cl, node) !=
                 gp_cluster_node_type(cl, nodes[0]) ||
-            (job->demand.type != GP_TYPE_ANY &&
-             gp_cluster_node_type(cl, node) != job->demand.type))
+            !gp_demand_type_ok(&job->demand, gp_cluster_node_type(cl, node)))
             return GP_ENOFIT;
         s[i] = (struct gp_slot){.node = node};
         /* its own devices there first */

@@ -379,8 +379,9 @@ const struct gp_trace_reader_ops gp_trace_reader_gavel = {
 
 /* Gavel's table as a speed model: each job type's measured throughput on
  * V100, P100 and K80 at each measured scale, relative to the V100 (on
- * which the reader computes durations), and each pair's throughputs packed
- * onto the same GPUs where Gavel could pack it there (both figures > 0). */
+ * which the reader computes durations), "cannot run" where Gavel's figure
+ * is 0, and each pair's throughputs packed onto the same GPUs where Gavel
+ * could pack it there (both figures > 0). */
 int gp_trace_gavel_speeds(struct gp_speed_table **out, bool spread)
 {
     static const char *const types[] = {"V100", "P100", "K80"};
@@ -395,8 +396,12 @@ int gp_trace_gavel_speeds(struct gp_speed_table **out, bool spread)
         const double u[] = {e->v100u, e->p100u, e->k80u};
 
         for (size_t k = 0; k < 3; k++) {
-            if (v[k] > 0 && (rc = gp_speed_table_set(t, e->job_type, types[k],
-                                                     e->scale, v[k])) != GP_OK)
+            /* Gavel's 0: measured, and the job cannot run there */
+            if ((rc = v[k] > 0
+                          ? gp_speed_table_set(t, e->job_type, types[k],
+                                               e->scale, v[k])
+                          : gp_speed_table_set_none(t, e->job_type, types[k],
+                                                    e->scale)) != GP_OK)
                 break;
             if (spread && u[k] > 0 && e->scale > 1 &&
                 (rc = gp_speed_table_set_spread(t, e->job_type, types[k],

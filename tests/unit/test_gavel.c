@@ -348,6 +348,38 @@ static void fifo_serves_in_submission_order_on_the_fastest_type(void **state)
     gp_speed_table_free(t);
 }
 
+/* FIFO as the artifact's FIFOPolicyWithPerf: a job at the head that
+ * cannot run on the type with free GPUs (here its class cannot run on
+ * K80s at 2 GPUs) is passed over, and the next job takes them; a head
+ * that could run there but finds no room still holds the line. Two V100s
+ * and two K80s: "v" holds the V100s, "cant" waits, "k" runs on the K80s. */
+static void fifo_passes_a_head_that_cannot_run_on_the_free_type(void **state)
+{
+    struct gp_speed_table *t = speeds();
+    static const struct gp_kv fifo = {"objective", "fifo_perf"};
+    struct rec r;
+    struct gp_core *core;
+    uint64_t v, cant, k, last;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_set(t, "oom", "V100", 2, 8), GP_OK);
+    assert_int_equal(gp_speed_table_set_none(t, "oom", "K80", 2), GP_OK);
+    assert_non_null(core = mkgv(2, 2, t, &fifo, 1, &r, NULL));
+    v = job(core, "v", "big", 2);
+    cant = job(core, "cant", "oom", 2);
+    k = job(core, "k", "small", 2);
+    last = job(core, "last", "small", 1);
+    round_at(core, 0);
+    round_at(core, 1);
+    assert_string_equal(on(core, v), "V100");
+    assert_string_equal(on(core, cant), "-");
+    assert_string_equal(on(core, k), "K80");
+    /* nothing is free: "last" waits behind the head */
+    assert_string_equal(on(core, last), "-");
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 /* reset_min (the artifact's minimum time between allocation resets): a
  * job that arrives after a solve gets no time until reset_min has passed
  * since it. One V100 with a running job; a second job is submitted
@@ -1273,6 +1305,7 @@ int main(void)
         cmocka_unit_test(makespan_gives_the_fast_type_to_the_longest_job),
         cmocka_unit_test(finish_time_fairness_splits_as_max_min_at_the_start),
         cmocka_unit_test(fifo_serves_in_submission_order_on_the_fastest_type),
+        cmocka_unit_test(fifo_passes_a_head_that_cannot_run_on_the_free_type),
         cmocka_unit_test(reset_min_spaces_the_solves),
         cmocka_unit_test(bad_options_are_refused_naming_the_key),
         cmocka_unit_test(allox_matches_jobs_to_types_for_the_least_total),

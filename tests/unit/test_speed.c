@@ -411,6 +411,125 @@ static void a_slice_overhead_out_of_range_is_refused(void **state)
     gp_cluster_free(c);
 }
 
+/* "Cannot run" (Gavel's 0): the figure that stands for a count decides,
+ * by the same rule as the scaling; no figure means "can run". */
+static void a_cannot_run_figure_stands_for_its_counts(void **state)
+{
+    struct gp_speed_table *t = table();
+
+    (void)state;
+    assert_int_equal(gp_speed_table_set(t, "big", "K80", 1, 1.5), GP_OK);
+    assert_int_equal(gp_speed_table_set_none(t, "big", "K80", 2), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "big", "V100", 1, 6), GP_OK);
+    assert_true(gp_speed_table_can_run(t, "big", "K80", 1));
+    assert_false(gp_speed_table_can_run(t, "big", "K80", 2));
+    /* 3 and 4 were not measured: the 2 below stands for them */
+    assert_false(gp_speed_table_can_run(t, "big", "K80", 3));
+    assert_false(gp_speed_table_can_run(t, "big", "K80", 4));
+    assert_float_equal(gp_speed_table_throughput(t, "big", "K80", 4), 0, 0);
+    assert_float_equal(gp_speed_table_rate(t, "big", "K80", 2, 2), 0, 0);
+    assert_float_equal(gp_speed_table_throughput(t, "big", "K80", 1), 1.5,
+                       1e-12);
+    /* without a figure: nothing says it cannot */
+    assert_true(gp_speed_table_can_run(t, "big", "P100", 2));
+    assert_true(gp_speed_table_can_run(t, "bert", "K80", 2));
+    assert_true(gp_speed_table_can_run(NULL, "big", "K80", 2));
+    /* a later figure of either kind replaces the earlier */
+    assert_int_equal(gp_speed_table_set(t, "big", "K80", 2, 2.5), GP_OK);
+    assert_true(gp_speed_table_can_run(t, "big", "K80", 2));
+    assert_int_equal(gp_speed_table_set_none(t, "big", "V100", 1), GP_OK);
+    assert_false(gp_speed_table_can_run(t, "big", "V100", 1));
+    assert_int_equal(gp_speed_table_set_none(t, "", "K80", 2), GP_EINVAL);
+    assert_int_equal(gp_speed_table_set_none(t, "big", "K80", 0), GP_EINVAL);
+    assert_int_equal(gp_speed_table_set_none(t, "big", NULL, 1), GP_EINVAL);
+    gp_speed_table_free(t);
+}
+
+/* Gavel's table: ResNet-50 with batch size 128 cannot run on 2 K80s. */
+static void gavel_zeros_load_as_cannot_run(void **state)
+{
+    struct gp_speed_table *t;
+    const char *cls = "ResNet-50 (batch size 128)";
+
+    (void)state;
+    assert_int_equal(gp_trace_gavel_speeds(&t, false), GP_OK);
+    assert_true(gp_speed_table_can_run(t, cls, "K80", 1));
+    assert_false(gp_speed_table_can_run(t, cls, "K80", 2));
+    assert_false(gp_speed_table_can_run(t, cls, "K80", 8));
+    assert_true(gp_speed_table_can_run(t, cls, "V100", 8));
+    gp_speed_table_free(t);
+}
+
+/* The core never places a job where its class cannot run: it waits for
+ * the type it can run on, and a job that can run on no type of the
+ * cluster is rejected, saying why. */
+static void a_job_never_runs_where_its_class_cannot(void **state)
+{
+    struct gp_speed_table *t = table();
+    struct gp_cluster *c;
+    struct gp_core *core;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find("fifo"), .model = GP_PLACE_PACK, .speed = t};
+    struct gp_job_spec a = {
+        .id = "a", .job_class = "big", .gpus = 2, .duration_us = S(100)};
+    struct gp_job_spec b = a, small = a, other = a;
+    uint64_t ja, jb, js, jo;
+    const struct gp_job *j;
+
+    (void)state;
+    b.id = "b";
+    small.id = "small";
+    small.gpus = 1;
+    other.id = "other";
+    other.job_class = "lm";
+    assert_int_equal(gp_speed_table_set(t, "big", "K80", 1, 1.5), GP_OK);
+    assert_int_equal(gp_speed_table_set_none(t, "big", "K80", 2), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "big", "V100", 1, 6), GP_OK);
+    harness_rec = NULL;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 2, "V100", 0, NULL), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 1, 8, "K80", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    /* fifo: b last, so that its wait holds no one up */
+    assert_int_equal(gp_core_submit(core, &a, 0, &ja, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &small, 0, &js, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &other, 0, &jo, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &b, 0, &jb, NULL), GP_OK);
+    round_at(core, 0);
+    /* a on the V100s; b waits, though 5 K80s are still free; a 1-GPU job
+     * of the class and a job of another class go to the K80s */
+    j = gp_core_job(core, ja);
+    assert_int_equal(j->state, GP_JOB_RUNNING);
+    assert_string_equal(gp_cluster_type_name(c, j->where.type), "V100");
+    assert_int_equal(gp_core_job(core, jb)->state, GP_JOB_PENDING);
+    j = gp_core_job(core, js);
+    assert_int_equal(j->state, GP_JOB_RUNNING);
+    assert_string_equal(gp_cluster_type_name(c, j->where.type), "K80");
+    j = gp_core_job(core, jo);
+    assert_int_equal(j->state, GP_JOB_RUNNING);
+    assert_string_equal(gp_cluster_type_name(c, j->where.type), "K80");
+    assert_int_equal(gp_core_job_ended(core, ja, GP_JOB_COMPLETED, S(50)),
+                     GP_OK);
+    round_at(core, S(50));
+    j = gp_core_job(core, jb);
+    assert_int_equal(j->state, GP_JOB_RUNNING);
+    assert_string_equal(gp_cluster_type_name(c, j->where.type), "V100");
+    gp_core_free(core);
+
+    /* only K80s: the class can never run at 2 and is rejected */
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 2, 4, "K80", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    assert_int_equal(gp_core_submit(core, &a, 0, &ja, NULL), GP_OK);
+    j = gp_core_job(core, ja);
+    assert_int_equal(j->state, GP_JOB_REJECTED);
+    assert_int_equal(j->reject, GP_REJECT_GPU_TYPE);
+    assert_int_equal(gp_core_submit(core, &small, 0, &js, NULL), GP_OK);
+    assert_int_equal(gp_core_job(core, js)->state, GP_JOB_PENDING);
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +541,9 @@ int main(void)
         cmocka_unit_test(a_gang_over_several_nodes_runs_at_its_spread_rate),
         cmocka_unit_test(a_transparent_resize_keeps_the_world_size),
         cmocka_unit_test(a_slice_overhead_out_of_range_is_refused),
+        cmocka_unit_test(a_cannot_run_figure_stands_for_its_counts),
+        cmocka_unit_test(gavel_zeros_load_as_cannot_run),
+        cmocka_unit_test(a_job_never_runs_where_its_class_cannot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2497,7 +2497,7 @@ static int solve_fifo(struct round *r)
         uint8_t cand[MAX_TYPES];
         size_t nc = 0;
         int best = -1;
-        bool placed;
+        bool placed, room = false;
 
         if (e->ended || (g->random_type && alloc_type(e, r->ntypes) >= 0))
             continue;
@@ -2509,17 +2509,25 @@ static int solve_fifo(struct round *r)
                 best = k;
         }
         placed = best >= 0;
-        for (uint8_t k = 0; k < r->ntypes && !placed; k++)
+        for (uint8_t k = 0; k < r->ntypes && !placed; k++) {
+            room = room || left[k] >= e->sf;
             if (left[k] >= e->sf && e->t[k] > 0) {
                 if (g->random_type)
                     cand[nc++] = k;
                 else if (best < 0 || e->t[k] > e->t[best])
                     best = k;
             }
+        }
         if (best < 0 && nc > 0)
             best = cand[gp_rng_next(&g->rng) % nc];
+        /* the queue's head waits and no one passes it - unless GPUs it
+         * could take are free but it cannot run there (its class cannot,
+         * or it asked another type): the artifact's FIFOPolicyWithPerf
+         * passes over it then (its best free type has throughput 0) */
+        if (best < 0 && room && !g->random_type)
+            continue;
         if (best < 0)
-            break; /* the queue's head waits: no one passes it */
+            break;
         e->x[best] = 1;
         left[best] -= e->sf;
     }

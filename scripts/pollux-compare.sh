@@ -7,7 +7,10 @@
 # artifact's world (a re-allocation restarts the job from its checkpoint,
 # 30 s without progress, nothing lost; 60 s rounds), beside the average
 # JCTs the artifact reports for its own Tiresias, Optimus+Oracle and
-# Pollux at that load. Prints a markdown table (docs/policies/pollux.md).
+# Pollux at that load. Prints a markdown table (docs/policies/pollux.md);
+# at load 1.0 also each policy job for job against the artifact's own
+# run of it (data/pollux-workloads/artifact-jcts-1.0.json.xz: the same
+# summary.json files' "jcts", every job's JCT).
 #
 # The artifact's figures: petuum/adaptdl, branch osdi21-artifact (commit
 # c793c7089bd307462686339d29707925c461f9a9),
@@ -34,11 +37,11 @@ for w in 1 2 3 4 5 6 7 8; do
         --restart-cost 30 --resize-cost 30 --round 60 --elastic trace \
         --opt tiresias.limits=57600 --opt optimus.speed=true \
         --opt optimus.remaining=true --opt optimus.interval=60 \
-        --json --no-progress >"$tmp/w$w.json"
+        --json --jobs-csv "$tmp/w$w" --no-progress >"$tmp/w$w.json"
 done
 
-python3 - "$tmp" "$load" <<'PY'
-import json, sys
+python3 - "$tmp" "$load" "$here/../data/pollux-workloads/artifact-jcts-1.0.json.xz" <<'PY'
+import csv, json, lzma, statistics, sys
 reported = {
     ("0.5", "tiresias"): [1450.94, 2333.28, 1869.90, 1946.76, 1425.39, 1826.58, 3979.15, 1899.95],
     ("0.5", "optimus"): [1309.69, 3124.56, 1986.84, 2173.86, 1324.53, 1957.96, 5314.00, 1971.47],
@@ -77,4 +80,29 @@ print("| mean | " + " | ".join(f"{sums[k] / 8:,.0f}" for k in ours + ["a" + k fo
 for p in art:
     print(f"{p}: gpupool {sums[p] / 8:,.0f} s, artifact {sums['a' + p] / 8:,.0f} s "
           f"({100 * (sums[p] / sums['a' + p] - 1):+.1f}%)")
+if load == "1.0":
+    # job for job: |gpupool - artifact| / artifact over the 8 x 160 jobs
+    per_job = json.load(lzma.open(sys.argv[3]))
+    print()
+    print("| policy | jobs | within 10% | within 25% | median difference | without ncf: jobs, within 10%, median |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for p in art:
+        rel, big = [], []
+        for w in range(1, 9):
+            theirs = per_job[p][f"workload-{w}"]
+            with open(f"{sys.argv[1]}/w{w}.{p}.csv") as f:
+                ours_j = {r["id"]: float(r["jct_s"]) for r in csv.DictReader(f)}
+            if set(ours_j) != set(theirs):
+                sys.exit(f"workload-{w}: {p}: the jobs differ from the artifact's")
+            rel += [abs(ours_j[k] - v) / v for k, v in theirs.items()]
+            big += [abs(ours_j[k] - v) / v for k, v in theirs.items()
+                    if not k.startswith("ncf-")]
+        n = len(rel)
+        w10 = sum(d <= 0.10 for d in rel)
+        w25 = sum(d <= 0.25 for d in rel)
+        b10 = sum(d <= 0.10 for d in big)
+        print(f"| {p} | {n:,} | {w10:,} ({100 * w10 / n:.1f}%) | "
+              f"{w25:,} ({100 * w25 / n:.1f}%) | {100 * statistics.median(rel):.1f}% | "
+              f"{len(big):,}, {b10:,} ({100 * b10 / len(big):.1f}%), "
+              f"{100 * statistics.median(big):.1f}% |")
 PY

@@ -662,6 +662,23 @@ struct round {
     uint8_t order[MAX_TYPES];
 };
 
+/* Room for `want` jobs in this round's list (scratch: the old one stays
+ * in the arena until the round ends). */
+static int acts_room(struct round *r, size_t want)
+{
+    struct act *na;
+
+    if (want <= r->cap)
+        return GP_OK;
+    if (!(na = gp_arena_alloc(gp_view_scratch(r->v), want * sizeof(*na))))
+        return GP_ENOMEM;
+    if (r->n)
+        memcpy(na, r->a, r->n * sizeof(*na));
+    r->a = na;
+    r->cap = want;
+    return GP_OK;
+}
+
 /* The job into this round's list; its entry's throughputs read (again)
  * when it is new or the cluster's GPUs changed, and the allocation then
  * marked stale. */
@@ -673,18 +690,9 @@ static int push(struct round *r, const struct gp_job *job, bool running)
     struct act *a;
     int rc;
 
-    if (r->n == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 64;
-        struct act *na =
-            gp_arena_alloc(gp_view_scratch(r->v), ncap * sizeof(*na));
-
-        if (!na)
-            return GP_ENOMEM;
-        if (r->n)
-            memcpy(na, r->a, r->n * sizeof(*na));
-        r->a = na;
-        r->cap = ncap;
-    }
+    if (r->n == r->cap &&
+        (rc = acts_room(r, r->cap ? r->cap * 2 : 64)) != GP_OK)
+        return rc;
     if ((rc = track(r->g, job, &e)) != GP_OK)
         return rc;
     a = &r->a[r->n++];
@@ -761,19 +769,9 @@ static int gather(struct round *r, bool all)
                       (all ? gp_view_npending(r->v) : r->g->nreserved);
 
         /* every job pushed has an entry: at least `most` of them */
-        if ((rc = reserve(r->g, most)) != GP_OK)
+        if ((rc = reserve(r->g, most)) != GP_OK ||
+            (rc = acts_room(r, most)) != GP_OK)
             return rc;
-        if (most > r->cap) {
-            struct act *na =
-                gp_arena_alloc(gp_view_scratch(r->v), most * sizeof(*na));
-
-            if (!na)
-                return GP_ENOMEM;
-            if (r->n)
-                memcpy(na, r->a, r->n * sizeof(*na));
-            r->a = na;
-            r->cap = most;
-        }
     }
     for (size_t i = 0; i < gp_view_nrunning(r->v); i++)
         if ((rc = push(r, gp_view_running_at(r->v, i), true)) != GP_OK)

@@ -14,7 +14,8 @@ cvxpy's problem building and canonicalization and ECOS's solve), ECOS's
 own solve time as cvxpy reports it, and the objective of the allocation
 that came back, computed here as bench_gavel's optimum is defined:
 min over jobs of sum_k T_jk s_j X_jk / P_j, P_j = sum_k T_jk W_k / sum W.
-Median of --reps (default 3) solves. Prints one line per problem."""
+Median of --reps (default 3) solves. Prints one line per problem; exits 1
+when an optimum differs from gpupool's by more than 1e-6 (relative)."""
 import argparse
 import ast
 import json
@@ -27,7 +28,11 @@ import warnings
 import numpy as np
 
 warnings.simplefilter("ignore", FutureWarning)
-import cvxpy as cp  # noqa: E402
+try:
+    import cvxpy as cp  # noqa: E402
+except ImportError as e:
+    sys.exit(f"gavel_cvxpy.py: cannot import cvxpy ({e}): build it with "
+             "bench/build-cvxpy.sh and put its PREFIX on PYTHONPATH")
 
 
 def main():
@@ -39,6 +44,10 @@ def main():
     a = ap.parse_args()
 
     sched = os.path.join(a.gavel, "scheduler")
+    if not os.path.isfile(os.path.join(sched, "policies",
+                                       "max_min_fairness.py")):
+        sys.exit(f"gavel_cvxpy.py: {a.gavel}: not a checkout of Gavel "
+                 "(no scheduler/policies/max_min_fairness.py)")
     sys.path.insert(0, os.path.join(sched, "policies"))
     import max_min_fairness  # the artifact's, unmodified
 
@@ -64,11 +73,16 @@ def main():
     print("%8s %12s %12s %8s %10s %14s %14s %10s" %
           ("jobs", "whole (ms)", "ECOS (ms)", "iters", "status",
            "objective", "gpupool z", "gap"))
+    bad = 0
     for path in a.problems:
-        with open(path) as f:
-            prob = json.load(f)
-        spec = prob["cluster_spec"]
-        jobs = prob["jobs"]
+        try:
+            with open(path) as f:
+                prob = json.load(f)
+            spec = prob["cluster_spec"]
+            jobs = prob["jobs"]
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"gavel_cvxpy.py: {path}: not a problem of bench_gavel "
+                     f"--problem ({e!r})")
         types = sorted(spec)
         tput, sf, weights = {}, {}, {}
         for j, (jt, s) in enumerate(jobs):
@@ -93,6 +107,10 @@ def main():
               (len(jobs), 1e3 * statistics.median(whole),
                1e3 * statistics.median(ecos), iters, status, z, ours,
                (z - ours) / ours), flush=True)
+        if status != "optimal" or abs(z - ours) > 1e-6 * abs(ours):
+            bad += 1
+    if bad:
+        sys.exit(f"gavel_cvxpy.py: {bad} problem(s) without the same optimum")
 
 
 if __name__ == "__main__":

@@ -29,13 +29,10 @@ static uint8_t reject_cause(const struct gp_core *c, const struct gp_demand *d)
 {
     struct gp_demand bare = *d;
 
-    if (d->not_types) {
-        bare.not_types = 0;
-        if (gp_cluster_can_ever_fit(c->cluster, c->cfg.model, &bare, NULL) ==
-            GP_OK)
-            return GP_REJECT_GPU_TYPE; /* it fits, but not where it runs */
-        bare.not_types = d->not_types;
-    }
+    bare.not_types = 0;
+    if (d->not_types &&
+        gp_cluster_can_ever_fit(c->cluster, c->cfg.model, &bare, NULL) == GP_OK)
+        return GP_REJECT_GPU_TYPE; /* it fits, but not where it can run */
 
     bare.cpus_per_gpu = 0;
     bare.mem_mib_per_gpu = 0;

@@ -555,11 +555,6 @@ static int fit_gang(const struct gp_cluster *c, enum gp_place_model model,
 
 /* ---- one node: fractional and zero-GPU jobs, FGD ------------------------ */
 
-static bool type_ok(const struct gp_demand *d, uint32_t t)
-{
-    return gp_demand_type_ok(d, t);
-}
-
 /* A single-node answer: node, device (shares), and a score, lower better. */
 struct pick {
     uint32_t node, dev;
@@ -796,7 +791,7 @@ static void fgd_search(const struct gp_cluster *c, const struct gp_demand *d,
     for (uint32_t t = 0; t < c->ntypes; t++) {
         const struct buckets *b = &c->types[t].nodes;
 
-        if (!type_ok(d, t))
+        if (!gp_demand_type_ok(d, t))
             continue;
         for (uint32_t k = gp__buckets_next(b, d->gpus); k != NONE;
              k = gp__buckets_next(b, k + 1))
@@ -819,7 +814,7 @@ static int fit_pool_share(const struct gp_cluster *c, const struct gp_demand *d,
         uint64_t spare = (MILLI - ty->pool_milli % MILLI) % MILLI;
         uint64_t key;
 
-        if (!type_ok(d, t))
+        if (!gp_demand_type_ok(d, t))
             continue;
         if (spare >= d->gpu_milli)
             key = spare;
@@ -862,7 +857,7 @@ static int fit_one_node(const struct gp_cluster *c, enum gp_place_model model,
         fgd_search(c, d, &best);
     } else {
         for (uint32_t t = 0; t < c->ntypes; t++) {
-            if (!type_ok(d, t))
+            if (!gp_demand_type_ok(d, t))
                 continue;
             if (d->gpu_milli)
                 bestfit_share(c, (uint8_t)t, d, &best);
@@ -919,7 +914,8 @@ int gp_cluster_fit_on(const struct gp_cluster *c, uint32_t node,
     if (node >= c->nnodes)
         return GP_ENOFIT;
     n = &c->nodes[node];
-    if (!node_up(n) || !type_ok(d, n->type) || node_room(n, d) < d->gpus)
+    if (!node_up(n) || !gp_demand_type_ok(d, n->type) ||
+        node_room(n, d) < d->gpus)
         return GP_ENOFIT;
     memset(out, 0, sizeof(*out));
     out->type = n->type;
@@ -1061,7 +1057,7 @@ int gp_cluster_fit_shared(const struct gp_cluster *c, const struct gp_demand *d,
         for (uint32_t t = 0; t < c->ntypes; t++) {
             int rc;
 
-            if (!type_ok(d, t))
+            if (!gp_demand_type_ok(d, t))
                 continue;
             rc = fit_shared_at(c, d, t, level, scratch, out);
             if (rc != GP_ENOFIT)
@@ -1130,7 +1126,7 @@ int gp_cluster_can_ever_fit(const struct gp_cluster *c,
     if (d->not_types) {
         uint32_t t = 0;
 
-        while (t < c->ntypes && !type_ok(d, t))
+        while (t < c->ntypes && !gp_demand_type_ok(d, t))
             t++;
         if (t == c->ntypes)
             return gp_diag_set(diag, GP_ENOFIT, "job",
@@ -1142,7 +1138,7 @@ int gp_cluster_can_ever_fit(const struct gp_cluster *c,
     for (uint32_t t = 0; t < c->ntypes; t++) {
         const struct gtype *ty = &c->types[t];
 
-        if (!type_ok(d, t))
+        if (!gp_demand_type_ok(d, t))
             continue;
         if (d->gpus) {
             if (ty->up_gpus < d->gpus)
@@ -1159,8 +1155,9 @@ int gp_cluster_can_ever_fit(const struct gp_cluster *c,
                                       count of a type it may run on */
 
         for (uint32_t t = 0; t < c->ntypes; t++)
-            if (type_ok(d, t) && (most == c->ntypes ||
-                                  c->types[t].up_gpus > c->types[most].up_gpus))
+            if (gp_demand_type_ok(d, t) &&
+                (most == c->ntypes ||
+                 c->types[t].up_gpus > c->types[most].up_gpus))
                 most = t;
         return gp_diag_set(
             diag, GP_ENOFIT, "job",

@@ -557,7 +557,6 @@ static struct gjob *find(struct gavel *g, uint64_t seq)
     return lo < g->njobs && g->jobs[lo].seq == seq ? &g->jobs[lo] : NULL;
 }
 
-/* The job's entry, made if new. */
 /* Room for `want` entries in g->jobs (rounded up to a power of two, so
  * that the next arrival after a burst does not copy them all again). */
 static int reserve(struct gavel *g, size_t want)
@@ -579,6 +578,7 @@ static int reserve(struct gavel *g, size_t want)
     return GP_OK;
 }
 
+/* The job's entry, made if new. */
 static int track(struct gavel *g, const struct gp_job *job, struct gjob **out)
 {
     size_t at;

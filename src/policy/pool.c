@@ -2885,6 +2885,16 @@ static int pool_schedule(void *priv, const struct gp_view *v,
             need = 2 * need - MILLI; /* a gang reclaimed to land nearer */
         if (r.job && r.by_reclaim && r.job->tenant == t && need < ask(r.job))
             need = ask(r.job); /* what is reclaimed for its gang */
+        if (tot.holder && (int64_t)ti->owed_milli > need) {
+            /* what a line holder reclaimed past the entitlement, for its
+             * gang (see reclaim) */
+            const struct gp_job *h;
+
+            if ((rc = line_holder(p, v, plan, &tot, t, &h)) != GP_OK)
+                return rc;
+            if (h && need < ask(h))
+                need = ask(h);
+        }
         if (p->lend_idle && need < p->lent[t])
             need = p->lent[t]; /* what idle jobs were preempted for */
         if (ti->typed) {

@@ -140,7 +140,12 @@ struct gp_arena *gp_view_scratch(const struct gp_view *v);
 
 /* Iterate pending jobs in rank order (lowest rank first), across shapes.
  * gp_pending_iter_skip_shape() drops the rest of the current job's shape
- * (use it when a job does not fit: no job of its shape fits either). */
+ * (use it when a job does not fit: no job of its shape fits either). An
+ * iterator lives for the round it was made in (its state is in the
+ * round's scratch arena, gp_view_scratch) and is independent of every
+ * other: a policy may walk one tenant's queue inside a walk of another's,
+ * or of the same one, and neither walk, nor a skip in it, changes the
+ * other. GP_ENOMEM from an init when the arena is full. */
 struct gp_pending_iter {
     const struct gp_view *view;
     void *state;
@@ -164,7 +169,9 @@ int gp_view_tenant_pending_wait(const struct gp_view *v, uint32_t tenant,
                                 uint32_t gpus, uint64_t *njobs,
                                 int64_t *wait_s);
 
-/* Iterate running jobs from the highest rank (the best victim) down. */
+/* Iterate running jobs from the highest rank (the best victim) down.
+ * Independent of every other walk, and living for its round, as the
+ * pending iterator. */
 struct gp_running_iter {
     const struct gp_view *view;
     void *state;

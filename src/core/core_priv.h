@@ -103,6 +103,7 @@ struct action {
 struct pit_entry {
     uint32_t shape;
     uint32_t idx;
+    uint32_t slot;   /* its walk's root: the shape's place in that walk */
     struct qentry q; /* a copy of shapes[shape].heap[idx] */
 };
 
@@ -200,14 +201,6 @@ struct gp_core {
     struct gp_view view;
     struct gp_plan plan;
 
-    /* iterator state, reused round after round */
-    struct pit_entry *pit;
-    uint32_t npit, cappit;
-    uint8_t *pit_skip;
-    uint8_t *pit_skip_tenant;
-    uint32_t pit_cur_shape;
-    uint32_t *rit;
-    uint32_t nrit, caprit;
     int walk_err; /* a walk ran out of memory: the round fails with it */
 };
 

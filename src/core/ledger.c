@@ -122,12 +122,6 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
     if ((rc = gp__grow(c->env, (void **)&c->tenants, &c->captenants,
                        sizeof(*c->tenants), c->ntenants + 1)))
         return rc;
-    {
-        uint8_t *p = gp_env_realloc(c->env, c->pit_skip_tenant, c->captenants);
-        if (!p)
-            return GP_ENOMEM;
-        c->pit_skip_tenant = p;
-    }
     if (!(types = gp_env_calloc(c->env, GP_MAX_GPU_TYPES, sizeof(*types))))
         return GP_ENOMEM;
     idx = c->ntenants++;

@@ -140,13 +140,6 @@ static int shape_of(struct gp_core *c, const struct gp_demand *d,
         (rc = gp__grow(c->env, (void **)&c->free_shapes, &c->capfree_shapes,
                        sizeof(uint32_t), c->nshapes + 1)))
         return rc;
-    {
-        /* the iterator's skip flags grow with the shapes */
-        uint8_t *p = gp_env_realloc(c->env, c->pit_skip, c->capshapes);
-        if (!p)
-            return GP_ENOMEM;
-        c->pit_skip = p;
-    }
     if (tenant != NONE) {
         struct tenant *t = &c->tenants[tenant];
         if ((rc = gp__grow(c->env, (void **)&t->shapes, &t->capshapes,
@@ -377,15 +370,25 @@ void gp__queues_free(struct gp_core *c)
     gp_env_free(c->env, c->active);
     gp_env_free(c->env, c->free_shapes);
     gp_env_free(c->env, c->running);
-    gp_env_free(c->env, c->pit);
-    gp_env_free(c->env, c->pit_skip);
-    gp_env_free(c->env, c->rit);
-    gp_env_free(c->env, c->pit_skip_tenant);
 }
 
 /* Pending iterator: a min-heap of frontier positions (shape, heap index),
  * each with a copy of its heap entry (the pending heaps do not change while
- * a round plans). */
+ * a round plans). Every iterator has its own frontier and skip flags, in
+ * the round's scratch arena, so a policy may walk one tenant's queue while
+ * it walks another (or the same one): no walk disturbs another. */
+
+struct pit_state {
+    struct gp_core *c;
+    struct gp_arena *a;
+    struct pit_entry *h;
+    uint32_t n, cap;
+    uint8_t *skip;        /* per root shape (its slot), the walk's own */
+    uint8_t *skip_tenant; /* per tenant, a walk of all tenants; else NULL */
+    bool done;            /* a one-tenant walk whose tenant was skipped */
+    uint32_t cur_slot;    /* the job last returned: its root's slot */
+    uint32_t cur_shape;   /* and its shape (NONE before the first) */
+};
 
 static inline bool pit_before(const struct pit_entry *a,
                               const struct pit_entry *b, void *ctx)
@@ -395,31 +398,81 @@ static inline bool pit_before(const struct pit_entry *a,
 
 GP_HEAP_DEFINE(pit, struct pit_entry, pit_before, GP_HEAP_UNMOVED)
 
-static int pit_push_at(struct gp_core *c, uint32_t shape, uint32_t idx)
+/* Double a walk's frontier in the round's arena. The arena frees nothing
+ * before the round ends: doubling keeps what is left behind below what is
+ * in use. */
+static int arena_grow(struct gp_arena *a, void **p, uint32_t *cap, size_t elem)
 {
+    uint32_t n = *cap ? 2 * *cap : 16;
+    void *q;
+
+    if (n < *cap || !(q = gp_arena_alloc(a, (size_t)n * elem)))
+        return GP_ENOMEM;
+    if (*cap)
+        memcpy(q, *p, (size_t)*cap * elem);
+    *p = q;
+    *cap = n;
+    return GP_OK;
+}
+
+static int pit_push_at(struct pit_state *st, uint32_t slot, uint32_t shape,
+                       uint32_t idx)
+{
+    struct gp_core *c = st->c;
+    int rc;
+
     if (idx >= c->shapes[shape].n || c->shapes[shape].stuck)
         return GP_OK;
-    return pit_push(c->env, &c->pit, &c->npit, &c->cappit,
-                    (struct pit_entry){shape, idx, c->shapes[shape].heap[idx]},
-                    c);
+    if (st->n == st->cap && (rc = arena_grow(st->a, (void **)&st->h, &st->cap,
+                                             sizeof(*st->h))) != GP_OK)
+        return rc;
+    st->h[st->n] =
+        (struct pit_entry){shape, idx, slot, c->shapes[shape].heap[idx]};
+    pit_up(st->h, st->n++, c);
+    return GP_OK;
+}
+
+/* A walk's state with `nroots` root shapes (and, for a walk of every
+ * tenant, a skip flag per tenant). */
+static int pit_state_new(struct gp_pending_iter *it, const struct gp_view *v,
+                         uint32_t nroots, bool by_tenant,
+                         struct pit_state **out)
+{
+    struct gp_core *c = v->core;
+    struct gp_arena *a = gp_view_scratch(v);
+    struct pit_state *st = gp_arena_alloc(a, sizeof(*st));
+
+    if (!st)
+        return GP_ENOMEM;
+    *st =
+        (struct pit_state){.c = c, .a = a, .cur_slot = NONE, .cur_shape = NONE};
+    st->skip = gp_arena_alloc(a, nroots + 1);
+    if (!st->skip)
+        return GP_ENOMEM;
+    memset(st->skip, 0, nroots + 1);
+    if (by_tenant) {
+        st->skip_tenant = gp_arena_alloc(a, c->ntenants + 1);
+        if (!st->skip_tenant)
+            return GP_ENOMEM;
+        memset(st->skip_tenant, 0, c->ntenants + 1);
+    }
+    it->view = v;
+    it->state = st;
+    it->cur = NULL;
+    *out = st;
+    return GP_OK;
 }
 
 int gp_pending_iter_init(struct gp_pending_iter *it, const struct gp_view *v)
 {
     struct gp_core *c = v->core;
+    struct pit_state *st;
     int rc;
 
-    it->view = v;
-    it->state = c;
-    it->cur = NULL;
-    c->npit = 0;
-    c->pit_cur_shape = NONE;
-    if (c->nshapes)
-        memset(c->pit_skip, 0, c->nshapes);
-    if (c->ntenants)
-        memset(c->pit_skip_tenant, 0, c->ntenants);
+    if ((rc = pit_state_new(it, v, c->nactive, true, &st)) != GP_OK)
+        return rc;
     for (uint32_t k = 0; k < c->nactive; k++)
-        if ((rc = pit_push_at(c, c->active[k], 0)) != GP_OK)
+        if ((rc = pit_push_at(st, k, c->active[k], 0)) != GP_OK)
             return rc;
     return GP_OK;
 }
@@ -428,53 +481,58 @@ int gp_pending_iter_init_tenant(struct gp_pending_iter *it,
                                 const struct gp_view *v, uint32_t tenant)
 {
     struct gp_core *c = v->core;
+    struct pit_state *st;
     struct tenant *t;
     int rc;
 
     if (!c->cfg.policy->queues_by_tenant || tenant >= c->ntenants)
         return GP_EINVAL;
-    it->view = v;
-    it->state = c;
-    it->cur = NULL;
-    c->npit = 0;
-    c->pit_cur_shape = NONE;
     t = &c->tenants[tenant];
-    c->pit_skip_tenant[tenant] = 0;
-    for (uint32_t k = 0; k < t->nshapes; k++) {
-        c->pit_skip[t->shapes[k]] = 0;
-        if ((rc = pit_push_at(c, t->shapes[k], 0)) != GP_OK)
+    if ((rc = pit_state_new(it, v, t->nshapes, false, &st)) != GP_OK)
+        return rc;
+    for (uint32_t k = 0; k < t->nshapes; k++)
+        if ((rc = pit_push_at(st, k, t->shapes[k], 0)) != GP_OK)
             return rc;
-    }
     return GP_OK;
 }
 
 void gp_pending_iter_skip_tenant(struct gp_pending_iter *it)
 {
-    struct gp_core *c = it->state;
+    struct pit_state *st = it->state;
+    struct gp_core *c = st->c;
+    uint32_t t;
 
-    if (c->pit_cur_shape != NONE && c->shapes[c->pit_cur_shape].tenant != NONE)
-        c->pit_skip_tenant[c->shapes[c->pit_cur_shape].tenant] = 1;
+    if (st->cur_shape == NONE)
+        return;
+    t = c->shapes[st->cur_shape].tenant;
+    if (!st->skip_tenant)
+        st->done = true; /* a walk of this tenant alone */
+    else if (t != NONE)
+        st->skip_tenant[t] = 1;
 }
 
 const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
 {
-    struct gp_core *c = it->state;
+    struct pit_state *st = it->state;
+    struct gp_core *c = st->c;
     int rc;
 
-    while (c->npit > 0) {
-        struct pit_entry e = pit_pop(c->pit, &c->npit, c);
+    while (st->n > 0 && !st->done) {
+        struct pit_entry e = pit_pop(st->h, &st->n, c);
         uint32_t t = c->shapes[e.shape].tenant;
 
-        if (c->pit_skip[e.shape] || (t != NONE && c->pit_skip_tenant[t]))
+        if (st->skip[e.slot] ||
+            (st->skip_tenant && t != NONE && st->skip_tenant[t]))
             continue;
         /* a failed push would shorten the walk: the round fails with it
          * (gp_core_round), no job is silently passed over */
-        if ((rc = pit_push_at(c, e.shape, 2 * e.idx + 1)) != GP_OK ||
-            (rc = pit_push_at(c, e.shape, 2 * e.idx + 2)) != GP_OK) {
+        if ((rc = pit_push_at(st, e.slot, e.shape, 2 * e.idx + 1)) != GP_OK ||
+            (rc = pit_push_at(st, e.slot, e.shape, 2 * e.idx + 2)) != GP_OK) {
             c->walk_err = rc;
             break;
         }
-        c->pit_cur_shape = e.shape;
+        st->cur_slot = e.slot;
+        st->cur_shape = e.shape;
         it->cur = J(c, e.q.id);
         return it->cur;
     }
@@ -484,10 +542,10 @@ const struct gp_job *gp_pending_iter_next(struct gp_pending_iter *it)
 
 void gp_pending_iter_skip_shape(struct gp_pending_iter *it)
 {
-    struct gp_core *c = it->state;
+    struct pit_state *st = it->state;
 
-    if (c->pit_cur_shape != NONE)
-        c->pit_skip[c->pit_cur_shape] = 1;
+    if (st->cur_slot != NONE)
+        st->skip[st->cur_slot] = 1;
 }
 
 int gp_view_tenant_pending_wait(const struct gp_view *v, uint32_t tenant,
@@ -526,36 +584,55 @@ static inline bool rit_before(const uint32_t *a, const uint32_t *b, void *ctx)
 
 GP_HEAP_DEFINE(rit, uint32_t, rit_before, GP_HEAP_UNMOVED)
 
-static void rit_push_at(struct gp_core *c, uint32_t idx)
-{
-    int rc;
+/* Each walk of the running jobs has its own frontier in the round's
+ * scratch arena, as the pending walks do. */
+struct rit_state {
+    struct gp_core *c;
+    struct gp_arena *a;
+    uint32_t *h;
+    uint32_t n, cap;
+};
 
+static void rit_push_at(struct rit_state *st, uint32_t idx)
+{
+    struct gp_core *c = st->c;
+
+    if (idx >= c->nrunning)
+        return;
     /* a failed push would shorten the walk of victims: the round fails */
-    if (idx < c->nrunning &&
-        (rc = rit_push(c->env, &c->rit, &c->nrit, &c->caprit, idx, c)) != GP_OK)
-        c->walk_err = rc;
+    if (st->n == st->cap &&
+        arena_grow(st->a, (void **)&st->h, &st->cap, sizeof(*st->h)) != GP_OK) {
+        c->walk_err = GP_ENOMEM;
+        return;
+    }
+    st->h[st->n] = idx;
+    rit_up(st->h, st->n++, c);
 }
 
 int gp_running_iter_init(struct gp_running_iter *it, const struct gp_view *v)
 {
-    struct gp_core *c = v->core;
+    struct gp_arena *a = gp_view_scratch(v);
+    struct rit_state *st = gp_arena_alloc(a, sizeof(*st));
 
+    if (!st)
+        return GP_ENOMEM;
+    *st = (struct rit_state){.c = v->core, .a = a};
     it->view = v;
-    it->state = c;
-    c->nrit = 0;
-    rit_push_at(c, 0);
+    it->state = st;
+    rit_push_at(st, 0);
     return GP_OK;
 }
 
 const struct gp_job *gp_running_iter_next(struct gp_running_iter *it)
 {
-    struct gp_core *c = it->state;
+    struct rit_state *st = it->state;
+    struct gp_core *c = st->c;
     uint32_t top;
 
-    if (c->nrit == 0)
+    if (st->n == 0)
         return NULL;
-    top = rit_pop(c->rit, &c->nrit, c);
-    rit_push_at(c, 2 * top + 1);
-    rit_push_at(c, 2 * top + 2);
+    top = rit_pop(st->h, &st->n, c);
+    rit_push_at(st, 2 * top + 1);
+    rit_push_at(st, 2 * top + 2);
     return J(c, c->running[top]);
 }

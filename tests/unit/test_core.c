@@ -541,6 +541,128 @@ static void a_tenants_pending_waits_are_summed_by_width(void **state)
     gp_core_free(core);
 }
 
+/* Walks of the queues are independent: a policy may walk one tenant's
+ * queue while it walks another's, the whole queue, or the same one again
+ * (the pool's line holder is looked for in the middle of a tenant's
+ * pass), skip shapes and tenants in one, and the other goes on where it
+ * was. */
+static uint64_t walked[4][8];
+static size_t nwalked[4];
+
+static void note(int w, const struct gp_job *j)
+{
+    if (nwalked[w] < 8)
+        walked[w][nwalked[w]++] = j->id;
+}
+
+static int nested_walks(void *priv, const struct gp_view *v, struct gp_plan *p)
+{
+    struct gp_pending_iter outer, inner, all;
+    struct gp_running_iter r1, r2;
+    const struct gp_job *j;
+
+    (void)priv;
+    (void)p;
+    memset(nwalked, 0, sizeof(nwalked));
+    assert_int_equal(gp_pending_iter_init_tenant(&outer, v, 0), GP_OK);
+    note(0, gp_pending_iter_next(&outer));
+    /* a second walk of the same tenant, skipping its 1-GPU shape */
+    assert_int_equal(gp_pending_iter_init_tenant(&inner, v, 0), GP_OK);
+    while ((j = gp_pending_iter_next(&inner))) {
+        note(1, j);
+        if (j->demand.gpus == 1)
+            gp_pending_iter_skip_shape(&inner);
+    }
+    /* and a walk of every tenant that skips the first tenant it meets */
+    assert_int_equal(gp_pending_iter_init(&all, v), GP_OK);
+    while ((j = gp_pending_iter_next(&all))) {
+        note(2, j);
+        if (j->tenant == 0)
+            gp_pending_iter_skip_tenant(&all);
+    }
+    while ((j = gp_pending_iter_next(&outer)))
+        note(0, j);
+    /* two walks of the running jobs, interleaved */
+    assert_int_equal(gp_running_iter_init(&r1, v), GP_OK);
+    note(3, gp_running_iter_next(&r1));
+    assert_int_equal(gp_running_iter_init(&r2, v), GP_OK);
+    while ((j = gp_running_iter_next(&r2)))
+        ;
+    while ((j = gp_running_iter_next(&r1)))
+        note(3, j);
+    return GP_OK;
+}
+
+static int start_two(void *priv, const struct gp_view *v, struct gp_plan *p)
+{
+    struct gp_pending_iter it;
+    const struct gp_job *j;
+    struct gp_placement where;
+    int n = 0, rc;
+
+    (void)priv;
+    assert_int_equal(gp_pending_iter_init(&it, v), GP_OK);
+    while (n < 2 && (j = gp_pending_iter_next(&it)))
+        if (gp_view_fit(v, j, 0, &where) == GP_OK) {
+            if ((rc = gp_plan_start(p, j, &where)) != GP_OK)
+                return rc;
+            n++;
+        }
+    return GP_OK;
+}
+
+static void walks_of_the_queues_do_not_disturb_each_other(void **state)
+{
+    struct gp_policy_ops ops = {.name = "nested",
+                                .summary = "test",
+                                .queues_by_tenant = true,
+                                .rank = plain_rank,
+                                .schedule = start_two};
+    struct gp_job_spec u = {.id = "u1",
+                            .tenant = "u",
+                            .gpus = 1,
+                            .duration_us = S(100),
+                            .submit_us = S(3)};
+    struct rec r;
+    struct gp_core *core = core_with(&ops, 1, 8, &r);
+    uint64_t run1, run2, a, b, c, d, e;
+
+    (void)state;
+    run1 = submit(core, "run1", 1, 100, 0);
+    run2 = submit(core, "run2", 1, 100, 0.5);
+    round_at(core, S(1));
+    assert_int_equal(state_of(core, run1), GP_JOB_RUNNING);
+    assert_int_equal(state_of(core, run2), GP_JOB_RUNNING);
+    a = submit(core, "a", 1, 100, 2); /* tenant t: a, b (1 GPU), c (2) */
+    b = submit(core, "b", 1, 100, 4);
+    c = submit(core, "c", 2, 100, 5);
+    assert_int_equal(gp_core_submit(core, &u, u.submit_us, &d, NULL), GP_OK);
+    u.id = "u2";
+    u.submit_us = S(6);
+    assert_int_equal(gp_core_submit(core, &u, u.submit_us, &e, NULL), GP_OK);
+    ops.schedule = nested_walks;
+    round_at(core, S(7));
+    /* the first walk saw all of t's jobs, in rank order, around the others */
+    assert_int_equal(nwalked[0], 3);
+    assert_int_equal(walked[0][0], a);
+    assert_int_equal(walked[0][1], b);
+    assert_int_equal(walked[0][2], c);
+    /* the second skipped t's 1-GPU jobs after the first of them */
+    assert_int_equal(nwalked[1], 2);
+    assert_int_equal(walked[1][0], a);
+    assert_int_equal(walked[1][1], c);
+    /* the walk of all met t first (its a), skipped t, then saw u's */
+    assert_int_equal(nwalked[2], 3);
+    assert_int_equal(walked[2][0], a);
+    assert_int_equal(walked[2][1], d);
+    assert_int_equal(walked[2][2], e);
+    /* the first running walk saw both running jobs */
+    assert_int_equal(nwalked[3], 2);
+    assert_true((walked[3][0] == run1 && walked[3][1] == run2) ||
+                (walked[3][0] == run2 && walked[3][1] == run1));
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -555,6 +677,7 @@ int main(void)
         cmocka_unit_test(stopping_gpus_given_to_fit_if_freed_show_nowhere_else),
         cmocka_unit_test(a_tenants_running_jobs_walk_by_class),
         cmocka_unit_test(a_tenants_pending_waits_are_summed_by_width),
+        cmocka_unit_test(walks_of_the_queues_do_not_disturb_each_other),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -555,17 +555,19 @@ static void charge(struct round *r, uint32_t t, uint8_t k, uint64_t milli)
         (double)milli / GP_MILLI_PER_GPU * r->charge_s / tickets;
 }
 
-/* The tenant's next candidate for type k that fits what is left, or NULL.
- * A gang that does not fit now never will this round (room only shrinks),
- * so the cursor passes it for good. */
+/* The tenant's next candidate for type k that fits what is left, or NULL:
+ * one its demand allows there (the type it asked for, and not a type its
+ * class cannot run on: chosen there it could not start, and would keep
+ * the room from others for the quantum). A gang that does not fit now
+ * never will this round (room only shrinks), so the cursor passes it for
+ * good. */
 static struct cand *next_for(struct round *r, struct ten *tn, uint8_t k)
 {
     for (; tn->cur < tn->n; tn->cur++) {
         struct cand *c = &tn->c[tn->cur];
-        uint8_t want = c->job->demand.type;
 
         if (c->chosen || (c->type >= 0 && c->type != k) ||
-            (want != GP_TYPE_ANY && want != k) || c->milli > r->avail[k] ||
+            !gp_demand_type_ok(&c->job->demand, k) || c->milli > r->avail[k] ||
             c->milli == 0)
             continue;
         return c;

@@ -79,6 +79,50 @@ static bool runs(struct gp_core *core, uint64_t id)
     return state_of(core, id) == GP_JOB_RUNNING;
 }
 
+/* A job of `dur_s` seconds of V100 work (checkpointable or not), of
+ * class cls (may be NULL), asking for type `type` (NULL: any). */
+static uint64_t jobd(struct gp_core *core, const char *id, const char *tenant,
+                     const char *cls, const char *type, double dur_s, bool ckpt)
+{
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = tenant,
+        .job_class = cls,
+        .gpu_type = type,
+        .gpus = 1,
+        .duration_us = (int64_t)(dur_s * 1e6),
+        .checkpointable = ckpt,
+    };
+    uint64_t jid = UINT32_MAX;
+
+    assert_int_equal(gp_core_submit(core, &spec, 0, &jid, NULL), GP_OK);
+    return jid;
+}
+
+/* Is the job running on this type ("V100" or "K80")? */
+static bool runs_on(struct gp_core *core, uint64_t id, const char *type)
+{
+    const struct gp_job *j = gp_core_job(core, id);
+
+    return j->state == GP_JOB_RUNNING &&
+           strcmp(gp_cluster_type_name(gp_core_cluster(core), j->where.type),
+                  type) == 0;
+}
+
+/* Class "big" runs 10x faster on a V100 than on a K80 (pace 1 and 0.1,
+ * V100 the reference); "even" at the same pace on both. */
+static struct gp_speed_table *big_and_even(void)
+{
+    struct gp_speed_table *t;
+
+    assert_int_equal(gp_speed_table_new(&t, "V100"), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "big", "V100", 1, 10), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "big", "K80", 1, 1), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "even", "V100", 1, 1), GP_OK);
+    assert_int_equal(gp_speed_table_set(t, "even", "K80", 1, 1), GP_OK);
+    return t;
+}
+
 /* GPUs a tenant's running jobs hold on a type ("V100" or "K80"). */
 static uint32_t held_on(struct gp_core *core, const uint64_t *ids, size_t n,
                         const char *type)
@@ -312,6 +356,32 @@ static void a_job_that_cannot_checkpoint_is_not_rotated(void **state)
     gp_core_free(core);
 }
 
+/* Class "nok80" cannot run on a K80 (Gavel's table says so: the demand's
+ * not_types). At 0 a1 takes the V100; b1 (nok80, submitted first) is not
+ * chosen for the K80, where it could not start and would keep b2 out of
+ * it for the quantum: b2 takes the K80. */
+static void a_job_is_not_chosen_for_a_type_its_class_cannot_run_on(void **state)
+{
+    struct gp_speed_table *t = big_and_even();
+    struct rec r;
+    struct gp_core *core;
+    uint64_t a1, b1, b2;
+
+    (void)state;
+    assert_int_equal(gp_speed_table_set(t, "nok80", "V100", 1, 1), GP_OK);
+    assert_int_equal(gp_speed_table_set_none(t, "nok80", "K80", 1), GP_OK);
+    core = mkgf(1, 1, 1, 1, t, NULL, 0, &r, NULL);
+    a1 = jobd(core, "a1", "a", "big", NULL, 1000, true);
+    b1 = jobd(core, "b1", "b", "nok80", NULL, 1000, true);
+    b2 = jobd(core, "b2", "b", "big", NULL, 1000, true);
+    round_at(core, 0);
+    assert_true(runs_on(core, a1, "V100"));
+    assert_int_equal(state_of(core, b1), GP_JOB_PENDING);
+    assert_true(runs_on(core, b2, "K80"));
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +394,8 @@ int main(void)
         cmocka_unit_test(
             the_default_quantum_is_ten_switches_when_switching_costs),
         cmocka_unit_test(a_job_that_cannot_checkpoint_is_not_rotated),
+        cmocka_unit_test(
+            a_job_is_not_chosen_for_a_type_its_class_cannot_run_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

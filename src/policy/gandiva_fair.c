@@ -14,18 +14,36 @@
  * that switching takes at most a tenth of the time: the paper's
  * suspend-resume is cheap). At the first round of each
  * quantum every running and waiting job is a candidate again: per type,
- * the tenant with the lowest pass gets its next job (least GPU-time
- * attained first, so a tenant's jobs take turns) if the gang fits what is
- * left of the type, and its pass grows by GPUs x quantum / tickets. A
- * running job that is not chosen again is preempted (the run's preemption
- * model and restart cost apply); a running job may only be chosen again on
- * the type it runs on, a waiting one on any type its demand allows. Rounds
- * between quanta (a job ended, a victim stopped) only fill free GPUs in
- * the same order, charging the rest of the quantum; jobs chosen at the
- * quantum that could not start yet (their victims still stopping) go
- * first. A tenant that comes back after a pause starts at the lowest pass
- * of the active tenants, as stride scheduling does for a client that
- * rejoins, so it cannot claim the time it did not use.
+ * fastest first, the tenant with the lowest pass gets its next job (least
+ * GPU-time attained first, so a tenant's jobs take turns) if the gang
+ * fits what is left of the type, and its pass grows by GPUs x quantum /
+ * tickets. A waiting job may be chosen on any type its demand allows (the
+ * type it asked for, never one its class cannot run on); a running job,
+ * on the type it runs on, and one not chosen again there is preempted
+ * (the run's preemption model and restart cost apply).
+ *
+ * Moves between types (work conservation across GPU generations; the
+ * paper moves jobs between servers and generations by migration, the
+ * rule here is gpupool's, docs/policies/gandiva-fair.md): GPUs of a
+ * type that none of its own candidates takes go, by the same stride, to
+ * jobs running on other types that run faster there (gp_view_rate_on:
+ * never between equals, so nothing churns), moved with gp_plan_migrate
+ * (they pay the world's restart cost; under graceful preemption they
+ * checkpoint first). A job moved is charged on its new type for the rest
+ * of the quantum and gets back what it paid on its old one for that time
+ * (move_to says when it can be known). Only jobs
+ * that would lose nothing move (rotatable: never one that cannot
+ * checkpoint within the grace), and only where the placer finds room now.
+ * Rounds between quanta (a job ended, a victim stopped) fill free GPUs in
+ * the same order, charging the rest of the quantum (jobs chosen at the
+ * quantum that could not start yet, their victims still stopping, go
+ * first), then give what is still free to running jobs of slower types
+ * the same way; on a cluster of several types such rounds run also while
+ * nothing waits (idle_round), so that fast GPUs do not sit idle while a
+ * job runs on slow ones until someone submits. A tenant that comes back after a
+ * pause starts at the lowest pass of the active tenants, as stride scheduling
+ * does for a client that rejoins, so it cannot claim the time it did not
+ * use.
  *
  * Trading (trade=1, the default): at each quantum every active tenant's
  * fair share of each type (the type's GPUs x its tickets / all active
@@ -52,7 +70,10 @@
  *
  * Cost per round: O(J log J) for the J candidate jobs read (a tenant's
  * waiting jobs are read only until they ask for the whole cluster), plus
- * O(T x types^2) for trading and the fits of the jobs started.
+ * O(J x types) for the strides and O(T x types^2) for trading, and the
+ * fits of the jobs started or moved. Between quanta and while nothing
+ * waits the running jobs are read (O(R log R)) only on a cluster of
+ * several types, and only when a type has free GPUs left.
  */
 #include <errno.h>
 #include <math.h>
@@ -74,8 +95,12 @@ struct gfair {
      * had jobs at the last quantum */
     double *pass;
     bool *active;
+    /* per tenant: its tickets per type at the last quantum, for a job
+     * that moves between quanta (charged there at the quantum's shares) */
+    double *qtickets;
     uint32_t ntenants; /* rows allocated */
     int64_t next_quantum_us;
+    uint32_t ntypes; /* the cluster's GPU types, at the last round */
     /* seq of jobs chosen at the last quantum that have not started yet,
      * sorted */
     uint64_t *reserved;
@@ -85,17 +110,23 @@ struct gfair {
 /* One candidate job of a round. */
 struct cand {
     const struct gp_job *job;
-    double attained; /* GPU-seconds by now */
+    double attained;  /* GPU-seconds by now */
+    double rate_home; /* its pace on `home` (running jobs) */
     uint64_t milli;
-    int type; /* the type it runs on; -1 while waiting */
+    int home;       /* the type it runs on; -1 while waiting */
+    int type;       /* the type it is chosen on (home until then) */
+    uint32_t nofit; /* bit k: it could not be moved to type k now */
     bool chosen;
     bool reserved;
+    bool moved; /* moved to another type this round */
+    bool out;   /* running, not chosen again: preempted */
 };
 
 struct ten {
     struct cand *c;
     size_t n, cap;
     size_t cur;                /* the next candidate for the current type */
+    size_t nrun;               /* candidates that are running */
     double tickets[MAX_TYPES]; /* its share of each type */
     double speedup;            /* scratch, per pair of types */
     bool any;                  /* has candidates */
@@ -109,10 +140,14 @@ struct round {
     struct ten *ts;
     uint32_t nt, ntypes;
     bool quantum;
-    double charge_s; /* time each chosen GPU is charged for */
+    bool running_in;  /* the running jobs are candidates */
+    bool moved;       /* a running job was moved to another type */
+    int64_t retry_us; /* a running job that may not move yet may then */
+    double charge_s;  /* time each chosen GPU is charged for */
     uint64_t avail[MAX_TYPES];
     double pace[MAX_TYPES];   /* mean pace of the candidates per type */
     uint8_t order[MAX_TYPES]; /* types, fastest first */
+    bool done[MAX_TYPES];     /* its own candidates have been chosen */
 };
 
 /* The quantum by default: the paper's minute, or ten times what a stop and
@@ -204,6 +239,7 @@ static void gfair_fini(void *priv)
         return;
     gp_env_free(g->env, g->pass);
     gp_env_free(g->env, g->active);
+    gp_env_free(g->env, g->qtickets);
     gp_env_free(g->env, g->reserved);
     gp_env_free(g->env, g);
 }
@@ -223,25 +259,31 @@ static void gfair_rank(void *priv, const struct gp_job *job, int64_t now_us,
 /* Room for the passes of ntenants tenants, the new ones at 0. */
 static int grow_tenants(struct gfair *g, uint32_t ntenants)
 {
-    double *pass;
+    double *pass, *qt;
     bool *active;
+    size_t rows = (size_t)g->ntenants * MAX_TYPES;
 
     if (ntenants <= g->ntenants)
         return GP_OK;
     pass = gp_env_calloc(g->env, (size_t)ntenants * MAX_TYPES, sizeof(*pass));
+    qt = gp_env_calloc(g->env, (size_t)ntenants * MAX_TYPES, sizeof(*qt));
     active = gp_env_calloc(g->env, ntenants, sizeof(*active));
-    if (!pass || !active) {
+    if (!pass || !qt || !active) {
         gp_env_free(g->env, pass);
+        gp_env_free(g->env, qt);
         gp_env_free(g->env, active);
         return GP_ENOMEM;
     }
     if (g->ntenants) {
-        memcpy(pass, g->pass, (size_t)g->ntenants * MAX_TYPES * sizeof(*pass));
+        memcpy(pass, g->pass, rows * sizeof(*pass));
+        memcpy(qt, g->qtickets, rows * sizeof(*qt));
         memcpy(active, g->active, g->ntenants * sizeof(*active));
     }
     gp_env_free(g->env, g->pass);
+    gp_env_free(g->env, g->qtickets);
     gp_env_free(g->env, g->active);
     g->pass = pass;
+    g->qtickets = qt;
     g->active = active;
     g->ntenants = ntenants;
     return GP_OK;
@@ -250,6 +292,11 @@ static int grow_tenants(struct gfair *g, uint32_t ntenants)
 static double *pass_of(const struct round *r, uint32_t t, uint8_t k)
 {
     return &r->g->pass[(size_t)t * MAX_TYPES + k];
+}
+
+static double *qtickets_of(const struct round *r, uint32_t t, uint8_t k)
+{
+    return &r->g->qtickets[(size_t)t * MAX_TYPES + k];
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -285,8 +332,10 @@ static int push_cand(struct round *r, struct ten *tn, const struct gp_job *job,
     c->job = job;
     c->milli = gp_demand_milli(&job->demand);
     c->attained = (double)job->attained_gpu_us / GP_US_PER_S;
-    c->type = type;
-    c->chosen = false;
+    c->rate_home = 0;
+    c->home = c->type = type;
+    c->nofit = 0;
+    c->chosen = c->moved = c->out = false;
     c->reserved = type < 0 && !r->quantum && is_reserved(r->g, job->seq);
     if (type >= 0) {
         /* this run's service so far, at the GPUs it holds */
@@ -296,8 +345,9 @@ static int push_cand(struct round *r, struct ten *tn, const struct gp_job *job,
         if (run_us > 0)
             c->attained += (double)run_us / GP_US_PER_S * (double)c->milli /
                            GP_MILLI_PER_GPU;
+        c->rate_home = gp_view_rate_on(r->v, job, (uint8_t)type);
+        tn->nrun++;
     }
-    tn->any = true;
     return GP_OK;
 }
 
@@ -346,7 +396,9 @@ static int gather(struct round *r)
             r->avail[k] += gp_placement_milli(&job->where);
             if ((rc = push_cand(r, &r->ts[job->tenant], job, k)) != GP_OK)
                 return rc;
+            r->ts[job->tenant].any = true;
         }
+        r->running_in = true;
     }
     for (uint32_t t = 0; t < r->nt; t++) {
         struct gp_pending_iter it;
@@ -369,10 +421,46 @@ static int gather(struct round *r)
             asked += gp_demand_milli(&job->demand);
             if ((rc = push_cand(r, &r->ts[t], job, -1)) != GP_OK)
                 return rc;
+            r->ts[t].any = true;
         }
     }
     for (uint32_t t = 0; t < r->nt; t++)
         if (r->ts[t].n > 1)
+            qsort(r->ts[t].c, r->ts[t].n, sizeof(struct cand), cand_cmp);
+    return GP_OK;
+}
+
+/* Between quanta, once a type has GPUs that no waiting job takes: the
+ * running jobs that may move become candidates too, chosen already (for
+ * this quantum, on the type they run on). They do not count as the
+ * tenant's demand: tickets were dealt at the quantum. A job that would
+ * lose nothing but may not be taken yet (it started this instant, or a
+ * minimum run time) sets retry_us. */
+static int gather_running(struct round *r)
+{
+    int rc;
+
+    r->running_in = true;
+    for (size_t i = 0; i < gp_view_nrunning(r->v); i++) {
+        const struct gp_job *job = gp_view_running_at(r->v, i);
+        struct ten *tn = &r->ts[job->tenant];
+
+        if (gp_plan_has(r->p, job))
+            continue;
+        if (!rotatable(r->v, job)) {
+            int64_t at = gp_view_preemptible_at(r->v, job);
+
+            if (gp_view_loss_if_preempted(r->v, job) == 0 && at < r->retry_us &&
+                at > gp_view_now(r->v))
+                r->retry_us = at;
+            continue;
+        }
+        if ((rc = push_cand(r, tn, job, job->where.type)) != GP_OK)
+            return rc;
+        tn->c[tn->n - 1].chosen = true;
+    }
+    for (uint32_t t = 0; t < r->nt; t++)
+        if (r->ts[t].nrun && r->ts[t].n > 1)
             qsort(r->ts[t].c, r->ts[t].n, sizeof(struct cand), cand_cmp);
     return GP_OK;
 }
@@ -543,42 +631,107 @@ static void rejoin(struct round *r)
         r->g->active[t] = r->ts[t].any || gp_view_tenant(r->v, t)->nrunning > 0;
 }
 
-static void charge(struct round *r, uint32_t t, uint8_t k, uint64_t milli)
+/* Add `gpus` GPUs (negative: give back) for the rest of the quantum to
+ * tenant t's pass on type k at `tickets`. */
+static void pay(struct round *r, uint32_t t, uint8_t k, double gpus,
+                double tickets)
 {
-    double tickets = r->ts[t].tickets[k];
-
     /* a tenant that traded its share of k away pays as if it held a
      * thousandth of a GPU there: it runs there only on what others leave */
     if (!(tickets > 1e-3))
         tickets = 1e-3;
-    *pass_of(r, t, k) +=
-        (double)milli / GP_MILLI_PER_GPU * r->charge_s / tickets;
+    *pass_of(r, t, k) += gpus * r->charge_s / tickets;
 }
 
-/* The tenant's next candidate for type k that fits what is left, or NULL:
- * one its demand allows there (the type it asked for, and not a type its
- * class cannot run on: chosen there it could not start, and would keep
- * the room from others for the quantum). A gang that does not fit now
- * never will this round (room only shrinks), so the cursor passes it for
- * good. */
-static struct cand *next_for(struct round *r, struct ten *tn, uint8_t k)
+static void charge(struct round *r, uint32_t t, uint8_t k, uint64_t milli)
+{
+    pay(r, t, k, (double)milli / GP_MILLI_PER_GPU, r->ts[t].tickets[k]);
+}
+
+/* May candidate c take room on type k? As its own (move false): a waiting
+ * job whose demand allows k (the type it asked for, not one its class
+ * cannot run on), or one running on k, not chosen yet. As a move: a job
+ * running on another type that its demand allows k to, that gains from k
+ * (its pace there is higher than at home) and is not leaving: chosen at
+ * home, or at a quantum still to be chosen there (a job that lost its
+ * turn at home is preempted, and waits like any other). Each job moves
+ * at most once a round, and only where it could be placed. */
+static bool takes(const struct round *r, const struct cand *c, uint8_t k,
+                  bool move)
+{
+    if (c->milli == 0 || c->milli > r->avail[k] || c->out ||
+        !gp_demand_type_ok(&c->job->demand, k))
+        return false;
+    if (!move)
+        return !c->chosen && (c->home < 0 || c->home == k);
+    if (c->home < 0 || c->home == k || c->moved || (c->nofit >> k & 1u) ||
+        (!c->chosen && r->done[c->home]))
+        return false;
+    return gp_view_rate_on(r->v, c->job, k) > c->rate_home * (1 + 1e-9);
+}
+
+/* The tenant's next candidate for type k that fits what is left, or NULL.
+ * What cannot take k now never will this round (room on k only shrinks
+ * while k is chosen for), so the cursor passes it for good. */
+static struct cand *next_for(struct round *r, struct ten *tn, uint8_t k,
+                             bool move)
 {
     for (; tn->cur < tn->n; tn->cur++) {
         struct cand *c = &tn->c[tn->cur];
 
-        if (c->chosen || (c->type >= 0 && c->type != k) ||
-            !gp_demand_type_ok(&c->job->demand, k) || c->milli > r->avail[k] ||
-            c->milli == 0)
-            continue;
-        return c;
+        if (takes(r, c, k, move))
+            return c;
     }
     return NULL;
 }
 
-/* Stride over one type: the lowest pass (tenants with tickets there
- * first) takes its next job that fits, until none fits. */
-static void stride_type(struct round *r, uint8_t k)
+/* Move running candidate c of tenant t to type k now (gp_plan_migrate:
+ * the world's restart cost; under graceful preemption it keeps its GPUs
+ * until it has checkpointed). Its tenant pays for k for the rest of the
+ * quantum, at the quantum's tickets, and gets back what it paid for its
+ * old type for that time where that was charged at those tickets too:
+ * chosen there in this round, or holding its GPUs since the quantum
+ * began. (A job started between quanta was charged at that round's
+ * tickets, which are not kept: it pays for both until the quantum ends.)
+ * Where it does not fit, or the plan refuses, it stays and k is not tried
+ * for it again this round. */
+static int move_to(struct round *r, uint32_t t, struct cand *c, uint8_t k)
 {
+    struct gp_placement where;
+    double gpus = (double)c->milli / GP_MILLI_PER_GPU;
+    uint8_t home = (uint8_t)c->home;
+    int64_t began_us = r->g->next_quantum_us - r->g->quantum_us;
+    int rc = gp_view_fit_type(r->v, c->job, k, &where);
+
+    if (rc == GP_OK)
+        rc = gp_plan_migrate(r->p, c->job, &where);
+    if (rc == GP_ENOFIT || rc == GP_EPLAN || rc == GP_EINVAL) {
+        c->nofit |= 1u << k;
+        return GP_OK;
+    }
+    if (rc != GP_OK)
+        return rc;
+    if (c->chosen) {
+        if (r->quantum || c->job->held_since_us <= began_us)
+            pay(r, t, home, -gpus, *qtickets_of(r, t, home));
+        r->avail[home] += c->milli;
+    }
+    pay(r, t, k, gpus, *qtickets_of(r, t, k));
+    r->avail[k] -= c->milli;
+    c->chosen = c->moved = true;
+    c->type = k;
+    r->moved = true;
+    return GP_OK;
+}
+
+/* Stride over one type: the lowest pass (tenants with tickets there
+ * first) takes its next job that fits, until none fits. With `move`, the
+ * jobs are running ones from other types (takes), for the room the
+ * type's own candidates left. */
+static int stride_type(struct round *r, uint8_t k, bool move)
+{
+    int rc;
+
     for (uint32_t t = 0; t < r->nt; t++)
         r->ts[t].cur = 0;
     for (;;) {
@@ -588,16 +741,17 @@ static void stride_type(struct round *r, uint8_t k)
         double bp = 0;
 
         if (r->avail[k] == 0)
-            return;
+            return GP_OK;
         for (uint32_t t = 0; t < r->nt; t++) {
             struct ten *tn = &r->ts[t];
             struct cand *c;
             bool has;
             double ps;
 
-            if (!tn->any || !(c = next_for(r, tn, k)))
+            if ((move ? tn->nrun == 0 : !tn->any) ||
+                !(c = next_for(r, tn, k, move)))
                 continue;
-            has = tn->tickets[k] > 1e-3;
+            has = (move ? *qtickets_of(r, t, k) : tn->tickets[k]) > 1e-3;
             ps = *pass_of(r, t, k);
             /* reserved jobs were charged at the quantum: they go first */
             if (c->reserved) {
@@ -613,33 +767,81 @@ static void stride_type(struct round *r, uint8_t k)
             }
         }
         if (!best)
-            return;
+            return GP_OK;
+        if (move) {
+            if ((rc = move_to(r, bt, best, k)) != GP_OK)
+                return rc;
+            continue;
+        }
         best->chosen = true;
-        best->type = best->type >= 0 ? best->type : k;
+        best->type = k;
         r->avail[k] -= best->milli;
         if (!best->reserved)
             charge(r, bt, k, best->milli);
     }
 }
 
-/* Carry the choice out: preempt the running jobs not chosen again (at a
- * quantum), start the chosen waiting ones where they fit on their type;
- * remember those that must wait for their victims. */
+/* At a quantum, once type k's own candidates are chosen: preempt the
+ * jobs running on k that were not chosen again, so that (without a grace)
+ * their GPUs are free for the jobs that move to k. */
+static int preempt_left(struct round *r, uint8_t k)
+{
+    int rc;
+
+    for (uint32_t t = 0; t < r->nt; t++)
+        for (size_t i = 0; i < r->ts[t].n; i++) {
+            struct cand *c = &r->ts[t].c[i];
+
+            if (c->home != k || c->chosen)
+                continue;
+            if ((rc = gp_plan_preempt(r->p, c->job)) != GP_OK)
+                return rc;
+            c->out = true;
+        }
+    return GP_OK;
+}
+
+/* Each type, fastest first: its own candidates, then running jobs from
+ * other types for the GPUs they left (on a cluster of one type nothing
+ * can move). Between quanta the running jobs are read only when some
+ * type has such GPUs. Room that moves freed on a type already done goes
+ * to its own candidates after. */
+static int choose(struct round *r)
+{
+    int rc;
+
+    for (uint8_t i = 0; i < r->ntypes; i++) {
+        uint8_t k = r->order[i];
+
+        if ((rc = stride_type(r, k, false)) != GP_OK)
+            return rc;
+        r->done[k] = true;
+        if (r->quantum && (rc = preempt_left(r, k)) != GP_OK)
+            return rc;
+        if (r->ntypes < 2 || r->avail[k] == 0)
+            continue;
+        if (!r->running_in && (rc = gather_running(r)) != GP_OK)
+            return rc;
+        if ((rc = stride_type(r, k, true)) != GP_OK)
+            return rc;
+    }
+    if (r->moved)
+        for (uint8_t i = 0; i < r->ntypes; i++)
+            if ((rc = stride_type(r, r->order[i], false)) != GP_OK)
+                return rc;
+    return GP_OK;
+}
+
+/* Carry the choice out (the running jobs not chosen again are preempted,
+ * the moves made, already: preempt_left, move_to): start the chosen
+ * waiting ones where they fit on their type; remember those that must
+ * wait for their victims. */
 static int apply(struct round *r)
 {
     struct gfair *g = r->g;
     size_t nres = 0;
     int rc;
 
-    if (r->quantum)
-        for (uint32_t t = 0; t < r->nt; t++)
-            for (size_t i = 0; i < r->ts[t].n; i++) {
-                struct cand *c = &r->ts[t].c[i];
-
-                if (c->job->state == GP_JOB_RUNNING && !c->chosen &&
-                    (rc = gp_plan_preempt(r->p, c->job)) != GP_OK)
-                    return rc;
-            }
     for (uint32_t t = 0; t < r->nt; t++)
         for (size_t i = 0; i < r->ts[t].n; i++) {
             struct cand *c = &r->ts[t].c[i];
@@ -692,12 +894,51 @@ static void charge_kept(struct round *r)
     }
 }
 
+/* Nothing waits (the core runs such rounds on clusters of several types
+ * only, gfair_idle_rounds): no quantum begins - passes stand still while
+ * nobody waits, as when the core ran no round then - but a type with
+ * idle GPUs takes running jobs that gain from it, charged for what is
+ * left of the quantum (nothing once it is over). */
+static int idle_round(struct round *r)
+{
+    struct gfair *g = r->g;
+    int64_t now = gp_view_now(r->v);
+    bool idle = false;
+    int rc;
+
+    r->charge_s = g->next_quantum_us != GP_TIME_NONE && g->next_quantum_us > now
+                      ? (double)(g->next_quantum_us - now) / GP_US_PER_S
+                      : 0;
+    for (uint8_t k = 0; k < r->ntypes; k++) {
+        r->avail[k] = gp_view_type_free_milli(r->v, k);
+        idle = idle || r->avail[k] > 0;
+    }
+    if (!idle)
+        return GP_OK; /* no GPU free: nothing can move */
+    idle = false;
+    if ((rc = gather_running(r)) != GP_OK)
+        return rc;
+    order_types(r);
+    for (uint8_t i = 0; i < r->ntypes; i++) {
+        uint8_t k = r->order[i];
+
+        r->done[k] = true;
+        if ((rc = stride_type(r, k, true)) != GP_OK)
+            return rc;
+        idle = idle || r->avail[k] > 0;
+    }
+    /* GPUs left idle: look again when a job that could not move may */
+    if (idle && r->retry_us != INT64_MAX)
+        return gp_plan_wake_at(r->p, r->retry_us);
+    return GP_OK;
+}
+
 static int gfair_schedule(void *priv, const struct gp_view *view,
                           struct gp_plan *plan)
 {
     struct gfair *g = priv;
     int64_t now = gp_view_now(view);
-    struct round r = {.g = g, .v = view, .p = plan};
+    struct round r = {.g = g, .v = view, .p = plan, .retry_us = INT64_MAX};
     int rc;
 
     r.scratch = gp_view_scratch(view);
@@ -705,33 +946,49 @@ static int gfair_schedule(void *priv, const struct gp_view *view,
     r.ntypes = gp_cluster_ntypes(gp_view_cluster(view));
     if (r.ntypes > MAX_TYPES)
         r.ntypes = MAX_TYPES;
+    g->ntypes = r.ntypes;
     if ((rc = grow_tenants(g, r.nt)) != GP_OK)
         return rc;
     if (g->quantum_us == 0)
         g->quantum_us = auto_quantum_us(view);
+    if (!(r.ts = gp_arena_alloc(r.scratch, (r.nt ? r.nt : 1) * sizeof(*r.ts))))
+        return GP_ENOMEM;
+    memset(r.ts, 0, (r.nt ? r.nt : 1) * sizeof(*r.ts));
+    if (gp_view_npending(view) == 0)
+        return r.ntypes > 1 ? idle_round(&r) : GP_OK;
     r.quantum = g->next_quantum_us == GP_TIME_NONE || now >= g->next_quantum_us;
     if (r.quantum)
         g->next_quantum_us = now + g->quantum_us;
     r.charge_s = (double)(g->next_quantum_us - now) / GP_US_PER_S;
-    if (!(r.ts = gp_arena_alloc(r.scratch, (r.nt ? r.nt : 1) * sizeof(*r.ts))))
-        return GP_ENOMEM;
-    memset(r.ts, 0, (r.nt ? r.nt : 1) * sizeof(*r.ts));
     if ((rc = gather(&r)) != GP_OK)
         return rc;
     order_types(&r);
     if ((rc = set_tickets(&r)) != GP_OK)
         return rc;
     rejoin(&r);
-    if (r.quantum)
+    if (r.quantum) {
+        for (uint32_t t = 0; t < r.nt; t++)
+            for (uint8_t k = 0; k < r.ntypes; k++)
+                *qtickets_of(&r, t, k) = r.ts[t].tickets[k];
         charge_kept(&r);
-    for (uint8_t i = 0; i < r.ntypes; i++)
-        stride_type(&r, r.order[i]);
+    }
+    if ((rc = choose(&r)) != GP_OK)
+        return rc;
     if ((rc = apply(&r)) != GP_OK)
         return rc;
     /* the next quantum needs a round even if no event comes */
     if (gp_view_npending(view) > 0 || g->nreserved > 0 || r.quantum)
         return gp_plan_wake_at(plan, g->next_quantum_us);
     return GP_OK;
+}
+
+/* Rounds while nothing waits, where a job may move to idle GPUs of
+ * another type (idle_round); on one type nothing would happen in them. */
+static bool gfair_idle_rounds(void *priv)
+{
+    const struct gfair *g = priv;
+
+    return g->ntypes > 1;
 }
 
 const struct gp_policy_ops gp_policy_gandiva_fair = {
@@ -744,4 +1001,5 @@ const struct gp_policy_ops gp_policy_gandiva_fair = {
     .fini = gfair_fini,
     .rank = gfair_rank,
     .schedule = gfair_schedule,
+    .idle_rounds = gfair_idle_rounds,
 };

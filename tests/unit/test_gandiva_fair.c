@@ -1,6 +1,7 @@
 /* test_gandiva_fair.c - gandiva-fair: stride over quanta, tickets from
  * weights, a tenant's jobs taking turns, trading fast for slow GPUs by
- * speedup, and its options. One behaviour per test. */
+ * speedup, jobs moving to idle faster GPUs, and its options. One
+ * behaviour per test. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -356,6 +357,157 @@ static void a_job_that_cannot_checkpoint_is_not_rotated(void **state)
     gp_core_free(core);
 }
 
+/* One V100 and one K80, free preemption, a 30 s restart (so the quantum
+ * is 300 s: ten times the switch), class "big". At 0 a1 (100 s of work)
+ * takes the V100 (a and b tie on the pass, a comes first) and b1 (1000 s)
+ * the K80, at pace 0.1. a1 ends at 100 s: nothing waits, the V100 would
+ * stay idle, so b1 moves there (gp_plan_migrate), having done 100 x 0.1
+ * = 10 s of work. It pays the 30 s restart, then runs its 990 s left at
+ * pace 1: it ends at 100 + 30 + 990 = 1120 s (on the K80 it would have
+ * ended at 10,000 s). Its tenant pays for the V100 from 100 s to the
+ * quantum's end (300 s) and gets back its K80 pass for that time. */
+static void a_job_moves_to_an_idle_faster_type(void **state)
+{
+    struct gp_speed_table *t = big_and_even();
+    struct rec r;
+    struct gp_core *core;
+    uint64_t a1, b1;
+
+    (void)state;
+    world_restart_us = S(30);
+    core = mkgf(1, 1, 1, 1, t, NULL, 0, &r, NULL);
+    world_restart_us = 0;
+    assert_non_null(core);
+    a1 = jobd(core, "a1", "a", "big", NULL, 100, true);
+    b1 = jobd(core, "b1", "b", "big", NULL, 1000, true);
+    round_at(core, 0);
+    assert_true(runs_on(core, a1, "V100") && runs_on(core, b1, "K80"));
+    assert_int_equal(gp_job_work_at(gp_core_job(core, a1), S(100)), S(100));
+    assert_int_equal(gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(100)),
+                     GP_OK);
+    round_at(core, S(100));
+    assert_true(runs_on(core, b1, "V100"));
+    assert_int_equal(gp_core_job(core, b1)->migrations, 1);
+    assert_int_equal(gp_core_job(core, b1)->preemptions, 0);
+    assert_int_equal(gp_job_work_at(gp_core_job(core, b1), S(1119)), S(999));
+    assert_int_equal(gp_job_work_at(gp_core_job(core, b1), S(1120)), S(1000));
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
+/* At a quantum too: one V100 and one K80, class "big", free preemption,
+ * a 30 s restart (quantum 300 s). At 0 a1 (300 s of work) takes the V100,
+ * b1 (1000 s) the K80; b2 asks for a K80 and waits. At 300 s a1 has ended
+ * and the quantum begins: no candidate of the V100's own takes it (b1
+ * runs on the K80, b2 may not go there), so b1 moves to it, having done
+ * 30 s of work, and b2 takes the K80 it left. b1 then ends at 300 + 30 +
+ * 970 = 1300 s. Before, b1 was chosen again on the K80 only, and b2 and
+ * the V100 waited. */
+static void at_a_quantum_a_job_moves_to_gpus_no_other_takes(void **state)
+{
+    struct gp_speed_table *t = big_and_even();
+    struct rec r;
+    struct gp_core *core;
+    uint64_t a1, b1, b2;
+
+    (void)state;
+    world_restart_us = S(30);
+    core = mkgf(1, 1, 1, 1, t, NULL, 0, &r, NULL);
+    world_restart_us = 0;
+    assert_non_null(core);
+    a1 = jobd(core, "a1", "a", "big", NULL, 300, true);
+    b1 = jobd(core, "b1", "b", "big", NULL, 1000, true);
+    b2 = jobd(core, "b2", "b", "big", "K80", 1000, true);
+    round_at(core, 0);
+    assert_true(runs_on(core, a1, "V100") && runs_on(core, b1, "K80"));
+    assert_int_equal(state_of(core, b2), GP_JOB_PENDING);
+    assert_int_equal(gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(300)),
+                     GP_OK);
+    round_at(core, S(300));
+    assert_true(runs_on(core, b1, "V100") && runs_on(core, b2, "K80"));
+    assert_int_equal(gp_core_job(core, b1)->migrations, 1);
+    assert_int_equal(gp_job_work_at(gp_core_job(core, b1), S(1299)), S(999));
+    assert_int_equal(gp_job_work_at(gp_core_job(core, b1), S(1300)), S(1000));
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
+/* No churn: a job moves only to GPUs that would stay idle, and only to a
+ * type where it runs faster. b1 on the K80 stays while a1 holds the
+ * V100; once it has moved to the V100 it stays there, the K80 idle
+ * (nothing to gain back there); and a job of class "even" (the same pace
+ * on both) stays on the K80 when the V100 falls idle. */
+static void a_job_does_not_move_without_gain_or_idle_gpus(void **state)
+{
+    struct gp_speed_table *t = big_and_even();
+    struct rec r;
+    struct gp_core *core;
+    uint64_t a1, b1;
+
+    (void)state;
+    core = mkgf(1, 1, 1, 1, t, NULL, 0, &r, NULL);
+    a1 = jobd(core, "a1", "a", "big", NULL, 1000, true);
+    b1 = jobd(core, "b1", "b", "big", NULL, 100000, true);
+    round_at(core, 0);
+    round_at(core, S(60));
+    round_at(core, S(120));
+    assert_true(runs_on(core, a1, "V100") && runs_on(core, b1, "K80"));
+    assert_int_equal(gp_core_job(core, b1)->migrations, 0);
+    assert_int_equal(gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(1000)),
+                     GP_OK);
+    round_at(core, S(1000));
+    assert_true(runs_on(core, b1, "V100"));
+    for (int q = 1; q <= 4; q++)
+        round_at(core, S(1000 + 60 * q));
+    assert_true(runs_on(core, b1, "V100"));
+    assert_int_equal(gp_core_job(core, b1)->migrations, 1);
+    gp_core_free(core);
+
+    core = mkgf(1, 1, 1, 1, t, NULL, 0, &r, NULL);
+    a1 = jobd(core, "a1", "a", "even", NULL, 100, true);
+    b1 = jobd(core, "b1", "b", "even", NULL, 100000, true);
+    round_at(core, 0);
+    assert_true(runs_on(core, a1, "V100") && runs_on(core, b1, "K80"));
+    assert_int_equal(gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(100)),
+                     GP_OK);
+    round_at(core, S(100));
+    round_at(core, S(120));
+    assert_true(runs_on(core, b1, "K80"));
+    assert_int_equal(gp_core_job(core, b1)->migrations, 0);
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
+/* Under graceful preemption a job that cannot checkpoint would lose its
+ * work if moved: it stays on the K80 when the V100 falls idle. */
+static void a_job_that_cannot_checkpoint_is_not_moved(void **state)
+{
+    struct gp_speed_table *t = big_and_even();
+    struct rec r;
+    struct gp_core *core;
+    uint64_t a1, b1;
+
+    (void)state;
+    world_grace_us = S(120);
+    world_ckpt_us = S(30);
+    world_restart_us = S(30);
+    core = mkgf(1, 1, 1, 1, t, NULL, 0, &r, NULL);
+    world_grace_us = world_ckpt_us = world_restart_us = 0;
+    assert_non_null(core);
+    a1 = jobd(core, "a1", "a", "big", NULL, 100, true);
+    b1 = jobd(core, "b1", "b", "big", NULL, 1000, false);
+    round_at(core, 0);
+    assert_true(runs_on(core, a1, "V100") && runs_on(core, b1, "K80"));
+    assert_int_equal(gp_core_job_ended(core, a1, GP_JOB_COMPLETED, S(100)),
+                     GP_OK);
+    round_at(core, S(100));
+    round_at(core, S(700));
+    assert_true(runs_on(core, b1, "K80"));
+    assert_int_equal(r.preempts, 0);
+    gp_core_free(core);
+    gp_speed_table_free(t);
+}
+
 /* Class "nok80" cannot run on a K80 (Gavel's table says so: the demand's
  * not_types). At 0 a1 takes the V100; b1 (nok80, submitted first) is not
  * chosen for the K80, where it could not start and would keep b2 out of
@@ -394,6 +546,10 @@ int main(void)
         cmocka_unit_test(
             the_default_quantum_is_ten_switches_when_switching_costs),
         cmocka_unit_test(a_job_that_cannot_checkpoint_is_not_rotated),
+        cmocka_unit_test(a_job_moves_to_an_idle_faster_type),
+        cmocka_unit_test(at_a_quantum_a_job_moves_to_gpus_no_other_takes),
+        cmocka_unit_test(a_job_does_not_move_without_gain_or_idle_gpus),
+        cmocka_unit_test(a_job_that_cannot_checkpoint_is_not_moved),
         cmocka_unit_test(
             a_job_is_not_chosen_for_a_type_its_class_cannot_run_on),
     };

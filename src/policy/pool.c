@@ -16,7 +16,12 @@
  *   3. starts jobs of tenants below their entitlement (or, with `nearest`,
  *      a gang that lands the tenant nearer it), the tenant furthest from
  *      its entitlement in proportion first (`relative`), in priority then
- *      predicted GPU-time order;
+ *      predicted GPU-time order - but a gang that waited `wait_ratio` (4)
+ *      times its tenant's 1-GPU wait goes first and holds its tenant's
+ *      line, in this pass, reclaim (where, while its tenant is short, it
+ *      may take the tenant past its entitlement, and with `swap` take back
+ *      its own tenant's later jobs) and lending, so that its tenant's
+ *      smaller jobs do not starve it;
  *   4. reclaims: a tenant whose next job would stay within its entitlement
  *      (or, with `nearest`, land nearer to it) but does not fit takes GPUs
  *      back by graceful preemption - lowest priority first, then the least
@@ -322,6 +327,13 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
     p->gang_fail.job = UINT64_MAX;
     p->wait_floor_us = 1800 * GP_US_PER_S;
     p->wait_alpha = 1.0 / 16;
+    if (mode == MODE_POOL) {
+        /* the adaptive line hold: a tenant's gangs are not starved by its
+         * smaller jobs (docs/pooling.md, "Mid-size gangs") */
+        p->wait_ratio = 4;
+        p->wait_pending = 0.5;
+        p->swap = true;
+    }
     for (size_t i = 0; i < args->nopts; i++) {
         const char *k = args->opts[i].key, *v = args->opts[i].value;
         char *end;

@@ -1262,7 +1262,7 @@ static void an_overdue_gang_starts_before_its_tenants_later_jobs(void **state)
 {
     static const struct gp_tenant_spec one[] = {{.name = "a", .guarantee = 4}};
     static const struct gp_kv opts[3][3] = {
-        {{"nearest", "1"}, {"wait_floor", "60"}, {"swap", "0"}},
+        {{"wait_ratio", "0"}, {"wait_floor", "60"}, {"swap", "0"}},
         {{"wait_ratio", "2"}, {"wait_floor", "60"}, {"swap", "0"}},
         {{"wait_ratio", "2"}, {"wait_floor", "60"}, {"swap", "1"}},
     };
@@ -1311,6 +1311,69 @@ static void an_overdue_gang_starts_before_its_tenants_later_jobs(void **state)
                          h == 2 ? GP_JOB_RUNNING : GP_JOB_PENDING);
         assert_int_equal(state_of(core, later),
                          h ? GP_JOB_PENDING : GP_JOB_RUNNING);
+        gp_core_free(core);
+    }
+}
+
+/* The line hold is pool's default (wait_ratio 4, swap on): the scenario
+ * above with only the floor set (60 s: overdue at 4 x 60 = 240 s). At
+ * 200 s a 1-GPU job still passes the gang; at 300 s the gang is overdue,
+ * the three jobs that passed it are taken back, and a job that comes then
+ * waits behind it. With wait_ratio=0 nothing is taken back: the 300 s
+ * job finds no free GPU and the gang waits on behind the four that
+ * passed it. */
+static void by_default_an_overdue_gang_holds_its_tenants_line(void **state)
+{
+    static const struct gp_tenant_spec one[] = {{.name = "a", .guarantee = 4}};
+    static const struct gp_kv opts[2][2] = {
+        {{"wait_floor", "60"}, {"lifo", "1"}},
+        {{"wait_floor", "60"}, {"wait_ratio", "0"}},
+    };
+
+    (void)state;
+    for (int h = 0; h < 2; h++) {
+        struct rec r;
+        struct setup s = {S(30), 0, 10, 0, 0, false};
+        struct gp_core *core;
+        uint32_t first, gang, small[3], at200, at300;
+
+        core = pool_core_opts("pool", 4, one, 1, &s, opts[h], 2, &r);
+        first = job_of(core, "a", 1, 100, 0, 0, true);
+        gang = job_of(core, "a", 4, 1000, 0, 0, true);
+        round_at(core, 0);
+        for (int k = 0; k < 3; k++) {
+            small[k] = job_of(core, "a", 1, 100000, 10 * (k + 1), 0, true);
+            round_at(core, S(10 * (k + 1)));
+            assert_int_equal(state_of(core, small[k]), GP_JOB_RUNNING);
+        }
+        assert_int_equal(
+            gp_core_job_ended(core, first, GP_JOB_COMPLETED, S(100)), GP_OK);
+        round_at(core, S(100));
+        at200 = job_of(core, "a", 1, 100000, 200, 0, true);
+        round_at(core, S(200));
+        assert_int_equal(state_of(core, at200), GP_JOB_RUNNING);
+        at300 = job_of(core, "a", 1, 1000, 300, 0, true);
+        round_at(core, S(300));
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(state_of(core, small[k]),
+                             h ? GP_JOB_RUNNING : GP_JOB_STOPPING);
+        assert_int_equal(state_of(core, at200),
+                         h ? GP_JOB_RUNNING : GP_JOB_STOPPING);
+        if (!h) {
+            uint32_t all[4] = {small[0], small[1], small[2], at200};
+
+            for (int k = 0; k < 4; k++)
+                assert_int_equal(
+                    gp_core_job_stopped(
+                        core, all[k],
+                        gp_job_work_at(gp_core_job(core, all[k]), S(310)),
+                        S(310)),
+                    GP_OK);
+            round_at(core, S(310));
+        }
+        assert_int_equal(state_of(core, gang),
+                         h ? GP_JOB_PENDING : GP_JOB_RUNNING);
+        assert_int_equal(state_of(core, at300), GP_JOB_PENDING);
         gp_core_free(core);
     }
 }
@@ -2210,6 +2273,7 @@ int main(void)
         cmocka_unit_test(hold_line_keeps_smaller_jobs_from_passing_a_gang),
         cmocka_unit_test(new_options_apply_to_a_running_core),
         cmocka_unit_test(an_overdue_gang_starts_before_its_tenants_later_jobs),
+        cmocka_unit_test(by_default_an_overdue_gang_holds_its_tenants_line),
         cmocka_unit_test(a_line_holder_reclaims_past_its_tenants_entitlement),
         cmocka_unit_test(consolidate_reclaims_a_node_not_gpus_here_and_there),
         cmocka_unit_test(a_consolidate_reclaim_counts_each_victim_once),

@@ -59,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/defrag.h"
 #include "policy/policy.h"
 
 enum mode { MODE_POOL, MODE_NORECLAIM, MODE_STATIC };
@@ -745,99 +746,29 @@ static int try_start(const struct gp_view *v, struct gp_plan *plan,
 
 /* Under `consolidate`, a gang that fits a node waits while the free GPUs
  * of its type are scattered. Free one node for it by moving jobs off that
- * node onto free GPUs elsewhere (gp_plan_migrate): the node where the
- * fewest GPUs must move, each mover (a single-node job that may be
- * preempted now, largest first) to the fullest other node that holds it.
- * One move at a time: none other until the movers' grace has passed. The
- * gang itself starts in a later round, once they stopped. *moved says
- * whether anything was moved. */
+ * node onto free GPUs elsewhere (gp__defrag_node, defrag.c): the node
+ * where the fewest GPUs must move, each mover (a single-node job that may
+ * be preempted now, in the view's order) to the fullest other node that
+ * holds it. One move at a time: none other until the movers' grace has
+ * passed. The gang itself starts in a later round, once they stopped.
+ * *moved says whether anything was moved. */
 static int defrag_for(struct pool *p, const struct gp_view *v,
                       struct gp_plan *plan, const struct gp_job *job,
                       bool *moved)
 {
-    const struct gp_cluster *cl = gp_view_cluster(v);
-    uint32_t nn = gp_cluster_nnodes(cl), g = job->demand.gpus;
-    size_t nr = gp_view_nrunning(v), mark = gp_plan_mark(plan);
-    struct gp_arena *a = gp_view_scratch(v);
-    uint32_t *head, *next, best = UINT32_MAX, best_need = UINT32_MAX;
-    uint64_t type_free = job->demand.type == GP_TYPE_ANY
-                             ? gp_view_free_gpus(v)
-                             : gp_view_type_free_gpus(v, job->demand.type);
+    struct gp__defrag_ask ask = {.gpus = job->demand.gpus,
+                                 .type = job->demand.type};
+    uint32_t node;
     int rc;
 
     *moved = false;
-    if (gp_view_now(v) < p->defrag_until || type_free < g)
+    if (gp_view_now(v) < p->defrag_until)
         return GP_OK;
-    head = gp_arena_alloc(a, (nn + 1) * sizeof(*head));
-    next = gp_arena_alloc(a, (nr + 1) * sizeof(*next));
-    if (!head || !next)
-        return GP_ENOMEM;
-    for (uint32_t n = 0; n < nn; n++)
-        head[n] = UINT32_MAX;
-    /* the movable jobs of each node */
-    for (size_t k = 0; k < nr; k++) {
-        const struct gp_job *r = gp_view_running_at(v, k);
-
-        if (r->state != GP_JOB_RUNNING || r->where.nslots != 1 ||
-            r->where.gpus < 1 || gp_plan_has(plan, r) ||
-            !gp_view_may_preempt(v, r))
-            continue;
-        next[k] = head[r->where.slots[0].node];
-        head[r->where.slots[0].node] = (uint32_t)k;
-    }
-    /* the node that needs the fewest GPUs moved, and has the movers */
-    for (uint32_t n = 0; n < nn; n++) {
-        uint32_t need, have = 0;
-
-        if (gp_cluster_node_state(cl, n) != GP_NODE_UP ||
-            gp_cluster_node_gpus(cl, n) < g ||
-            (job->demand.type != GP_TYPE_ANY &&
-             gp_cluster_node_type(cl, n) != job->demand.type))
-            continue;
-        need = g - gp_cluster_node_free(cl, n);
-        if (need >= best_need)
-            continue;
-        for (uint32_t k = head[n]; k != UINT32_MAX && have < need; k = next[k])
-            have += gp_view_running_at(v, k)->where.gpus;
-        if (have >= need) {
-            best = n;
-            best_need = need;
-        }
-    }
-    if (best == UINT32_MAX)
-        return GP_OK;
-    for (uint32_t k = head[best], freed = 0;
-         k != UINT32_MAX && freed < best_need; k = next[k]) {
-        const struct gp_job *r = gp_view_running_at(v, k);
-        uint32_t dest = UINT32_MAX, dest_free = UINT32_MAX;
-        struct gp_placement where;
-
-        for (uint32_t m = 0; m < nn; m++) {
-            uint32_t f = gp_cluster_node_free(cl, m);
-
-            if (m != best && f >= r->where.gpus && f < dest_free &&
-                gp_view_fit_on(v, r, m, &where) == GP_OK) {
-                dest = m;
-                dest_free = f;
-            }
-        }
-        if (dest == UINT32_MAX)
-            break;
-        if ((rc = gp_view_fit_on(v, r, dest, &where)) != GP_OK ||
-            (rc = gp_plan_migrate(plan, r, &where)) != GP_OK) {
-            if (rc != GP_ENOFIT && rc != GP_EPLAN)
-                return rc;
-            break;
-        }
-        freed += r->where.gpus;
-        if (freed >= best_need) {
-            *moved = true;
-            p->defrag_until =
-                gp_view_now(v) + (gp_view_graceful(v) ? 150 * GP_US_PER_S : 1);
-            return GP_OK;
-        }
-    }
-    gp_plan_rollback(plan, mark); /* not enough could move: nothing does */
+    if ((rc = gp__defrag_node(v, plan, &ask, &node, moved)) != GP_OK)
+        return rc;
+    if (*moved)
+        p->defrag_until =
+            gp_view_now(v) + (gp_view_graceful(v) ? 150 * GP_US_PER_S : 1);
     return GP_OK;
 }
 

@@ -16,29 +16,35 @@ typedef bool (*gp__defrag_movable_fn)(void *ctx, const struct gp_view *v,
 struct gp__defrag_ask {
     uint32_t gpus; /* the gang's size: GPUs one node must have free */
     uint8_t type;  /* the type that node must be of; GP_TYPE_ANY: any */
-    /* false: the movers of a node in the view's order, and the first
-     * that finds no place ends the try (pool's); true: the largest first,
-     * and one that finds no place is passed over for the next */
-    bool largest_first;
+    /* false (pool's): the chosen node's movers in the view's order, the
+     * first that finds no place ends the try, and only the first node
+     * chosen is tried. true (gandiva's): the largest first, one that finds
+     * no place is passed over, and a node that cannot be freed gives way
+     * to the next best */
+    bool thorough;
     gp__defrag_movable_fn movable; /* NULL: defrag's checks alone */
     void *ctx;
 };
 
-/* Free a node for a gang of ask->gpus GPUs of ask->type: if at least that
- * many GPUs of the type are free in all, the UP node of the type (and
+/* Free a node for a gang of ask->gpus GPUs of ask->type. If at least
+ * that many GPUs of the type are free in all: the UP node of the type (and
  * large enough) where the fewest GPUs must come free, among those whose
  * movable jobs hold enough, lowest index first; each mover migrates
  * (gp_plan_migrate) to the fullest other node where it fits
- * (gp_view_fit_on: its type and class allowed), until the node has the
- * GPUs free once the movers stopped - or, when they cannot all move,
- * nothing moves (the plan is rolled back to where it was).
- * *node: the node chosen (UINT32_MAX if none; with *moved false a node
- * whose GPUs are free already, nothing moved). *moved: whether jobs were
- * moved for it. Under graceful preemption the movers hold their GPUs until
+ * (gp_view_fit_on: a type its demand and class accept) until enough would
+ * be free there once the movers stopped. When they cannot all move,
+ * nothing moves (the plan is rolled back to where it was), and with
+ * `thorough` the next best node is tried.
+ * *node: the node freed (UINT32_MAX if none; with *moved false, a node
+ * whose GPUs are free already: nothing moved). *moved: whether jobs were
+ * moved for it. *blocked_until (if not NULL) is lowered to when the first
+ * job passed over only for its protection (minimum run time) may move:
+ * no event announces that, so a caller that wants to try again then asks
+ * for a round. Under graceful preemption the movers hold their GPUs until
  * they stop; under the free model those GPUs are free for the rest of the
  * plan. GP_OK, GP_ENOMEM or another error of the plan. */
 int gp__defrag_node(const struct gp_view *v, struct gp_plan *plan,
                     const struct gp__defrag_ask *ask, uint32_t *node,
-                    bool *moved);
+                    bool *moved, int64_t *blocked_until);
 
 #endif

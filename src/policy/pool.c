@@ -764,7 +764,7 @@ static int defrag_for(struct pool *p, const struct gp_view *v,
     *moved = false;
     if (gp_view_now(v) < p->defrag_until)
         return GP_OK;
-    if ((rc = gp__defrag_node(v, plan, &ask, &node, moved)) != GP_OK)
+    if ((rc = gp__defrag_node(v, plan, &ask, &node, moved, NULL)) != GP_OK)
         return rc;
     if (*moved)
         p->defrag_until =

@@ -27,7 +27,14 @@
  *   waiting to start come first: they share nothing yet. With locality=1
  *   a gang running alone over several nodes moves onto fewer when GPUs
  *   allow (the paper's migration for locality; off by default:
- *   docs/policies/gandiva.md says why).
+ *   docs/policies/gandiva.md says why). With defrag=1, a
+ *   gang that fits a node but takes turns on other jobs' devices, or runs
+ *   slowed over several nodes, while no node has its GPUs free, gets a
+ *   node of its own: the small jobs of the node where the fewest GPUs
+ *   must move go to the fullest other nodes that hold them (defrag.c,
+ *   shared with pool), and the gang follows once they stopped (the
+ *   paper's migration to defragment). One at a time; never a protected
+ *   job, or one the move would cost work.
  * - Grow-shrink. With nothing waiting, an elastic job running alone grows
  *   into idle GPUs (up to its max_gpus); when a job finds no GPUs, grown
  *   jobs shrink back to their size before anything is shared.
@@ -51,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/defrag.h"
 #include "policy/policy.h"
 
 struct gandiva {
@@ -58,7 +66,13 @@ struct gandiva {
     uint32_t share;  /* jobs on one set of devices, at most */
     double overhead; /* o = switch / quantum */
     int64_t quantum_us, switch_us;
-    bool pack, migrate, grow, spread, locality;
+    bool pack, migrate, grow, spread, locality, defrag;
+    /* a defragmentation under way (one at a time): gang df_job moves onto
+     * node df_node once the jobs moved off it stopped, by df_until */
+    bool df_busy;
+    uint64_t df_job;
+    uint32_t df_node;
+    int64_t df_until;
     /* this round: the devices of each node a start, move or resize
      * touched (their jobs are not paced yet: nothing else joins them) */
     uint64_t *fresh;
@@ -145,11 +159,13 @@ static int gandiva_init(void **priv, const struct gp_policy_args *args,
             rc = opt_bool("gandiva.spread", val, &g->spread, diag);
         } else if (strcmp(key, "locality") == 0) {
             rc = opt_bool("gandiva.locality", val, &g->locality, diag);
+        } else if (strcmp(key, "defrag") == 0) {
+            rc = opt_bool("gandiva.defrag", val, &g->defrag, diag);
         } else {
             rc = gp_diag_set(diag, GP_EINVAL, key,
                              "unknown option for gandiva (known: share, "
                              "quantum, switch, pack, migrate, grow, spread, "
-                             "locality)");
+                             "locality, defrag)");
         }
     }
     if (rc == GP_OK && g->switch_us >= g->quantum_us)
@@ -568,6 +584,217 @@ static int consolidate(struct gandiva *g, const struct gp_view *v,
     return GP_OK;
 }
 
+/* ---- defragmentation (the paper's migration to defragment) ----------- */
+
+/* Does spreading over nodes slow running job j: its rate where it runs,
+ * at its pace, below its rate on one node of its type at its size (the
+ * speed table's spread figure or --spread-speed, docs/speed.md)? */
+static bool spread_slows(const struct gp_view *v, const struct gp_job *j)
+{
+    double one = gp_view_rate_at(v, j, j->where.type, j->where.gpus);
+
+    return j->where.nslots >= 2 && j->speed < one * pace_of(j) * (1.0 - 1e-9);
+}
+
+/* Does running gang j want a node of its own: taking turns on devices
+ * other jobs hold, or spread over nodes that slow it, while it fits one
+ * node of its type? */
+static bool df_wants(const struct gandiva *g, const struct gp_view *v,
+                     const struct gp_plan *p, const struct gp_job *j)
+{
+    return j->state == GP_JOB_RUNNING && !gp_plan_has(p, j) &&
+           j->where.gpus >= 2 &&
+           j->where.gpus <=
+               gp_cluster_max_up_node_gpus(gp_view_cluster(v), j->where.type) &&
+           !fresh_hit(g, &j->where) &&
+           (height_of(v, &j->where) > 1 || spread_slows(v, j));
+}
+
+/* May j move now: not protected (minimum run time, preemption cap), and
+ * losing no work by the move? */
+static bool df_may_move(const struct gp_view *v, const struct gp_job *j)
+{
+    return gp_view_may_preempt(v, j) && gp_view_loss_if_preempted(v, j) == 0;
+}
+
+/* A job defragmentation may move off the gang's node: not the gang, alone
+ * on its devices (moving a job that shares them frees nothing), not
+ * touched this round, and losing no work by the move. */
+struct df_ctx {
+    const struct gandiva *g;
+    const struct gp_job *gang;
+};
+
+static bool df_movable(void *ctx, const struct gp_view *v,
+                       const struct gp_job *r)
+{
+    const struct df_ctx *c = ctx;
+
+    return r != c->gang && height_of(v, &r->where) == 1 &&
+           !fresh_hit(c->g, &r->where) && gp_view_loss_if_preempted(v, r) == 0;
+}
+
+/* Move gang j onto node `node` if its GPUs are free there now; *moved
+ * says whether it did. */
+static int df_move(struct gandiva *g, const struct gp_view *v,
+                   struct gp_plan *p, const struct gp_job *j, uint32_t node,
+                   bool *moved)
+{
+    struct gp_placement where;
+    int rc;
+
+    *moved = false;
+    if (gp_view_fit_on(v, j, node, &where) != GP_OK)
+        return GP_OK;
+    if ((rc = gp_plan_migrate(p, j, &where)) != GP_OK)
+        return rc == GP_EPLAN ? GP_OK : rc;
+    mark(g, &j->where);
+    mark(g, &where);
+    *moved = true;
+    return GP_OK;
+}
+
+/* The defragmentation under way: its gang moves onto the freed node once
+ * the jobs moved off it stopped (this round is at their stop, or later);
+ * it ends when the gang has moved, no longer wants a node, or the time
+ * for the movers to stop has passed. Before arrivals, so none of them
+ * takes the freed GPUs. */
+static int df_finish(struct gandiva *g, const struct gp_view *v,
+                     struct gp_plan *p)
+{
+    const struct gp_job *j = NULL;
+    bool moved;
+    int rc;
+
+    if (!g->df_busy)
+        return GP_OK;
+    for (size_t i = 0; i < gp_view_nrunning(v) && !j; i++)
+        if (gp_job_handle(gp_view_running_at(v, i)) == g->df_job)
+            j = gp_view_running_at(v, i);
+    if (!j || gp_view_now(v) >= g->df_until || !df_wants(g, v, p, j) ||
+        !df_may_move(v, j)) {
+        g->df_busy = false;
+        return GP_OK;
+    }
+    if ((rc = df_move(g, v, p, j, g->df_node, &moved)) != GP_OK)
+        return rc;
+    if (moved)
+        g->df_busy = false;
+    return moved ? GP_OK : gp_plan_wake_at(p, g->df_until);
+}
+
+/* A gang that wants a node, and what orders them: time-slicing ones
+ * first (they run at half pace or less), then the larger. */
+struct df_cand {
+    const struct gp_job *job;
+    uint32_t shared, at;
+};
+
+static int df_cand_cmp(const void *pa, const void *pb)
+{
+    const struct df_cand *a = pa, *b = pb;
+
+    if (a->shared != b->shared)
+        return a->shared > b->shared ? -1 : 1;
+    if (a->job->where.gpus != b->job->where.gpus)
+        return a->job->where.gpus > b->job->where.gpus ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Is some UP node of `type` free enough for `gpus` already (nothing to
+ * defragment: moving onto it is migration's or locality's)? */
+static bool some_node_free(const struct gp_cluster *cl, uint8_t type,
+                           uint32_t gpus)
+{
+    for (uint32_t n = 0; n < gp_cluster_nnodes(cl); n++)
+        if (gp_cluster_node_state(cl, n) == GP_NODE_UP &&
+            gp_cluster_node_type(cl, n) == type &&
+            gp_cluster_node_free(cl, n) >= gpus)
+            return true;
+    return false;
+}
+
+/* Start a defragmentation (the paper's migration to defragment): for the
+ * first gang that wants a node and can have one, free the node where the
+ * fewest GPUs must move by moving its single-node jobs, the largest first,
+ * to the fullest other nodes that hold them (gp__defrag_node); the gang
+ * follows once they stopped - at once under the free model, else in a
+ * later round (df_finish). A shape (size, type) that found no node is not
+ * tried again this round; one a protection kept from moving asks for a
+ * round when the protection ends. */
+static int defrag(struct gandiva *g, const struct gp_view *v, struct gp_plan *p,
+                  const struct dset *s, size_t ns)
+{
+    const struct gp_cluster *cl = gp_view_cluster(v);
+    struct df_cand *c;
+    size_t nc = 0;
+    struct {
+        uint32_t gpus;
+        uint8_t type;
+    } failed[16];
+    size_t nfailed = 0;
+    int64_t wake = GP_TIME_MAX;
+
+    if (g->df_busy)
+        return GP_OK;
+    if (!(c = gp_arena_alloc(gp_view_scratch(v), (ns + 1) * sizeof(*c))))
+        return GP_ENOMEM;
+    for (size_t i = 0; i < ns; i++) {
+        /* of a set taking turns, the latest to join moves */
+        const struct gp_job *j = s[i].m[s[i].n - 1].job;
+        int64_t at;
+
+        if (s[i].joiner || !df_wants(g, v, p, j))
+            continue;
+        if (!df_may_move(v, j)) {
+            at = gp_view_preemptible_at(v, j);
+            if (at > gp_view_now(v) && at < wake &&
+                gp_view_loss_if_preempted(v, j) == 0)
+                wake = at;
+            continue;
+        }
+        c[nc].job = j;
+        c[nc].shared = height_of(v, &j->where) > 1;
+        c[nc].at = (uint32_t)nc;
+        nc++;
+    }
+    qsort(c, nc, sizeof(*c), df_cand_cmp);
+    for (size_t i = 0; i < nc; i++) {
+        const struct gp_job *j = c[i].job;
+        struct df_ctx ctx = {g, j};
+        struct gp__defrag_ask ask = {.gpus = j->where.gpus,
+                                     .type = j->where.type,
+                                     .thorough = true,
+                                     .movable = df_movable,
+                                     .ctx = &ctx};
+        uint32_t node;
+        bool moved, tried = false;
+        int rc;
+
+        for (size_t k = 0; k < nfailed && !tried; k++)
+            tried = failed[k].gpus == ask.gpus && failed[k].type == ask.type;
+        if (tried || some_node_free(cl, ask.type, ask.gpus))
+            continue;
+        if ((rc = gp__defrag_node(v, p, &ask, &node, &moved, &wake)) != GP_OK)
+            return rc;
+        if (!moved) {
+            if (nfailed < sizeof(failed) / sizeof(failed[0])) {
+                failed[nfailed].gpus = ask.gpus;
+                failed[nfailed].type = ask.type;
+                nfailed++;
+            }
+            continue;
+        }
+        g->df_busy = true;
+        g->df_job = gp_job_handle(j);
+        g->df_node = node;
+        g->df_until = gp_view_now(v) + gp_view_switch_cost_us(v) + GP_US_PER_S;
+        return df_finish(g, v, p); /* under the free model, now */
+    }
+    /* a protection kept a gang or a mover: try again when it ends */
+    return wake < GP_TIME_MAX ? gp_plan_wake_at(p, wake) : GP_OK;
+}
+
 static int gandiva_schedule(void *priv, const struct gp_view *v,
                             struct gp_plan *p)
 {
@@ -588,6 +815,9 @@ static int gandiva_schedule(void *priv, const struct gp_view *v,
     if (!g->fresh)
         return GP_ENOMEM;
     memset(g->fresh, 0, (g->nnodes + 1) * sizeof(*g->fresh));
+    /* a gang whose node was freed for it takes it before anyone else */
+    if (colocate && (rc = df_finish(g, v, p)) != GP_OK)
+        return rc;
     /* arrivals first: on free GPUs, on GPUs grown jobs give back, on
      * shared GPUs */
     if ((rc = gp_pending_iter_init(&it, v)) != GP_OK)
@@ -622,6 +852,9 @@ static int gandiva_schedule(void *priv, const struct gp_view *v,
         return rc;
     if (colocate && g->migrate && g->locality &&
         (rc = consolidate(g, v, p, s, ns)) != GP_OK)
+        return rc;
+    if (colocate && g->migrate && g->defrag &&
+        (rc = defrag(g, v, p, s, ns)) != GP_OK)
         return rc;
     if (g->grow && !waiting) {
         for (size_t i = 0; i < ns && gp_view_free_gpus(v) > 0; i++) {

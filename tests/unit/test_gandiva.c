@@ -4,9 +4,12 @@
  * packed at its measured paces when that beats taking turns; at most
  * `share` jobs a device; a job on shared devices moves to GPUs that come
  * free; with locality=1 a gang spread over nodes moves onto one when it
- * can; an elastic job grows into idle GPUs and shrinks back for an
- * arrival; under `count` nothing is shared; the options and their
- * errors. Defaults: quantum 60 s, switch 1 s, so a turn is 59/120. */
+ * can; with defrag=1 small jobs move to free a node for a spread gang
+ * (not when no node can be freed, not a protected job, one
+ * defragmentation at a time); an elastic job grows into idle GPUs and
+ * shrinks back for an arrival; under `count` nothing is shared; the
+ * options and their errors. Defaults: quantum 60 s, switch 1 s, so a turn is
+ * 59/120. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -284,6 +287,335 @@ static void a_spread_gang_moves_onto_one_node_with_locality(void **state)
     }
 }
 
+/* ---- defragmentation (defrag=1) ---------------------------------------- */
+
+/* A core for the defragmentation tests: three nodes of 4 GPUs, `pack`,
+ * defrag=1 or 0 (`on`), checkpoint-capable jobs, a gang over several
+ * nodes at `spread` of its pace on one; grace_s 0 is the free model
+ * (moves are instant), else graceful with a 5-s checkpoint; min_run_s
+ * protects every run that long. */
+static struct gp_core *dcore(bool on, double spread, int64_t grace_s,
+                             int64_t min_run_s, struct rec *r)
+{
+    static const struct gp_kv df[] = {{"defrag", "0"}, {"defrag", "1"}};
+    struct gp_cluster *c;
+    struct gp_core *core = NULL;
+    struct gp_core_config cfg = {
+        .policy = gp_policy_find("gandiva"),
+        .policy_opts = &df[on],
+        .npolicy_opts = 1,
+        .model = GP_PLACE_PACK,
+        .grace_us = S(grace_s),
+        .ckpt_cost_us = grace_s ? S(5) : 0,
+        .spread_speed = spread,
+    };
+
+    for (int k = 0; k < GP_NPRIO; k++)
+        cfg.min_run_us[k] = S(min_run_s);
+    memset(r, 0, sizeof(*r));
+    harness_rec = r;
+    assert_int_equal(gp_cluster_new(&c), GP_OK);
+    assert_int_equal(gp_cluster_add_uniform(c, 3, 4, "gpu", 0, NULL), GP_OK);
+    assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
+    return core;
+}
+
+static uint64_t cjob(struct gp_core *core, const char *id, uint32_t gpus,
+                     double dur_s, double at_s)
+{
+    struct gp_job_spec spec = {
+        .id = id,
+        .tenant = "t",
+        .gpus = gpus,
+        .checkpointable = true,
+        .duration_us = (int64_t)(dur_s * 1e6),
+        .submit_us = (int64_t)(at_s * 1e6),
+    };
+    uint64_t h = UINT32_MAX;
+
+    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &h, NULL),
+                     GP_OK);
+    return h;
+}
+
+static uint32_t node_of(struct gp_core *core, uint64_t h)
+{
+    return gp_core_job(core, h)->where.slots[0].node;
+}
+
+/* The layout the defragmentation tests share (nodes A, B, C of 4 GPUs,
+ * named by what lands on them):
+ *   0 s    a (4 GPUs, ends at 100 s) takes A; p and q (3 GPUs, end at
+ *          20 s) take B and C, one GPU free on each.
+ *   10 s   d (2 GPUs) finds no node with two free: it runs spread, one
+ *          GPU on B, one on C.
+ *   20 s   p and q end; best fit puts b (2) and b2 (1 GPU, ends at
+ *          150 s) on B, c (2) and c2 (1 GPU, ends at 150 s) on C: full.
+ *   100 s  a ends; the small jobs (`small` of 1 GPU, or one of 3 when
+ *          `small` is 0) take A, the only node with GPUs free.
+ *   150 s  b2 and c2 end: A, B and C have one GPU free each - three in
+ *          all, two on no node.
+ * The round at 150 s is the caller's. Handles: d, b, c, then the small
+ * jobs. */
+static void fragment(struct gp_core *core, int small, uint64_t *h)
+{
+    static const char *const names[] = {"s1", "s2", "s3"};
+    uint64_t a, p, q, b2, c2;
+    uint32_t a_node;
+
+    a = cjob(core, "a", 4, 100, 0);
+    p = cjob(core, "p", 3, 20, 0);
+    q = cjob(core, "q", 3, 20, 0);
+    round_at(core, 0);
+    h[0] = cjob(core, "d", 2, 100000, 10);
+    round_at(core, S(10));
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 2);
+    assert_int_equal(gp_core_job_ended(core, p, GP_JOB_COMPLETED, S(20)),
+                     GP_OK);
+    assert_int_equal(gp_core_job_ended(core, q, GP_JOB_COMPLETED, S(20)),
+                     GP_OK);
+    h[1] = cjob(core, "b", 2, 100000, 20);
+    b2 = cjob(core, "b2", 1, 130, 20);
+    h[2] = cjob(core, "c", 2, 100000, 20);
+    c2 = cjob(core, "c2", 1, 130, 20);
+    round_at(core, S(20));
+    assert_int_equal(node_of(core, b2), node_of(core, h[1]));
+    assert_int_equal(node_of(core, c2), node_of(core, h[2]));
+    assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 0);
+    a_node = node_of(core, a);
+    assert_int_equal(gp_core_job_ended(core, a, GP_JOB_COMPLETED, S(100)),
+                     GP_OK);
+    for (int i = 0; i < (small ? small : 1); i++)
+        h[3 + i] =
+            cjob(core, small ? names[i] : "s", small ? 1 : 3, 100000, 100);
+    round_at(core, S(100));
+    for (int i = 0; i < (small ? small : 1); i++)
+        assert_int_equal(node_of(core, h[3 + i]), a_node);
+    assert_int_equal(gp_core_job_ended(core, b2, GP_JOB_COMPLETED, S(150)),
+                     GP_OK);
+    assert_int_equal(gp_core_job_ended(core, c2, GP_JOB_COMPLETED, S(150)),
+                     GP_OK);
+}
+
+/* The round at 150 s with defrag=1 (the free model): the fewest GPUs to
+ * move is one on each node; b and c (2 GPUs) find no node with two free,
+ * so B and C cannot be freed, and A is: one small job moves to B or C
+ * (each has one GPU free), and d takes A's two free GPUs - one node, one
+ * migration each. Without defrag d stays spread and nothing moves. */
+static void a_spread_gang_gets_a_node_after_small_jobs_move(void **state)
+{
+    struct rec r;
+
+    (void)state;
+    for (int on = 1; on >= 0; on--) {
+        struct gp_core *core = dcore(on, 0.8, 0, 0, &r);
+        const struct gp_job *d;
+        uint64_t h[6];
+        uint32_t moved = 0, a_node;
+
+        fragment(core, 3, h);
+        a_node = node_of(core, h[3]);
+        round_at(core, S(150));
+        d = gp_core_job(core, h[0]);
+        for (int i = 3; i < 6; i++)
+            moved += gp_core_job(core, h[i])->migrations;
+        assert_int_equal(gp_core_job(core, h[1])->migrations, 0);
+        assert_int_equal(gp_core_job(core, h[2])->migrations, 0);
+        if (on) {
+            assert_int_equal(d->migrations, 1);
+            assert_int_equal(d->where.nslots, 1);
+            assert_int_equal(d->where.slots[0].node, a_node);
+            assert_int_equal(moved, 1);
+            for (int i = 3; i < 6; i++)
+                if (gp_core_job(core, h[i])->migrations)
+                    assert_int_not_equal(node_of(core, h[i]), a_node);
+            /* d's old GPUs on B and C are free again */
+            assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 3);
+            assert_int_equal(
+                gp_cluster_node_free(gp_core_cluster(core), a_node), 0);
+        } else {
+            assert_int_equal(d->migrations, 0);
+            assert_int_equal(d->where.nslots, 2);
+            assert_int_equal(moved, 0);
+        }
+        gp_core_free(core);
+    }
+}
+
+/* The same layout with one small job of 3 GPUs on A: A, B and C each
+ * need one GPU moved, but no job there finds a place (3 or 2 GPUs, and
+ * no node has more than one free): nothing moves, d stays spread. With
+ * three 1-GPU jobs on A instead, d gets A (the test above) - unless its
+ * spread does not slow it (spread speed 1). */
+static void nothing_moves_when_no_node_can_be_freed(void **state)
+{
+    struct rec r;
+    struct gp_core *core = dcore(true, 0.8, 0, 0, &r);
+    uint64_t h[6];
+
+    (void)state;
+    fragment(core, 0, h);
+    round_at(core, S(150));
+    round_at(core, S(151));
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 2);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(gp_core_job(core, h[i])->migrations, 0);
+    assert_int_equal(r.preempts, 0);
+    assert_int_equal(gp_cluster_free_gpus(gp_core_cluster(core)), 3);
+    gp_core_free(core);
+
+    core = dcore(true, 0.8, 0, 0, &r);
+    fragment(core, 3, h);
+    round_at(core, S(150));
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 1);
+    gp_core_free(core);
+
+    /* nor when spreading does not slow d: nothing to gain */
+    core = dcore(true, 1.0, 0, 0, &r);
+    fragment(core, 3, h);
+    round_at(core, S(150));
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 2);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(gp_core_job(core, h[i])->migrations, 0);
+    gp_core_free(core);
+}
+
+/* A gang taking turns gets a node too, slowdown or not (spread speed 1):
+ *   0 s    w (4 GPUs) fills one node; x (2 GPUs), y1 and y2 (1 GPU, y2
+ *          ends at 100 s) fill P; s1, s2, s3 and z (1 GPU, z ends at
+ *          100 s) fill Q.
+ *   10 s   d (2 GPUs) finds no GPU free and takes turns on x's, both at
+ *          59/120.
+ *   100 s  y2 and z end: one GPU free on P, one on Q - d cannot move
+ *          there without spreading (migration keeps it on one node). P
+ *          needs one GPU moved (y1; x shares its devices with d) and Q one
+ *          (an s): whichever is freed, its 1-GPU job moves to the other's
+ *          free GPU and d takes the node's two free GPUs, alone at pace
+ *          1, and x runs alone at pace 1 again. */
+static void a_gang_taking_turns_gets_a_node_after_small_jobs_move(void **state)
+{
+    struct rec r;
+    struct gp_core *core = dcore(true, 1.0, 0, 0, &r);
+    const struct gp_cluster *cl = gp_core_cluster(core);
+    uint64_t x, y2, z, d, small[4];
+    uint32_t moved = 0;
+    const struct gp_job *dj;
+
+    (void)state;
+    (void)cjob(core, "w", 4, 100000, 0);
+    x = cjob(core, "x", 2, 100000, 0);
+    small[0] = cjob(core, "y1", 1, 100000, 0);
+    y2 = cjob(core, "y2", 1, 100, 0);
+    small[1] = cjob(core, "s1", 1, 100000, 0);
+    small[2] = cjob(core, "s2", 1, 100000, 0);
+    small[3] = cjob(core, "s3", 1, 100000, 0);
+    z = cjob(core, "z", 1, 100, 0);
+    round_at(core, 0);
+    assert_int_equal(node_of(core, small[0]), node_of(core, x));
+    assert_int_equal(node_of(core, y2), node_of(core, x));
+    assert_int_equal(node_of(core, z), node_of(core, small[1]));
+    d = cjob(core, "d", 2, 100000, 10);
+    round_at(core, S(10));
+    assert_true(gp_placement_same_devices(&gp_core_job(core, d)->where,
+                                          &gp_core_job(core, x)->where));
+    assert_true(fabs(pace(core, d) - TURN) < 1e-12);
+    assert_int_equal(gp_core_job_ended(core, y2, GP_JOB_COMPLETED, S(100)),
+                     GP_OK);
+    assert_int_equal(gp_core_job_ended(core, z, GP_JOB_COMPLETED, S(100)),
+                     GP_OK);
+    round_at(core, S(100));
+    dj = gp_core_job(core, d);
+    assert_int_equal(dj->migrations, 1);
+    assert_int_equal(dj->where.nslots, 1);
+    for (uint64_t m = dj->where.slots[0].mask; m; m &= m - 1)
+        assert_int_equal(gp_cluster_dev_holders(cl, dj->where.slots[0].node,
+                                                (uint32_t)__builtin_ctzll(m)),
+                         1);
+    for (int i = 0; i < 4; i++)
+        moved += gp_core_job(core, small[i])->migrations;
+    assert_int_equal(moved, 1);
+    assert_true(pace(core, d) == 1.0);
+    assert_true(pace(core, x) == 1.0);
+    gp_core_free(core);
+}
+
+/* Every run protected for 100 s: at 150 s the small jobs on A have run
+ * 50 s and may not be preempted, so they do not move (and B and C cannot
+ * be freed): d stays spread. At 200 s they may: d gets A. */
+static void a_protected_job_is_not_moved(void **state)
+{
+    struct rec r;
+    struct gp_core *core = dcore(true, 0.8, 0, 100, &r);
+    uint64_t h[6];
+    uint32_t moved = 0, a_node;
+
+    (void)state;
+    fragment(core, 3, h);
+    a_node = node_of(core, h[3]);
+    round_at(core, S(150));
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 2);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(gp_core_job(core, h[i])->migrations, 0);
+    round_at(core, S(200));
+    for (int i = 3; i < 6; i++)
+        moved += gp_core_job(core, h[i])->migrations;
+    assert_int_equal(moved, 1);
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 1);
+    assert_int_equal(node_of(core, h[0]), a_node);
+    gp_core_free(core);
+}
+
+/* Graceful (120-s grace, 5-s checkpoint): at 150 s one small job on A is
+ * signalled to move; it holds its GPU until it stops, so d must wait. At
+ * 151 s A still has one GPU free and two small jobs that could move to
+ * the one of B and C not taken - but one defragmentation at a time:
+ * nothing else is signalled. The mover stops at 155 s: A has two GPUs
+ * free, and d is signalled to move there; it stops at 160 s and runs on
+ * A. */
+static void one_defragmentation_at_a_time(void **state)
+{
+    struct rec r;
+    struct gp_core *core = dcore(true, 0.8, 120, 0, &r);
+    uint64_t h[6], mover;
+    uint32_t a_node;
+
+    (void)state;
+    fragment(core, 3, h);
+    a_node = node_of(core, h[3]);
+    round_at(core, S(150));
+    assert_int_equal(r.preempts, 1);
+    mover = r.last_preempted;
+    assert_true(mover == h[3] || mover == h[4] || mover == h[5]);
+    assert_int_equal(gp_core_job(core, mover)->state, GP_JOB_STOPPING);
+    /* a round at 151 s: a job that needs no GPU arrives */
+    (void)cjob(core, "cpu", 0, 100000, 151);
+    round_at(core, S(151));
+    assert_int_equal(r.preempts, 1);
+    assert_int_equal(gp_core_job(core, h[0])->state, GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 2);
+    assert_int_equal(
+        gp_core_job_stopped(core, mover,
+                            gp_job_work_at(gp_core_job(core, mover), S(155)),
+                            S(155)),
+        GP_OK);
+    round_at(core, S(155));
+    assert_int_equal(gp_core_job(core, mover)->state, GP_JOB_RUNNING);
+    assert_int_not_equal(node_of(core, mover), a_node);
+    assert_int_equal(r.preempts, 2);
+    assert_int_equal(r.last_preempted, h[0]);
+    assert_int_equal(
+        gp_core_job_stopped(core, h[0],
+                            gp_job_work_at(gp_core_job(core, h[0]), S(160)),
+                            S(160)),
+        GP_OK);
+    round_at(core, S(160));
+    assert_int_equal(gp_core_job(core, h[0])->state, GP_JOB_RUNNING);
+    assert_int_equal(gp_core_job(core, h[0])->where.nslots, 1);
+    assert_int_equal(node_of(core, h[0]), a_node);
+    assert_int_equal(gp_core_job(core, h[0])->migrations, 1);
+    gp_core_free(core);
+}
+
 /* E (elastic, 1 to 2 GPUs) grows into the idle GPU once nothing waits,
  * and gives it back when Y comes; Y then starts on it, nothing shared. */
 static void an_elastic_job_grows_into_idle_gpus_and_shrinks_back(void **state)
@@ -351,14 +683,15 @@ static int with_options(const struct gp_kv *opts, size_t n,
 static void options_are_checked_and_named(void **state)
 {
     static const struct gp_kv bad[] = {
-        {"share", "0"},    {"share", "65"},  {"quantum", "-1"},
+        {"share", "0"},    {"share", "65"},   {"quantum", "-1"},
         {"switch", "x"},   {"switch", "60"}, /* not below the quantum */
-        {"pack", "maybe"}, {"grow", "2"},    {"quanta", "1"},
-        {"locality", "x"},
+        {"pack", "maybe"}, {"grow", "2"},     {"quanta", "1"},
+        {"locality", "x"}, {"defrag", "yes"},
     };
     static const struct gp_kv good[] = {
-        {"share", "4"},   {"quantum", "30"}, {"switch", "0"}, {"pack", "off"},
-        {"migrate", "0"}, {"grow", "1"},     {"spread", "1"}, {"locality", "1"},
+        {"share", "4"},  {"quantum", "30"}, {"switch", "0"},
+        {"pack", "off"}, {"migrate", "0"},  {"grow", "1"},
+        {"spread", "1"}, {"locality", "1"}, {"defrag", "0"},
     };
 
     (void)state;
@@ -368,7 +701,7 @@ static void options_are_checked_and_named(void **state)
         assert_int_equal(with_options(&bad[i], 1, &diag), GP_EINVAL);
         assert_non_null(strstr(diag.where, bad[i].key));
     }
-    assert_int_equal(with_options(good, 8, NULL), GP_OK);
+    assert_int_equal(with_options(good, 9, NULL), GP_OK);
 }
 
 int main(void)
@@ -379,6 +712,11 @@ int main(void)
         cmocka_unit_test(a_measured_pair_runs_packed_when_that_beats_turns),
         cmocka_unit_test(a_job_on_shared_gpus_moves_to_gpus_that_free),
         cmocka_unit_test(a_spread_gang_moves_onto_one_node_with_locality),
+        cmocka_unit_test(a_spread_gang_gets_a_node_after_small_jobs_move),
+        cmocka_unit_test(nothing_moves_when_no_node_can_be_freed),
+        cmocka_unit_test(a_gang_taking_turns_gets_a_node_after_small_jobs_move),
+        cmocka_unit_test(a_protected_job_is_not_moved),
+        cmocka_unit_test(one_defragmentation_at_a_time),
         cmocka_unit_test(an_elastic_job_grows_into_idle_gpus_and_shrinks_back),
         cmocka_unit_test(under_count_nothing_is_shared),
         cmocka_unit_test(options_are_checked_and_named),

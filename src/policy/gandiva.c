@@ -33,8 +33,8 @@
  *   node of its own: the small jobs of the node where the fewest GPUs
  *   must move go to the fullest other nodes that hold them (defrag.c,
  *   shared with pool), and the gang follows once they stopped (the
- *   paper's migration to defragment). One at a time; never a protected
- *   job, or one the move would cost work.
+ *   paper's migration to defragment). One at a time, and only while no
+ *   job waits; never a protected job, or one the move would cost work.
  * - Grow-shrink. With nothing waiting, an elastic job running alone grows
  *   into idle GPUs (up to its max_gpus); when a job finds no GPUs, grown
  *   jobs shrink back to their size before anything is shared.
@@ -853,7 +853,8 @@ static int gandiva_schedule(void *priv, const struct gp_view *v,
     if (colocate && g->migrate && g->locality &&
         (rc = consolidate(g, v, p, s, ns)) != GP_OK)
         return rc;
-    if (colocate && g->migrate && g->defrag &&
+    /* free GPUs go to a job that waits before they are gathered */
+    if (colocate && g->migrate && g->defrag && !waiting &&
         (rc = defrag(g, v, p, s, ns)) != GP_OK)
         return rc;
     if (g->grow && !waiting) {

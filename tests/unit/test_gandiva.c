@@ -293,23 +293,26 @@ static void a_spread_gang_moves_onto_one_node_with_locality(void **state)
  * defrag=1 or 0 (`on`), checkpoint-capable jobs, a gang over several
  * nodes at `spread` of its pace on one; grace_s 0 is the free model
  * (moves are instant), else graceful with a 5-s checkpoint; min_run_s
- * protects every run that long. */
-static struct gp_core *dcore(bool on, double spread, int64_t grace_s,
-                             int64_t min_run_s, struct rec *r)
+ * protects every run that long; `more` one more option (or NULL). */
+static struct gp_core *dcore_opt(bool on, const struct gp_kv *more,
+                                 double spread, int64_t grace_s,
+                                 int64_t min_run_s, struct rec *r)
 {
-    static const struct gp_kv df[] = {{"defrag", "0"}, {"defrag", "1"}};
+    struct gp_kv opts[2] = {{"defrag", on ? "1" : "0"}};
     struct gp_cluster *c;
     struct gp_core *core = NULL;
     struct gp_core_config cfg = {
         .policy = gp_policy_find("gandiva"),
-        .policy_opts = &df[on],
-        .npolicy_opts = 1,
+        .policy_opts = opts,
+        .npolicy_opts = more ? 2 : 1,
         .model = GP_PLACE_PACK,
         .grace_us = S(grace_s),
         .ckpt_cost_us = grace_s ? S(5) : 0,
         .spread_speed = spread,
     };
 
+    if (more)
+        opts[1] = *more;
     for (int k = 0; k < GP_NPRIO; k++)
         cfg.min_run_us[k] = S(min_run_s);
     memset(r, 0, sizeof(*r));
@@ -318,6 +321,12 @@ static struct gp_core *dcore(bool on, double spread, int64_t grace_s,
     assert_int_equal(gp_cluster_add_uniform(c, 3, 4, "gpu", 0, NULL), GP_OK);
     assert_int_equal(gp_core_new(&core, c, &cfg, NULL), GP_OK);
     return core;
+}
+
+static struct gp_core *dcore(bool on, double spread, int64_t grace_s,
+                             int64_t min_run_s, struct rec *r)
+{
+    return dcore_opt(on, NULL, spread, grace_s, min_run_s, r);
 }
 
 static uint64_t cjob(struct gp_core *core, const char *id, uint32_t gpus,
@@ -445,8 +454,9 @@ static void a_spread_gang_gets_a_node_after_small_jobs_move(void **state)
 /* The same layout with one small job of 3 GPUs on A: A, B and C each
  * need one GPU moved, but no job there finds a place (3 or 2 GPUs, and
  * no node has more than one free): nothing moves, d stays spread. With
- * three 1-GPU jobs on A instead, d gets A (the test above) - unless its
- * spread does not slow it (spread speed 1). */
+ * three 1-GPU jobs on A instead, d gets A (the test above) - unless a
+ * job waits for the free GPUs, or its spread does not slow it (spread
+ * speed 1). */
 static void nothing_moves_when_no_node_can_be_freed(void **state)
 {
     struct rec r;
@@ -469,6 +479,22 @@ static void nothing_moves_when_no_node_can_be_freed(void **state)
     round_at(core, S(150));
     assert_int_equal(gp_core_job(core, h[0])->where.nslots, 1);
     gp_core_free(core);
+
+    /* nor while a job waits: e (4 GPUs, spread=0) finds no four free and
+     * no job of its size to share with; the free GPUs are for it */
+    {
+        static const struct gp_kv nospread = {"spread", "0"};
+        uint64_t e;
+
+        core = dcore_opt(true, &nospread, 0.8, 0, 0, &r);
+        fragment(core, 3, h);
+        e = cjob(core, "e", 4, 1000, 150);
+        round_at(core, S(150));
+        assert_int_equal(state_of(core, e), GP_JOB_PENDING);
+        assert_int_equal(gp_core_job(core, h[0])->where.nslots, 2);
+        assert_int_equal(gp_core_job(core, h[0])->migrations, 0);
+        gp_core_free(core);
+    }
 
     /* nor when spreading does not slow d: nothing to gain */
     core = dcore(true, 1.0, 0, 0, &r);

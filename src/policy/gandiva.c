@@ -27,7 +27,7 @@
  *   waiting to start come first: they share nothing yet. With locality=1
  *   a gang running alone over several nodes moves onto fewer when GPUs
  *   allow (the paper's migration for locality; off by default:
- *   docs/policies/gandiva.md says why). With defrag=1, a
+ *   docs/policies/gandiva.md says why). With defrag=1 (the default), a
  *   gang that fits a node but takes turns on other jobs' devices, or runs
  *   slowed over several nodes, while no node has its GPUs free, gets a
  *   node of its own: the small jobs of the node where the fewest GPUs
@@ -120,7 +120,7 @@ static int gandiva_init(void **priv, const struct gp_policy_args *args,
     g->share = 8;
     g->quantum_us = 60 * GP_US_PER_S;
     g->switch_us = GP_US_PER_S;
-    g->pack = g->migrate = g->grow = g->spread = true;
+    g->pack = g->migrate = g->grow = g->spread = g->defrag = true;
     for (size_t i = 0; i < args->nopts && rc == GP_OK; i++) {
         const char *key = args->opts[i].key, *val = args->opts[i].value;
 

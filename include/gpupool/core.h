@@ -157,6 +157,12 @@ void gp_pending_iter_skip_shape(struct gp_pending_iter *it);
 /* Only one tenant's jobs (the policy must set queues_by_tenant). */
 int gp_pending_iter_init_tenant(struct gp_pending_iter *it,
                                 const struct gp_view *v, uint32_t tenant);
+/* The tenant's pending job of 2 GPUs or more that has never started
+ * (gp_job.starts == 0) and was submitted first (then the lowest seq), or
+ * NULL: the gang that has waited longest, in O(1) (the core keeps such
+ * jobs in a list per tenant). NULL for an unknown tenant. */
+const struct gp_job *gp_view_tenant_oldest_gang(const struct gp_view *v,
+                                                uint32_t tenant);
 /* Drop the rest of the current job's tenant (queues_by_tenant only). */
 void gp_pending_iter_skip_tenant(struct gp_pending_iter *it);
 /* A tenant's pending jobs that ask for exactly `gpus` GPUs (any type, CPUs

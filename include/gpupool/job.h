@@ -157,6 +157,10 @@ struct gp_job {
     uint8_t pred_source;     /* enum gp_predict_source */
     uint32_t reclaim_for;    /* tenant a preemption reclaims GPUs for */
     uint32_t t_prev, t_next; /* in its tenant's list of running jobs */
+    /* in its tenant's list of pending jobs of 2 GPUs or more that never
+     * started, oldest submission first (gp_view_tenant_oldest_gang) */
+    uint32_t gang_prev, gang_next;
+    bool gang_listed;
 
     /* A job whose progress the goodput model follows (goodput.h; its
      * class names a model of gp_core_config.goodput and it came without a

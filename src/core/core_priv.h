@@ -82,6 +82,9 @@ struct tenant {
     bool has_children;
     /* its running jobs by priority class, linked through t_prev/t_next */
     uint32_t run_head[GP_NPRIO];
+    /* its pending jobs of 2 GPUs or more that never started, by
+     * submission (then seq), linked through gang_prev/gang_next */
+    uint32_t gang_head, gang_tail;
     struct gp_tenant_type *types; /* per GPU type (info.by_type) */
     uint64_t sub_demand;          /* demand of its whole subtree (milli) */
     uint32_t depth;               /* 0 at the top level */

@@ -135,6 +135,7 @@ static int tenant_new(struct gp_core *c, const char *name, uint32_t *out)
     t->usage_t_us = c->now_us;
     for (int k = 0; k < GP_NPRIO; k++)
         t->run_head[k] = NONE;
+    t->gang_head = t->gang_tail = NONE;
     c->tenant_by_name[id] = idx;
     *out = idx;
     c->lc->stale = true;

@@ -248,6 +248,50 @@ int gp__pending_reserve_n(struct gp_core *c, const struct gp_job *j, uint32_t n)
                     sizeof(struct qentry), c->shapes[s].n + n);
 }
 
+/* A gang that never started joins its tenant's list in submission order
+ * (from the tail: jobs come in that order, but a trace or a restore may
+ * bring an older one later). */
+static bool gang_before(const struct gp_job *a, const struct gp_job *b)
+{
+    return a->submit_us < b->submit_us ||
+           (a->submit_us == b->submit_us && a->seq < b->seq);
+}
+
+static void gang_link(struct gp_core *c, struct gp_job *j)
+{
+    struct tenant *t = &c->tenants[j->tenant];
+    uint32_t after = t->gang_tail;
+
+    while (after != NONE && gang_before(j, J(c, after)))
+        after = J(c, after)->gang_prev;
+    j->gang_prev = after;
+    j->gang_next = after == NONE ? t->gang_head : J(c, after)->gang_next;
+    if (after == NONE)
+        t->gang_head = j->id;
+    else
+        J(c, after)->gang_next = j->id;
+    if (j->gang_next == NONE)
+        t->gang_tail = j->id;
+    else
+        J(c, j->gang_next)->gang_prev = j->id;
+    j->gang_listed = true;
+}
+
+static void gang_unlink(struct gp_core *c, struct gp_job *j)
+{
+    struct tenant *t = &c->tenants[j->tenant];
+
+    if (j->gang_prev != NONE)
+        J(c, j->gang_prev)->gang_next = j->gang_next;
+    else
+        t->gang_head = j->gang_next;
+    if (j->gang_next != NONE)
+        J(c, j->gang_next)->gang_prev = j->gang_prev;
+    else
+        t->gang_tail = j->gang_prev;
+    j->gang_listed = false;
+}
+
 int gp__pending_push(struct gp_core *c, struct gp_job *j)
 {
     struct shape *s;
@@ -262,6 +306,8 @@ int gp__pending_push(struct gp_core *c, struct gp_job *j)
              (struct qentry){{j->rank[0], j->rank[1]}, j->seq, j->id}, c)))
         return rc;
     s->queued_s += queued_s(j);
+    if (j->starts == 0 && j->demand.gpus >= 2)
+        gang_link(c, j);
     c->npending++;
     c->tenants[j->tenant].info.npending++;
     c->tenants[j->tenant].info.pending_milli += gp_demand_milli(&j->demand);
@@ -279,6 +325,8 @@ void gp__pending_remove(struct gp_core *c, struct gp_job *j)
 
     pendq_remove(s->heap, &s->n, j->heap_pos, c);
     s->queued_s -= queued_s(j);
+    if (j->gang_listed)
+        gang_unlink(c, j);
     if (s->n == 0)
         shape_retire(c, j->qclass);
     c->npending--;

@@ -538,6 +538,16 @@ const struct gp_goodput *gp_view_goodput(const struct gp_view *v)
     return v->core->cfg.goodput;
 }
 
+const struct gp_job *gp_view_tenant_oldest_gang(const struct gp_view *v,
+                                                uint32_t tenant)
+{
+    const struct gp_core *c = v->core;
+
+    if (tenant >= c->ntenants || c->tenants[tenant].gang_head == NONE)
+        return NULL;
+    return J(c, c->tenants[tenant].gang_head);
+}
+
 bool gp_view_graceful(const struct gp_view *v)
 {
     return v->core->cfg.grace_us > 0;

@@ -824,42 +824,31 @@ static bool overdue(const struct pool *p, const struct gp_view *v,
 }
 
 /* Tenant t's line holder: its overdue gang that waited longest, not in the
- * plan yet (NULL: none). Looked for once a round: it walks every pending
- * gang of the tenant, as their order (QSSF) says nothing of their waits. */
+ * plan yet (NULL: none). Only a gang never started can be overdue, and
+ * the tenant's gangs are judged by the same 1-GPU wait, so it is the
+ * tenant's oldest such gang (gp_view_tenant_oldest_gang), if that one is
+ * overdue; if not, no event marks the moment it will be, which is asked
+ * for at the end of the round (an estimate: the tenant's 1-GPU wait may
+ * move). Looked at once a round. */
 static int line_holder(const struct pool *p, const struct gp_view *v,
                        struct gp_plan *plan, struct totals *tot, uint32_t t,
                        const struct gp_job **out)
 {
-    struct gp_pending_iter it;
-    const struct gp_job *j, *best = NULL;
-    int rc;
-
     *out = NULL;
     if (!tot->holder)
         return GP_OK;
     if (!tot->holder_known[t]) {
-        if ((rc = gp_pending_iter_init_tenant(&it, v, t)) != GP_OK)
-            return rc;
-        while ((j = gp_pending_iter_next(&it))) {
-            if (j->demand.gpus < 2) {
-                gp_pending_iter_skip_shape(&it);
-                continue;
-            }
-            if (!overdue(p, v, tot, j)) {
-                /* no event marks the moment it becomes overdue: the
-                 * earliest such moment is asked for at the end of the
-                 * round (an estimate: the tenant's 1-GPU wait may move) */
-                double at = overdue_at(p, tot, j) + 1;
+        const struct gp_job *j = gp_view_tenant_oldest_gang(v, t);
 
-                if (at < (double)tot->hold_due)
-                    tot->hold_due = (int64_t)at;
-                continue;
-            }
-            if (!best || j->submit_us < best->submit_us ||
-                (j->submit_us == best->submit_us && j->seq < best->seq))
-                best = j;
+        tot->holder[t] = NULL;
+        if (j && overdue(p, v, tot, j)) {
+            tot->holder[t] = j;
+        } else if (j) {
+            double at = overdue_at(p, tot, j) + 1;
+
+            if (at < (double)tot->hold_due)
+                tot->hold_due = (int64_t)at;
         }
-        tot->holder[t] = best;
         tot->holder_known[t] = true;
     }
     if (tot->holder[t] && !gp_plan_has(plan, tot->holder[t]))

@@ -663,6 +663,66 @@ static void walks_of_the_queues_do_not_disturb_each_other(void **state)
     gp_core_free(core);
 }
 
+/* gp_view_tenant_oldest_gang: the tenant's never-started pending gang
+ * (2 GPUs or more) submitted first; a 1-GPU job is not one, a gang that
+ * started leaves for good (back in the queue after a preemption it is
+ * not listed again), and a later submission with an earlier submit time
+ * (a restore, a trace out of order) goes before the later ones. */
+static const struct gp_job *oldest_seen[2];
+
+static int oldest_gangs(void *priv, const struct gp_view *v, struct gp_plan *p)
+{
+    (void)priv;
+    (void)p;
+    oldest_seen[0] = gp_view_tenant_oldest_gang(v, 0);
+    oldest_seen[1] = gp_view_tenant_oldest_gang(v, 7);
+    return GP_OK;
+}
+
+static void the_oldest_gang_of_a_tenant_is_known_at_once(void **state)
+{
+    struct gp_policy_ops ops = {.name = "oldest",
+                                .summary = "test",
+                                .queues_by_tenant = true,
+                                .preemptive = true,
+                                .rank = plain_rank,
+                                .schedule = start_two};
+    struct rec r;
+    struct gp_core *core = core_with(&ops, 1, 8, &r);
+    uint64_t a, b, c, d, e;
+
+    (void)state;
+    a = submit(core, "a", 4, 100, 0); /* started by start_two */
+    b = submit(core, "b", 1, 100, 1); /* started: 1 GPU */
+    round_at(core, S(2));
+    assert_int_equal(state_of(core, a), GP_JOB_RUNNING);
+    c = submit(core, "c", 1, 100, 5); /* 1 GPU: never listed */
+    d = submit(core, "d", 2, 100, 6);
+    e = submit(core, "e", 3, 100, 4); /* submitted before d, comes after */
+    ops.schedule = oldest_gangs;
+    round_at(core, S(7));
+    assert_non_null(oldest_seen[0]);
+    assert_int_equal(oldest_seen[0]->id, e);
+    assert_null(oldest_seen[1]); /* no such tenant */
+    assert_int_equal(cancel_at(core, e, S(8)), GP_OK);
+    round_at(core, S(8));
+    assert_int_equal(oldest_seen[0]->id, d);
+    /* a is preempted and requeued: it started once, so it is not listed */
+    assert_int_equal(gp_core_set_node_state(core, 0, GP_NODE_DOWN, S(9), NULL),
+                     GP_OK);
+    assert_int_equal(gp_core_set_node_state(core, 0, GP_NODE_UP, S(9), NULL),
+                     GP_OK);
+    round_at(core, S(10));
+    assert_int_equal(state_of(core, a), GP_JOB_PENDING);
+    assert_int_equal(oldest_seen[0]->id, d);
+    assert_int_equal(cancel_at(core, d, S(11)), GP_OK);
+    round_at(core, S(11));
+    assert_null(oldest_seen[0]);
+    (void)b;
+    (void)c;
+    gp_core_free(core);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -678,6 +738,7 @@ int main(void)
         cmocka_unit_test(a_tenants_running_jobs_walk_by_class),
         cmocka_unit_test(a_tenants_pending_waits_are_summed_by_width),
         cmocka_unit_test(walks_of_the_queues_do_not_disturb_each_other),
+        cmocka_unit_test(the_oldest_gang_of_a_tenant_is_known_at_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -511,6 +511,24 @@ static int share(struct gandiva *g, const struct gp_view *v, struct gp_plan *p,
     return rc;
 }
 
+/* Migrate j to `where` and mark the devices it leaves and takes as
+ * touched this round; *moved says whether the plan took the move (it may
+ * refuse: then nothing moves). */
+static int migrate_marked(struct gandiva *g, struct gp_plan *p,
+                          const struct gp_job *j,
+                          const struct gp_placement *where, bool *moved)
+{
+    int rc = gp_plan_migrate(p, j, where);
+
+    *moved = false;
+    if (rc != GP_OK)
+        return rc == GP_EPLAN ? GP_OK : rc;
+    mark(g, &j->where);
+    mark(g, where);
+    *moved = true;
+    return GP_OK;
+}
+
 /* Move running job j onto free GPUs of at most `nodes` nodes, marking
  * both places; *moved says whether it did (no such place, or the plan
  * refuses: not). */
@@ -519,18 +537,12 @@ static int move_onto(struct gandiva *g, const struct gp_view *v,
                      bool *moved)
 {
     struct gp_placement where;
-    int rc;
 
     *moved = false;
     if (gp_view_fit(v, j, j->where.gpus, &where) != GP_OK ||
         where.nslots > nodes)
         return GP_OK;
-    if ((rc = gp_plan_migrate(p, j, &where)) != GP_OK)
-        return rc == GP_EPLAN ? GP_OK : rc;
-    mark(g, &j->where);
-    mark(g, &where);
-    *moved = true;
-    return GP_OK;
+    return migrate_marked(g, p, j, &where, moved);
 }
 
 /* Move jobs off shared devices onto free ones: the most shared first,
@@ -641,17 +653,11 @@ static int df_move(struct gandiva *g, const struct gp_view *v,
                    bool *moved)
 {
     struct gp_placement where;
-    int rc;
 
     *moved = false;
     if (gp_view_fit_on(v, j, node, &where) != GP_OK)
         return GP_OK;
-    if ((rc = gp_plan_migrate(p, j, &where)) != GP_OK)
-        return rc == GP_EPLAN ? GP_OK : rc;
-    mark(g, &j->where);
-    mark(g, &where);
-    *moved = true;
-    return GP_OK;
+    return migrate_marked(g, p, j, &where, moved);
 }
 
 /* The defragmentation under way: its gang moves onto the freed node once

@@ -50,6 +50,16 @@ static struct gp_core *gcore(uint32_t nodes, uint32_t gpus,
     return core;
 }
 
+/* Submit spec at its submission time; its handle. */
+static uint64_t submitted(struct gp_core *core, const struct gp_job_spec *spec)
+{
+    uint64_t h = UINT32_MAX;
+
+    assert_int_equal(gp_core_submit(core, spec, spec->submit_us, &h, NULL),
+                     GP_OK);
+    return h;
+}
+
 static uint64_t job(struct gp_core *core, const char *id, const char *cls,
                     uint32_t gpus, uint32_t max_gpus, double dur_s, double at_s)
 {
@@ -62,11 +72,8 @@ static uint64_t job(struct gp_core *core, const char *id, const char *cls,
         .duration_us = (int64_t)(dur_s * 1e6),
         .submit_us = (int64_t)(at_s * 1e6),
     };
-    uint64_t h = UINT32_MAX;
 
-    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &h, NULL),
-                     GP_OK);
-    return h;
+    return submitted(core, &spec);
 }
 
 static double pace(struct gp_core *core, uint64_t h)
@@ -340,11 +347,8 @@ static uint64_t cjob(struct gp_core *core, const char *id, uint32_t gpus,
         .duration_us = (int64_t)(dur_s * 1e6),
         .submit_us = (int64_t)(at_s * 1e6),
     };
-    uint64_t h = UINT32_MAX;
 
-    assert_int_equal(gp_core_submit(core, &spec, spec.submit_us, &h, NULL),
-                     GP_OK);
-    return h;
+    return submitted(core, &spec);
 }
 
 static uint32_t node_of(struct gp_core *core, uint64_t h)

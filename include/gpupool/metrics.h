@@ -80,6 +80,11 @@ struct gp_summary {
      * (an average is 0 where none completed) */
     double avg_wait_width_s[3];
     uint64_t completed_width[3];
+    /* the part of those waits spent while the job's tenant was owed GPUs:
+     * it held less than 95% of its fair-share entitlement (the fair-share
+     * compliance test); the rest of a wait passed while the tenant held
+     * its share, queued behind its own work (docs/metrics.md) */
+    double avg_wait_owed_width_s[3];
     uint32_t width_node_gpus;
     double makespan_s;      /* last end - first submit */
     double gpu_utilization; /* allocated GPU-s / (GPUs x makespan) */
@@ -206,6 +211,11 @@ int gp_metrics_describe(struct gp_metrics *m, const struct gp_run_desc *d);
  * it ended) for gp_metrics_write_runs_csv; off by default, as it costs
  * memory in proportion to the runs. Before the first hook. */
 void gp_metrics_record_runs(struct gp_metrics *m, bool on);
+/* Keep each tenant's intervals of holding its fair share and of being
+ * owed GPUs (held below 95% of it) for gp_metrics_write_fairshare_csv; off
+ * by default (memory in proportion to the changes). Before the first
+ * sample. */
+void gp_metrics_record_fairshare(struct gp_metrics *m, bool on);
 /* Classify every fair-share sample out of compliance by cause
  * (gp_summary.unfair); off by default: it walks the running jobs of the
  * tenants above their entitlement at every sampled interval. Before the

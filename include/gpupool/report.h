@@ -32,6 +32,14 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out);
  * gp_metrics_record_runs before the run: GP_ESTATE without it or before
  * gp_metrics_finish, GP_EIO when writing fails. */
 int gp_metrics_write_runs_csv(const struct gp_metrics *m, FILE *out);
+/* One CSV row per interval a tenant held its fair share or was owed GPUs
+ * (tenant,start_s,end_s,state: held or owed), in the order the intervals
+ * began: a tenant's intervals never overlap, and a time in none of them it
+ * was entitled to nothing (no demand). A job's wait_owed_s is the overlap
+ * of its wait with its tenant's owed rows. Needs gp_metrics_record_fairshare
+ * before the run: GP_ESTATE without it or before gp_metrics_finish,
+ * GP_EIO when writing fails. */
+int gp_metrics_write_fairshare_csv(const struct gp_metrics *m, FILE *out);
 
 /* One CSV row per run, with a header line when `header`: every figure of
  * the run's JSON object that is not per tenant (what was simulated, the

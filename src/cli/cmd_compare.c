@@ -57,8 +57,9 @@ static void compare_usage(FILE *out)
           "gpupool sim\n"
           "                       (see gpupool sim --help) but --report, "
           "--json,\n"
-          "                       --jobs-csv, --runs-csv, --summary-csv and "
-          "--sweep-load\n",
+          "                       --jobs-csv, --runs-csv, --fairshare-csv, "
+          "--summary-csv\n"
+          "                       and --sweep-load\n",
           out);
 }
 
@@ -101,6 +102,7 @@ static const struct {
     {"--json", "compare writes its results into --out itself"},
     {"--jobs-csv", "compare writes its results into --out itself"},
     {"--runs-csv", "compare writes its results into --out itself"},
+    {"--fairshare-csv", "compare writes its results into --out itself"},
     {"--summary-csv", "compare writes its results into --out itself"},
     {"--sweep-load", "run a sweep per trace with gpupool sim"},
 };

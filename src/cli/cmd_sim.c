@@ -47,8 +47,9 @@ struct sim_args {
     const char *report;
     const char *jobs_csv;
     const char *runs_csv;
-    const char *summary_csv; /* one row per run */
-    bool explain;            /* --explain-compliance */
+    const char *fairshare_csv; /* tenants' share intervals */
+    const char *summary_csv;   /* one row per run */
+    bool explain;              /* --explain-compliance */
     int verbose;
     const char *tenants;
     double grace_s; /* < 0: the policy's default */
@@ -240,6 +241,10 @@ static void sim_usage(FILE *out, bool demo)
               "      --runs-csv FILE     write one row per run interval of "
               "a job: start, end,\n"
               "                          GPUs, where, why it ended "
+              "(FILE.<policy>.csv for several)\n"
+              "      --fairshare-csv FILE  write one row per interval a "
+              "tenant held its fair\n"
+              "                          share or was owed GPUs "
               "(FILE.<policy>.csv for several)\n"
               "      --summary-csv FILE  write one row per run: every figure "
               "of the table and\n"
@@ -617,6 +622,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         O_REPORT,
         O_JOBS,
         O_RUNS,
+        O_FAIRSHARE,
         O_SUMMARY,
         O_EXPLAIN,
         O_SKIP,
@@ -661,6 +667,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"report", required_argument, NULL, O_REPORT},
         {"jobs-csv", required_argument, NULL, O_JOBS},
         {"runs-csv", required_argument, NULL, O_RUNS},
+        {"fairshare-csv", required_argument, NULL, O_FAIRSHARE},
         {"summary-csv", required_argument, NULL, O_SUMMARY},
         {"explain-compliance", no_argument, NULL, O_EXPLAIN},
         {"skip-bad", no_argument, NULL, O_SKIP},
@@ -763,6 +770,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             break;
         case O_RUNS:
             a->runs_csv = optarg;
+            break;
+        case O_FAIRSHARE:
+            a->fairshare_csv = optarg;
             break;
         case O_SUMMARY:
             a->summary_csv = optarg;
@@ -1722,6 +1732,8 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
             }
             nrun++;
             gp_metrics_record_runs(runs[nrun - 1], a->runs_csv != NULL);
+            gp_metrics_record_fairshare(runs[nrun - 1],
+                                        a->fairshare_csv != NULL);
             gp_metrics_explain(runs[nrun - 1], a->explain);
             rc = gp_sim_run(&wl, cluster, &cfg, runs[nrun - 1], now_s, &diag);
             if (rc != GP_OK) {
@@ -1736,6 +1748,10 @@ static int run_sim(struct sim_args *a, int argc, char **argv,
             if (a->runs_csv &&
                 write_csv(a->runs_csv, pols[i]->name, npol > 1, runs[nrun - 1],
                           gp_metrics_write_runs_csv) != 0)
+                goto out;
+            if (a->fairshare_csv &&
+                write_csv(a->fairshare_csv, pols[i]->name, npol > 1,
+                          runs[nrun - 1], gp_metrics_write_fairshare_csv) != 0)
                 goto out;
         }
     if (a->summary_csv &&

@@ -69,6 +69,13 @@ struct tenant_acc {
         uint64_t milli, n;
     } * psz;
     uint32_t npsz, cappsz;
+    /* how long it was owed GPUs (held below 95% of its entitlement: the
+     * fair-share compliance test), integrated over the sampled intervals */
+    int64_t owed_us;
+    /* gp_metrics_record_fairshare: its open interval (state 0: entitled to
+     * nothing, not recorded; 1: held its share; 2: owed) and its start */
+    uint8_t sh_state;
+    int64_t sh_start_us;
 };
 
 /* A value of one tenant (a reclaim delay, a wait). */
@@ -120,8 +127,12 @@ struct gp_metrics {
     uint64_t migrations;     /* runs ended by a move */
     u128 coloc_total;        /* milli-GPU-us held beyond the devices' own */
     uint64_t coloc;          /* state since last_us: co-located milli */
-    int64_t *lost_seen;      /* by job id: its lost work already booked; NULL
-                                until a preemption loses work */
+    /* by job id: its tenant's owed_us at its submission, then, from its
+     * first start, -1 - the part of its wait its tenant was owed GPUs */
+    int64_t *owed_mark;
+    size_t nowed;
+    int64_t *lost_seen; /* by job id: its lost work already booked; NULL
+                           until a preemption loses work */
     size_t nlost;
 
     struct tv *eps; /* closed reclaim episodes: core tenant, delay */
@@ -134,6 +145,12 @@ struct gp_metrics {
 
     bool explain;                         /* gp_metrics_explain */
     uint64_t unfair_n[GP_UNFAIR_NCAUSES]; /* samples by cause */
+    /* the tenants' share intervals (gp_metrics_record_fairshare), and the
+     * end of the last sampled interval */
+    bool record_shares;
+    struct gp__share_rec *shs;
+    size_t nshs, capshs;
+    int64_t sampled_us;
     /* run intervals (gp_metrics_record_runs) */
     bool record_runs;
     struct gp__run_rec *runs;
@@ -185,6 +202,8 @@ void gp_metrics_free(struct gp_metrics *m)
     free(m->tacc);
     free(m->run_gpus);
     free(m->lost_seen);
+    free(m->owed_mark);
+    free(m->shs);
     free(m->eps);
     free(m->runs);
     free(m->open_rec);
@@ -223,6 +242,11 @@ const char *gp_unfair_cause_name(enum gp_unfair_cause c)
 void gp_metrics_record_runs(struct gp_metrics *m, bool on)
 {
     m->record_runs = on;
+}
+
+void gp_metrics_record_fairshare(struct gp_metrics *m, bool on)
+{
+    m->record_shares = on;
 }
 
 /* A copy of s in the metrics' strings ("" for NULL). */
@@ -798,6 +822,10 @@ static void on_submitted(void *priv, const struct gp_core *core,
     m->arr_queue = m->queue_total;
     if (!(t = tenant_see(m, core, job->tenant)))
         return;
+    m->owed_mark =
+        grown(m, m->owed_mark, &m->nowed, sizeof(*m->owed_mark), job->id, 1024);
+    if (job->id < m->nowed)
+        m->owed_mark[job->id] = t->owed_us;
     pend_add(m, t, job);
     reclaim_check(m, t, job->tenant, true, false);
 }
@@ -815,6 +843,11 @@ static void on_started(void *priv, const struct gp_core *core,
     run_open(m, core, job, m->last_us);
     if (!(t = tenant_step(m, core, job->tenant)))
         return;
+    /* its first start ends its wait: keep the part of it its tenant was
+     * owed GPUs (a mark already negative is a later start) */
+    if (job->first_start_us == now_us && job->id < m->nowed &&
+        m->owed_mark[job->id] >= 0)
+        m->owed_mark[job->id] = -1 - (t->owed_us - m->owed_mark[job->id]);
     pend_sub(m, t, job);
     reclaim_check(m, t, job->tenant, false, true);
 }
@@ -908,6 +941,8 @@ static void job_over(struct gp_metrics *m, const struct gp_core *core,
         m->err = rc;
     if (job->id < m->nlost)
         m->lost_seen[job->id] = 0;
+    if (job->id < m->nowed)
+        m->owed_mark[job->id] = 0;
 }
 
 static void on_ended(void *priv, const struct gp_core *core,
@@ -1114,6 +1149,9 @@ static int record_job(struct gp_metrics *m, const struct gp_core *core,
     r->end_us = j->end_us;
     r->duration_us = j->duration_us;
     r->deadline_us = j->deadline_us;
+    r->wait_owed_us = j->id < m->nowed && m->owed_mark[j->id] < 0
+                          ? -1 - m->owed_mark[j->id]
+                          : 0;
     r->gpu_us = j->gpu_us;
     r->tenant = j->tenant; /* remapped to the sorted index later */
     r->milli = (uint32_t)gp_demand_milli(&j->demand);
@@ -1467,7 +1505,7 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     int64_t first = GP_TIME_MAX, last_end = GP_TIME_NONE, window;
     int64_t first_in = GP_TIME_MAX, last_in = GP_TIME_NONE;
     u128 jct_sum = 0, wait_sum = 0, dur_sum = 0, offered = 0;
-    u128 width_sum[3] = {0, 0, 0};
+    u128 width_sum[3] = {0, 0, 0}, owed_sum[3] = {0, 0, 0};
     uint64_t admitted = 0, admitted_preemptions = 0;
     size_t nc = 0;
 
@@ -1521,14 +1559,18 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
                                                                        : 2;
 
             width_sum[w] += (uint64_t)waits[nc];
+            owed_sum[w] += (uint64_t)r->wait_owed_us;
             s->completed_width[w]++;
         }
         nc++;
     }
     for (int w = 0; w < 3; w++)
-        if (s->completed_width[w])
+        if (s->completed_width[w]) {
             s->avg_wait_width_s[w] =
                 us_to_s(width_sum[w]) / (double)s->completed_width[w];
+            s->avg_wait_owed_width_s[w] =
+                us_to_s(owed_sum[w]) / (double)s->completed_width[w];
+        }
     s->completed = nc;
     if (first == GP_TIME_MAX)
         first = m->started ? m->t0_us : end_us;
@@ -1611,6 +1653,74 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     return GP_OK;
 }
 
+/* Share intervals in the order they began, tenants in the core's order
+ * (the tenants file's) at one instant. */
+static int cmp_share(const void *a, const void *b)
+{
+    const struct gp__share_rec *x = a, *y = b;
+
+    if (x->start_us != y->start_us)
+        return x->start_us < y->start_us ? -1 : 1;
+    return (x->core_idx > y->core_idx) - (x->core_idx < y->core_idx);
+}
+
+/* Close tenant t's open share interval at `at` (with a name, for the
+ * CSV) and open one in `state` there. */
+static void share_turn(struct gp_metrics *m, struct tenant_acc *t,
+                       const char *name, uint8_t state, int64_t at)
+{
+    if (t->sh_state && at > t->sh_start_us) {
+        uint32_t id;
+        struct gp__share_rec *r;
+
+        if (m->nshs == m->capshs) {
+            size_t cap = m->capshs ? 2 * m->capshs : 256;
+
+            if (!(r = realloc(m->shs, cap * sizeof(*r)))) {
+                m->err = GP_ENOMEM;
+                return;
+            }
+            m->shs = r;
+            m->capshs = cap;
+        }
+        if (gp_strtab_intern(&m->strs, name ? name : "", (size_t)-1, &id) !=
+            GP_OK) {
+            m->err = GP_ENOMEM;
+            return;
+        }
+        m->shs[m->nshs++] = (struct gp__share_rec){
+            t->sh_start_us, at, id, (uint32_t)(t - m->tacc), t->sh_state == 2};
+    }
+    t->sh_state = state;
+    t->sh_start_us = at;
+}
+
+/* Every tenant owed GPUs over the whole of [from_us, to_us): the state
+ * holds between events, so the test is the same throughout. */
+static void owed_for(struct gp_metrics *m, const struct gp_core *core,
+                     int64_t from_us, int64_t to_us)
+{
+    size_t n = gp_core_ntenants(core);
+
+    if (n == 0 || !tenant_get(m, (uint32_t)(n - 1)))
+        return;
+    for (size_t k = 0; k < n; k++) {
+        const struct gp_tenant_info *ti =
+            gp_core_tenant_info(core, (uint32_t)k);
+        uint8_t state = 0;
+
+        if (ti && ti->entitled > 0)
+            state = 20.0 * gp_milli_gpus(ti->held_milli) < 19.0 * ti->entitled
+                        ? 2
+                        : 1;
+        if (state == 2)
+            m->tacc[k].owed_us += to_us - from_us;
+        if (m->record_shares && state != m->tacc[k].sh_state)
+            share_turn(m, &m->tacc[k], ti ? ti->name : NULL, state, from_us);
+    }
+    m->sampled_us = to_us;
+}
+
 int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
                       int64_t end_us, double wall_s)
 {
@@ -1625,6 +1735,17 @@ int gp_metrics_finish(struct gp_metrics *m, const struct gp_core *core,
     if (m->err)
         return m->err;
     m->finished = true;
+    /* the share intervals still open end where the sampling did */
+    for (size_t t = 0; m->record_shares && t < m->ntacc; t++) {
+        const struct gp_tenant_info *ti =
+            gp_core_tenant_info(core, (uint32_t)t);
+
+        share_turn(m, &m->tacc[t], ti ? ti->name : NULL, 0, m->sampled_us);
+    }
+    if (m->err)
+        return m->err;
+    if (m->nshs > 1)
+        qsort(m->shs, m->nshs, sizeof(*m->shs), cmp_share);
     if (!m->started) {
         m->started = true;
         m->t0_us = m->last_us = end_us;
@@ -1826,6 +1947,22 @@ const struct gp__run_rec *gp__metrics_run(const struct gp_metrics *m, size_t i)
     return &m->runs[i];
 }
 
+size_t gp__metrics_nshares(const struct gp_metrics *m)
+{
+    return m->nshs;
+}
+
+const struct gp__share_rec *gp__metrics_share(const struct gp_metrics *m,
+                                              size_t i)
+{
+    return &m->shs[i];
+}
+
+bool gp__metrics_records_shares(const struct gp_metrics *m)
+{
+    return m->record_shares;
+}
+
 bool gp__metrics_records_runs(const struct gp_metrics *m)
 {
     return m->record_runs;
@@ -1939,8 +2076,10 @@ void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
     uint64_t count;
     size_t n;
 
-    if (!m || !core || m->finished || !m->started || to_us <= from_us ||
-        to_us - m->t0_us < SAMPLE_US)
+    if (!m || !core || m->finished || !m->started || to_us <= from_us)
+        return;
+    owed_for(m, core, from_us, to_us);
+    if (to_us - m->t0_us < SAMPLE_US)
         return;
     k_lo = from_us < m->t0_us ? 1 : (from_us - m->t0_us) / SAMPLE_US + 1;
     k_hi = (to_us - m->t0_us) / SAMPLE_US;

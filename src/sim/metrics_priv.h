@@ -14,16 +14,17 @@
  * back to back in one buffer, not interned: ids are unique). */
 struct gp__job_rec {
     int64_t submit_us, first_start_us, end_us, duration_us, gpu_us;
-    int64_t deadline_us; /* its SLO's deadline; 0 = none */
-    uint32_t ext_off;    /* into the id buffer; UINT32_MAX = none */
-    uint32_t tenant;     /* index into gp_summary.tenants */
-    uint32_t user, name; /* the metrics' own string ids */
-    uint32_t milli;      /* milli-GPUs it asks for */
+    int64_t deadline_us;  /* its SLO's deadline; 0 = none */
+    int64_t wait_owed_us; /* of its wait, while its tenant was owed GPUs */
+    uint32_t ext_off;     /* into the id buffer; UINT32_MAX = none */
+    uint32_t tenant;      /* index into gp_summary.tenants */
+    uint32_t user, name;  /* the metrics' own string ids */
+    uint32_t milli;       /* milli-GPUs it asks for */
     uint32_t preemptions, starts;
     uint8_t state; /* enum gp_job_state */
     bool final;    /* kept when the job was over (not at the run's end) */
 };
-_Static_assert(sizeof(struct gp__job_rec) <= 80, "job record stays compact");
+_Static_assert(sizeof(struct gp__job_rec) <= 88, "job record stays compact");
 
 /* Why a run interval ended (the runs CSV's end_reason). */
 enum gp__run_end {
@@ -49,6 +50,21 @@ struct gp__run_rec {
     uint32_t type, where;     /* the metrics' string ids: GPU type, placement */
     uint8_t end;              /* enum gp__run_end */
 };
+
+/* An interval a tenant held its fair share (at least 95% of it), or was
+ * owed GPUs (held less), while entitled to some (gp_metrics_record_shares). */
+struct gp__share_rec {
+    int64_t start_us, end_us;
+    uint32_t tenant;   /* its name: a string id of the metrics */
+    uint32_t core_idx; /* the core's tenant index */
+    bool owed;
+};
+
+/* The share intervals, in the order they began (n = 0 unless recorded). */
+size_t gp__metrics_nshares(const struct gp_metrics *m);
+const struct gp__share_rec *gp__metrics_share(const struct gp_metrics *m,
+                                              size_t i);
+bool gp__metrics_records_shares(const struct gp_metrics *m);
 
 /* The run records, in start order (n = 0 unless recorded). */
 size_t gp__metrics_nruns(const struct gp_metrics *m);

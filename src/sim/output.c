@@ -81,6 +81,12 @@ static bool has_gangs(const struct gp_summary *s)
     return s->completed_width[1] + s->completed_width[2] > 0;
 }
 
+/* ... and the part of them owed GPUs, with tenants to owe them */
+static bool has_owed(const struct gp_summary *s)
+{
+    return has_gangs(s) && has_fairshare_samples(s);
+}
+
 static bool has_saturated(const struct gp_summary *s)
 {
     return s->saturated_s > 0;
@@ -152,6 +158,12 @@ const struct gp__row gp__rows[] = {
            has_gangs),
     ROW_IF("avg wait, over a node", GP__ROW_TIME, avg_wait_width_s[2],
            has_gangs),
+    ROW_IF("  while owed, 1 GPU", GP__ROW_TIME, avg_wait_owed_width_s[0],
+           has_owed),
+    ROW_IF("  while owed, 2 GPUs to a node", GP__ROW_TIME,
+           avg_wait_owed_width_s[1], has_owed),
+    ROW_IF("  while owed, over a node", GP__ROW_TIME, avg_wait_owed_width_s[2],
+           has_owed),
     GROUP("makespan", GP__ROW_TIME, makespan_s),
     ROW_IF("arrival window", GP__ROW_TIME, submit_span_s, has_arrivals),
     ROW("GPU utilization, makespan (%)", GP__ROW_PCT, gpu_utilization),
@@ -732,14 +744,20 @@ static json_t *run_json(const struct gp_summary *s, bool with_wall)
     put(o, "p99_wait_s", jreal(s->p99_wait_s), &ok);
     {
         /* by width: one GPU (or a share), 2 GPUs to a node, over a node */
-        static const char *const keys[3][2] = {
-            {"avg_wait_1gpu_s", "completed_1gpu"},
-            {"avg_wait_node_s", "completed_node"},
-            {"avg_wait_multinode_s", "completed_multinode"}};
+        static const char *const keys[3][3] = {
+            {"avg_wait_1gpu_s", "completed_1gpu", "avg_wait_owed_1gpu_s"},
+            {"avg_wait_node_s", "completed_node", "avg_wait_owed_node_s"},
+            {"avg_wait_multinode_s", "completed_multinode",
+             "avg_wait_owed_multinode_s"}};
 
         for (int w = 0; w < 3; w++) {
             put(o, keys[w][0], jreal(s->avg_wait_width_s[w]), &ok);
             put(o, keys[w][1], juint(s->completed_width[w]), &ok);
+            /* null without tenants to owe GPUs (as compliance) */
+            put(o, keys[w][2],
+                has_fairshare_samples(s) ? jreal(s->avg_wait_owed_width_s[w])
+                                         : json_null(),
+                &ok);
         }
         put(o, "width_node_gpus", juint(s->width_node_gpus), &ok);
     }
@@ -1169,7 +1187,8 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
     if (!gp__metrics_finished(m))
         return GP_ESTATE;
     fputs("id,tenant,user,name,gpus,submit_s,first_start_s,end_s,wait_s,"
-          "jct_s,duration_s,preemptions,starts,gpu_s,state,deadline_s\n",
+          "jct_s,duration_s,preemptions,starts,gpu_s,state,deadline_s,"
+          "wait_owed_s\n",
           out);
     for (size_t i = 0; i < gp__metrics_njobs(m); i++) {
         const struct gp__job_rec *r = gp__metrics_job(m, i);
@@ -1211,7 +1230,28 @@ int gp_metrics_write_jobs_csv(const struct gp_metrics *m, FILE *out)
         fprintf(out, ",%s,", gp_job_state_name((enum gp_job_state)r->state));
         if (r->deadline_us)
             put_us(out, r->deadline_us);
+        fputc(',', out);
+        if (started)
+            put_us(out, r->wait_owed_us);
         fputc('\n', out);
+    }
+    return ferror(out) ? GP_EIO : GP_OK;
+}
+
+int gp_metrics_write_fairshare_csv(const struct gp_metrics *m, FILE *out)
+{
+    if (!gp__metrics_finished(m) || !gp__metrics_records_shares(m))
+        return GP_ESTATE;
+    fputs("tenant,start_s,end_s,state\n", out);
+    for (size_t i = 0; i < gp__metrics_nshares(m); i++) {
+        const struct gp__share_rec *r = gp__metrics_share(m, i);
+
+        put_field(out, gp__metrics_str(m, r->tenant));
+        fputc(',', out);
+        put_us(out, r->start_us);
+        fputc(',', out);
+        put_us(out, r->end_us);
+        fprintf(out, ",%s\n", r->owed ? "owed" : "held");
     }
     return ferror(out) ? GP_EIO : GP_OK;
 }

@@ -89,6 +89,45 @@ expect 0 "pool with matching tenants" -- sim --trace "$tmp/t.csv" \
     --cluster 1x4 --policy pool --tenants "$tmp/fit.json" --no-wall
 [ -s "$tmp/err" ] && fail "matching tenants: warned: $(cat "$tmp/err")"
 
+# fair-share CSV: a tenant's intervals of holding its share or being owed;
+# the owed waits of the jobs CSV and the fair-share compliance of the JSON
+# are recomputed from it
+printf 'id,submit_s,gpus,duration_s,tenant\na,0,4,600,x\nb,0,1,200,x\nc,100,2,300,y\nd,150,1,90,z\n' \
+    >"$tmp/owe.csv"
+expect 0 "fair-share CSV" -- sim --trace "$tmp/owe.csv" --cluster 1x4 \
+    --policy fifo --tenants "$tmp/fit.json" --jobs-csv "$tmp/owej.csv" \
+    --fairshare-csv "$tmp/owes.csv" --json --no-wall
+head -n 1 "$tmp/owes.csv" | grep -qx 'tenant,start_s,end_s,state' ||
+    fail "fair-share CSV: no header"
+if ! python3 - "$tmp/owej.csv" "$tmp/owes.csv" "$tmp/out" <<'PY'
+import csv, json, math, sys
+jobs = list(csv.DictReader(open(sys.argv[1])))
+rows = list(csv.DictReader(open(sys.argv[2])))
+out = json.load(open(sys.argv[3]))
+t0 = min(float(r["submit_s"]) for r in jobs)
+held = n = 0
+owed = {}
+for r in rows:
+    a, b = float(r["start_s"]), float(r["end_s"])
+    if r["state"] == "owed":
+        owed.setdefault(r["tenant"], []).append((a, b))
+    k = max(0, math.floor((b - t0) / 60) - math.floor((a - t0) / 60))
+    n += k
+    held += k if r["state"] == "held" else 0
+assert n > 0 and owed, (n, owed)
+assert abs(held / n - out["fairshare_compliance"]) < 1e-6, (held / n, out)
+some = 0
+for r in jobs:
+    s, f = float(r["submit_s"]), float(r["first_start_s"])
+    w = sum(max(0, min(b, f) - max(a, s)) for a, b in owed.get(r["tenant"], []))
+    assert abs(w - float(r["wait_owed_s"])) < 1e-6, (r, w)
+    some += w > 0
+assert some > 0
+PY
+then
+    fail "fair-share CSV: owed waits or compliance differ from the CSV's"
+fi
+
 # rejected jobs
 expect 0 "some rejected" -- sim --trace "$trace" --cluster 1x2 --no-wall
 has "$tmp/out" "rejected in fifo: 1 of 4 jobs can never run" "some rejected"

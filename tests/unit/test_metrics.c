@@ -585,6 +585,75 @@ static void utilization_while_jobs_waited(void **st)
     world_close(&w);
 }
 
+static char *capture_csv(const struct gp_metrics *m);
+static char *capture_with(const struct gp_metrics *m,
+                          int (*write)(const struct gp_metrics *, FILE *));
+static char *capture_json(struct gp_metrics *const *runs, size_t n,
+                          bool with_wall);
+
+/* The part of a wait owed: x's 4-GPU job a runs [0, 300) on 4 GPUs
+ * (fifo); x's 1-GPU job c waits behind it [0, 300) while x holds its share
+ * (all of it until y asks, 2 of 2 then: owed nothing); y's 2-GPU job b
+ * comes at 45 s and waits [45, 300) holding nothing of its 2: owed all of
+ * its 255 s (exact, not by the minute's samples). By width: 1 GPU c (wait
+ * 300, owed 0); 2-4 GPUs a (0, 0) and b (255, 255). */
+static void the_part_of_a_wait_its_tenant_was_owed_gpus(void **st)
+{
+    struct world w = {0};
+    const struct gp_summary *s;
+    uint32_t a, b, c;
+    char *csv, *a_json;
+
+    (void)st;
+    world_open_tenants(&w, "fifo", 4, 0);
+    gp_metrics_record_fairshare(w.m, true);
+    advance(&w, 0);
+    a = submit(&w, "a", "x", 4, 300, 0);
+    c = submit(&w, "c", "x", 1, 50, 0);
+    round_at(&w, 0);
+    advance(&w, 45);
+    b = submit(&w, "b", "y", 2, 100, 45);
+    round_at(&w, 45);
+    assert_int_equal(state(&w, b), GP_JOB_PENDING);
+    advance(&w, 300);
+    end_at(&w, a, 300);
+    round_at(&w, 300);
+    assert_int_equal(state(&w, b), GP_JOB_RUNNING);
+    assert_int_equal(state(&w, c), GP_JOB_RUNNING);
+    advance(&w, 350);
+    end_at(&w, c, 350);
+    round_at(&w, 350);
+    advance(&w, 400);
+    end_at(&w, b, 400);
+    round_at(&w, 400);
+    world_finish(&w, 400);
+    s = gp_metrics_summary(w.m);
+    assert_double_equal(s->avg_wait_width_s[0], 300, EPS);
+    assert_double_equal(s->avg_wait_owed_width_s[0], 0, EPS);
+    assert_double_equal(s->avg_wait_width_s[1], 127.5, EPS);
+    assert_double_equal(s->avg_wait_owed_width_s[1], 127.5, EPS);
+    csv = capture_csv(w.m);
+    assert_non_null(strstr(csv, ",completed,,255.000000\n"));
+    assert_non_null(strstr(csv,
+                           "\nc,x,ann,\"resnet,50 \"\"v2\"\"\",1,0.000000,"
+                           "300.000000,350.000000,300.000000,350.000000,"
+                           "50.000000,0,1,50.000000,completed,,0.000000\n"));
+    free(csv);
+    /* the intervals behind it: x held its share throughout; y was owed
+     * [45, 300) and held its 2 after */
+    csv = capture_with(w.m, gp_metrics_write_fairshare_csv);
+    assert_string_equal(csv, "tenant,start_s,end_s,state\n"
+                             "x,0.000000,350.000000,held\n"
+                             "y,45.000000,300.000000,owed\n"
+                             "y,300.000000,400.000000,held\n");
+    a_json = capture_json(&w.m, 1, false);
+    assert_non_null(strstr(a_json, "\"avg_wait_owed_node_s\": 127.5,"));
+    assert_non_null(strstr(a_json, "\"avg_wait_owed_1gpu_s\": 0.0,"));
+    free(a_json);
+    free(csv);
+    world_close(&w);
+}
+
 /* Why a tenant is short: x runs two 2-GPU jobs on 4 GPUs [0, 300); y
  * asks for 2 at 60 and waits (fifo takes nothing back) though one of x's
  * jobs could go: "victims free, none taken" for y's 4 short samples. */
@@ -1252,13 +1321,13 @@ static void jobs_csv_holds_exact_times_and_quotes_fields(void **st)
     assert_string_equal(
         csv,
         "id,tenant,user,name,gpus,submit_s,first_start_s,end_s,wait_s,jct_s,"
-        "duration_s,preemptions,starts,gpu_s,state,deadline_s\n"
+        "duration_s,preemptions,starts,gpu_s,state,deadline_s,wait_owed_s\n"
         "a,alpha,ann,\"resnet,50 \"\"v2\"\"\",2,0.000000,0.000000,10.000000,"
-        "0.000000,10.000000,10.000000,0,1,20.000000,completed,\n"
+        "0.000000,10.000000,10.000000,0,1,20.000000,completed,,0.000000\n"
         "b,beta,ann,\"resnet,50 \"\"v2\"\"\",4,0.000000,10.000000,15.000000,"
-        "10.000000,15.000000,5.000000,0,1,20.000000,completed,\n"
+        "10.000000,15.000000,5.000000,0,1,20.000000,completed,,0.000000\n"
         "c,alpha,ann,\"resnet,50 \"\"v2\"\"\",1,2.000000,15.000000,19.000000,"
-        "13.000000,17.000000,4.000000,0,1,4.000000,completed,\n");
+        "13.000000,17.000000,4.000000,0,1,4.000000,completed,,0.000000\n");
     free(csv);
     world_close(&w);
 }
@@ -1277,10 +1346,10 @@ static void jobs_csv_leaves_unknown_times_empty(void **st)
     csv = capture_csv(w.m);
     assert_non_null(strstr(csv, "\nrun,t,ann,\"resnet,50 \"\"v2\"\"\",4,"
                                 "0.000000,0.000000,,0.000000,,100.000000,0,1,"
-                                "0.000000,running,\n"));
+                                "0.000000,running,,0.000000\n"));
     assert_non_null(strstr(csv, "\nwait,t,ann,\"resnet,50 \"\"v2\"\"\",4,"
                                 "0.000000,,,,,100.000000,0,0,0.000000,"
-                                "pending,\n"));
+                                "pending,,\n"));
     assert_int_equal(gp_metrics_summary(w.m)->unfinished, 2);
     free(csv);
     world_close(&w);
@@ -1936,6 +2005,7 @@ int main(void)
         cmocka_unit_test(compliance_is_sampled_every_minute),
         cmocka_unit_test(gang_aware_compliance_forgives_only_gang_granularity),
         cmocka_unit_test(utilization_while_jobs_waited),
+        cmocka_unit_test(the_part_of_a_wait_its_tenant_was_owed_gpus),
         cmocka_unit_test(shortfalls_are_explained_by_cause),
         cmocka_unit_test(an_episode_served_at_once_did_not_wait),
         cmocka_unit_test(samples_count_whole_minutes_in_the_interval),

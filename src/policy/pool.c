@@ -16,7 +16,7 @@
  *   3. starts jobs of tenants below their entitlement (or, with `nearest`,
  *      a gang that lands the tenant nearer it), the tenant furthest from
  *      its entitlement in proportion first (`relative`), in priority then
- *      predicted GPU-time order - but a gang that waited `wait_ratio` (4)
+ *      predicted GPU-time order - but a gang that waited `wait_ratio` (3)
  *      times its tenant's 1-GPU wait goes first and holds its tenant's
  *      line, in this pass, reclaim (where, while its tenant is short, it
  *      may take the tenant past its entitlement, and with `swap` take back
@@ -331,7 +331,7 @@ static int pool_init_mode(void **priv, const struct gp_policy_args *args,
     if (mode == MODE_POOL) {
         /* the adaptive line hold: a tenant's gangs are not starved by its
          * smaller jobs (docs/pooling.md, "Mid-size gangs") */
-        p->wait_ratio = 4;
+        p->wait_ratio = 3;
         p->wait_pending = 0.5;
         p->swap = true;
     }

@@ -1315,9 +1315,9 @@ static void an_overdue_gang_starts_before_its_tenants_later_jobs(void **state)
     }
 }
 
-/* The line hold is pool's default (wait_ratio 4, swap on): the scenario
- * above with only the floor set (60 s: overdue at 4 x 60 = 240 s). At
- * 200 s a 1-GPU job still passes the gang; at 300 s the gang is overdue,
+/* The line hold is pool's default (wait_ratio 3, swap on): the scenario
+ * above with only the floor set (60 s: overdue at 3 x 60 = 180 s). At
+ * 150 s a 1-GPU job still passes the gang; at 300 s the gang is overdue,
  * the three jobs that passed it are taken back, and a job that comes then
  * waits behind it. With wait_ratio=0 nothing is taken back: the 300 s
  * job finds no free GPU and the gang waits on behind the four that
@@ -1335,7 +1335,7 @@ static void by_default_an_overdue_gang_holds_its_tenants_line(void **state)
         struct rec r;
         struct setup s = {S(30), 0, 10, 0, 0, false};
         struct gp_core *core;
-        uint32_t first, gang, small[3], at200, at300;
+        uint32_t first, gang, small[3], at150, at300;
 
         core = pool_core_opts("pool", 4, one, 1, &s, opts[h], 2, &r);
         first = job_of(core, "a", 1, 100, 0, 0, true);
@@ -1349,18 +1349,18 @@ static void by_default_an_overdue_gang_holds_its_tenants_line(void **state)
         assert_int_equal(
             gp_core_job_ended(core, first, GP_JOB_COMPLETED, S(100)), GP_OK);
         round_at(core, S(100));
-        at200 = job_of(core, "a", 1, 100000, 200, 0, true);
-        round_at(core, S(200));
-        assert_int_equal(state_of(core, at200), GP_JOB_RUNNING);
+        at150 = job_of(core, "a", 1, 100000, 150, 0, true);
+        round_at(core, S(150));
+        assert_int_equal(state_of(core, at150), GP_JOB_RUNNING);
         at300 = job_of(core, "a", 1, 1000, 300, 0, true);
         round_at(core, S(300));
         for (int k = 0; k < 3; k++)
             assert_int_equal(state_of(core, small[k]),
                              h ? GP_JOB_RUNNING : GP_JOB_STOPPING);
-        assert_int_equal(state_of(core, at200),
+        assert_int_equal(state_of(core, at150),
                          h ? GP_JOB_RUNNING : GP_JOB_STOPPING);
         if (!h) {
-            uint32_t all[4] = {small[0], small[1], small[2], at200};
+            uint32_t all[4] = {small[0], small[1], small[2], at150};
 
             for (int k = 0; k < 4; k++)
                 assert_int_equal(

@@ -73,6 +73,14 @@ struct gp_lp_limits {
     double seconds;
     int64_t iterations;
     int64_t nodes;
+    /* A problem without integer columns by an interior-point method,
+     * without crossover (CLP's barrier, GLPK's glp_interior): where the
+     * optimum is a face of many points, one inside it - near where an
+     * interior-point solver such as ECOS stops - rather than one of its
+     * vertices. Where that method does not reach an optimum, the simplex
+     * solves the problem from scratch. `iterations` bounds the simplex
+     * only. */
+    bool interior;
 };
 
 /* A problem with integer columns whose relaxation is unbounded is

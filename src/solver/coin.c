@@ -101,8 +101,30 @@ static int solve_clp(const struct gp_lp *lp, const struct gp_lp_limits *lim,
     if (!m)
         return gp_diag_set(diag, GP_ENOMEM, "clp", "out of memory");
     t0 = gp__lp_now();
+    if (lim && lim->interior) {
+        /* the barrier without crossover, and without presolve, which
+         * would fix columns at their bounds and hand back a vertex */
+        Clp_Solve *how = ClpSolve_new();
+
+        if (!how) {
+            Clp_deleteModel(m);
+            return gp_diag_set(diag, GP_ENOMEM, "clp", "out of memory");
+        }
+        ClpSolve_setSolveType(how, 4 /* useBarrierNoCross */, 0);
+        ClpSolve_setPresolveType(how, 1 /* presolveOff */, 0);
+        Clp_initialSolveWithOptions(m, how);
+        ClpSolve_delete(how);
+        out->iterations = Clp_numberIterations(m);
+        if (Clp_status(m) == 0)
+            goto solved;
+        /* not an optimum: the simplex from scratch */
+        Clp_deleteModel(m);
+        if (!(m = clp_model(lp, lim, start, idx, val, b)))
+            return gp_diag_set(diag, GP_ENOMEM, "clp", "out of memory");
+    }
     Clp_initialSolve(m);
-    out->iterations = Clp_numberIterations(m);
+    out->iterations += Clp_numberIterations(m);
+solved:
     /* 0 optimal, 1 primal infeasible, 2 dual infeasible (unbounded),
      * 3 stopped on iterations or time, 4 stopped on errors */
     st = Clp_status(m);

@@ -147,6 +147,32 @@ static int take(const struct gp_lp *lp, glp_prob *p, bool mip,
     return rc;
 }
 
+/* The interior point's primal and duals, and p freed. */
+static int interior_point(const struct gp_lp *lp, glp_prob *p,
+                          struct gp_lp_result *out, struct gp_diag *diag)
+{
+    double *x = malloc((lp->ncols ? lp->ncols : 1) * sizeof(double));
+    int rc;
+
+    if (!x) {
+        glp_delete_prob(p);
+        return gp_diag_set(diag, GP_ENOMEM, "glpk", "out of memory");
+    }
+    for (size_t c = 0; c < lp->ncols; c++)
+        x[c] = glp_ipt_col_prim(p, (int)c + 1);
+    rc = gp__lp_take_point(lp, x, out, diag);
+    free(x);
+    if (rc == GP_OK && lp->nrows) {
+        if (!(out->duals = malloc(lp->nrows * sizeof(double))))
+            rc = gp_diag_set(diag, GP_ENOMEM, "glpk", "out of memory");
+        else
+            for (size_t r = 0; r < lp->nrows; r++)
+                out->duals[r] = glp_ipt_row_dual(p, (int)r + 1);
+    }
+    glp_delete_prob(p);
+    return rc;
+}
+
 static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
                       struct gp_lp_result *out, struct gp_diag *diag)
 {
@@ -170,6 +196,21 @@ static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
     if (lim && lim->seconds > 0)
         sm.tm_lim = to_ms(lim->seconds);
     t0 = gp__lp_now();
+    if (lim && lim->interior && !lp->nints) {
+        glp_iptcp ip;
+
+        glp_init_iptcp(&ip);
+        ip.msg_lev = GLP_MSG_OFF;
+        if (glp_interior(p, &ip) == 0 && glp_ipt_status(p) == GLP_OPT) {
+            out->seconds = gp__lp_now() - t0;
+            out->status = GP_LP_OPTIMAL;
+            return interior_point(lp, p, out, diag);
+        }
+        /* not an optimum: the simplex from scratch */
+        glp_delete_prob(p);
+        if (!(p = build(lp)))
+            return gp_diag_set(diag, GP_ENOMEM, "glpk", "out of memory");
+    }
     ret = glp_simplex(p, &sm);
     out->iterations = glp_get_it_cnt(p);
     st = glp_get_status(p);

@@ -7,7 +7,10 @@
 # JCT within 2% of the peer's and at least 80% of the jobs within 10% of
 # theirs (or the part in DIR/peer-TRACE-OBJECTIVE.near, for an objective
 # whose LP has many optima: the README says why), on the cluster in
-# DIR/peer-TRACE-OBJECTIVE.cluster where there is one. With `gpupool`, run
+# DIR/peer-TRACE-OBJECTIVE.cluster where there is one, with the policy
+# options in DIR/peer-TRACE-OBJECTIVE.opts (one KEY=VALUE a line) where
+# there are some. OBJECTIVE~VARIANT names a second case of one objective
+# (another run of the artifact, other options). With `gpupool`, run
 # gpupool's own world instead (--speed gavel --preemption free, the
 # restart cost of 30 s, solves not spaced) on the cases without space
 # sharing and require some case to miss (FIFO, which moves no job, meets
@@ -43,6 +46,7 @@ for peer in "$dir"/peer-*.csv; do
     name=${name#peer-}
     trace=${name%%-*}
     objective=${name#*-}
+    objective=${objective%%~*}
     # the own world only has to miss somewhere: the cases with space
     # sharing, the slowest to replay, are left to the parity run
     if [ -n "$own" ]; then
@@ -55,10 +59,16 @@ for peer in "$dir"/peer-*.csv; do
     fi
     cluster=1x8:V100+1x8:P100+1x8:K80
     [ -f "${peer%.csv}.cluster" ] && cluster=$(cat "${peer%.csv}.cluster")
+    opts=
+    if [ -f "${peer%.csv}.opts" ]; then
+        while read -r kv; do
+            [ -n "$kv" ] && opts="$opts --opt gavel.$kv"
+        done <"${peer%.csv}.opts"
+    fi
     # shellcheck disable=SC2086
     "$exe" sim --trace "$dir/$trace.trace" \
         --cluster "$cluster" $world --policy gavel \
-        --opt gavel.objective="$objective" \
+        --opt gavel.objective="$objective" $opts \
         --jobs-csv "$tmp/jobs.csv" --no-wall --no-progress >"$tmp/out.txt"
     if [ -z "$own" ]; then
         grep -q '^parity.*gavel' "$tmp/out.txt" ||

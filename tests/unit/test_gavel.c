@@ -427,6 +427,7 @@ static void bad_options_are_refused_naming_the_key(void **state)
         {{"remaining", "oracle"}, "gavel.remaining"},
         {{"reset_min", "-1"}, "gavel.reset_min"},
         {{"solver", "cplex"}, "gavel.solver"},
+        {{"lp", "barrier"}, "gavel.lp"},
         {{"seed", "-1"}, "gavel.seed"},
         {{"seed", "x"}, "gavel.seed"},
         {{"lease", "1"}, "lease"},

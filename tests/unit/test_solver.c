@@ -385,6 +385,54 @@ static struct gp_lp *dense_lp(int n)
     return lp;
 }
 
+/* max x + y + z  s.t.  x + y + z <= 3,  x, y, z in [0, 2]: the optimum, 3,
+ * is a face (a hexagon), not one point. The simplex ends at a vertex, where
+ * a column sits on one of its bounds; the interior-point method (no
+ * crossover) stops near the face's middle, (1, 1, 1), every column well
+ * inside its bounds - with the same objective. Infeasible, the interior
+ * method hands over to the simplex, which says so. */
+static void an_interior_point_stops_inside_a_face_of_optima(void **state)
+{
+    struct gp_lp *lp = gp_lp_new(), *inf = gp_lp_new();
+    const struct gp_solver_ops *all[] = {coin, glpk};
+    struct gp_lp_limits in = {.interior = true};
+
+    (void)state;
+    gp_lp_set_sense(lp, GP_LP_MAXIMIZE);
+    for (int c = 0; c < 3; c++)
+        col(lp, 0, 2, 1, false);
+    row(lp, -INFINITY, 3, 3, 0, 1.0, 1, 1.0, 2, 1.0);
+    col(inf, 0, 1, 1, false);
+    row(inf, 2, INFINITY, 1, 0, 1.0);
+    for (size_t i = 0; i < 2; i++) {
+        struct gp_lp_result r;
+        bool at_bound = false;
+
+        solve(all[i], lp, NULL, &r);
+        assert_int_equal(r.status, GP_LP_OPTIMAL);
+        assert_true(close_to(r.objective, 3));
+        for (int c = 0; c < 3; c++)
+            at_bound |= close_to(r.x[c], 0) || close_to(r.x[c], 2);
+        assert_true(at_bound);
+        gp_lp_result_free(&r);
+        solve(all[i], lp, &in, &r);
+        assert_int_equal(r.status, GP_LP_OPTIMAL);
+        assert_true(r.feasible);
+        assert_true(close_to(r.objective, 3));
+        for (int c = 0; c < 3; c++)
+            if (!(fabs(r.x[c] - 1) < 0.1))
+                fail_msg("%s: x%d = %g, not near 1", all[i]->name, c, r.x[c]);
+        assert_non_null(r.duals);
+        assert_true(fabs(r.duals[0] - 1) < 1e-4);
+        gp_lp_result_free(&r);
+        solve(all[i], inf, &in, &r);
+        assert_int_equal(r.status, GP_LP_INFEASIBLE);
+        gp_lp_result_free(&r);
+    }
+    gp_lp_free(lp);
+    gp_lp_free(inf);
+}
+
 static void an_iteration_limit_stops_the_simplex(void **state)
 {
     struct gp_lp *lp = dense_lp(40);
@@ -728,6 +776,7 @@ int main(void)
         cmocka_unit_test(an_empty_problem_is_optimal_at_zero),
         cmocka_unit_test(bad_problems_are_refused_naming_the_place),
         cmocka_unit_test(the_mps_file_is_the_problem),
+        cmocka_unit_test(an_interior_point_stops_inside_a_face_of_optima),
         cmocka_unit_test(an_iteration_limit_stops_the_simplex),
         cmocka_unit_test(a_node_limit_stops_branch_and_bound),
         cmocka_unit_test(coin_and_glpk_agree_on_random_lps),

@@ -177,6 +177,9 @@ struct gavel {
     bool fill;           /* fill=1: GPUs left after the allocated jobs go to
                             jobs without an allocation there, as the
                             artifact's round does (not for fifo_perf) */
+    bool interior;       /* lp=interior: LPs by an interior-point method
+                            (gp_lp_limits.interior), as the artifact's
+                            ECOS */
     bool true_left;      /* remaining=true: the world's true work, not the
                             predicted */
     bool slos;           /* the _SLOs objective: each job with an SLO gets at
@@ -417,6 +420,15 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
                 return gp_diag_set(diag, GP_EINVAL, where,
                                    "expected a whole number, got \"%s\"", val);
             gp_rng_init(&g->rng, v);
+        } else if (strcmp(key, "lp") == 0) {
+            if (strcmp(val, "vertex") == 0)
+                g->interior = false;
+            else if (strcmp(val, "interior") == 0)
+                g->interior = true;
+            else
+                return gp_diag_set(diag, GP_EINVAL, where,
+                                   "expected vertex or interior, got \"%s\"",
+                                   val);
         } else if (strcmp(key, "solver") == 0) {
             if (!(g->solver = gp_solver_find(val)))
                 return gp_diag_set(diag, GP_EINVAL, where,
@@ -426,7 +438,7 @@ static int parse_opts(struct gavel *g, const struct gp_policy_args *args,
         } else {
             return gp_diag_set(diag, GP_EINVAL, key,
                                "unknown option for %s (known: round, "
-                               "reset_min, objective, remaining, solver, "
+                               "reset_min, objective, remaining, solver, lp, "
                                "alpha, window, fill, costs, seed)",
                                g->name);
         }
@@ -884,7 +896,7 @@ static int run_on(struct gavel *g, const struct gp_solver_ops *s,
                   const struct gp_lp *lp, struct gp_lp_result *res,
                   struct gp_diag *diag)
 {
-    struct gp_lp_limits lim = {.seconds = 60};
+    struct gp_lp_limits lim = {.seconds = 60, .interior = g->interior};
     int rc;
 
     g->solves++;

@@ -996,6 +996,89 @@ struct kind {
     int col[MAX_TYPES];       /* LP column per type, -1 = none */
 };
 
+/* The jobs' classes (same scale factor and throughputs), as sorting the
+ * jobs by same_kind_cmp and cutting the list where the kind changes would
+ * give them, in O(jobs): a hash of each job's kind finds its class; only
+ * the classes, a few dozen, are sorted; then the jobs, kept in seq order
+ * (track), go to their classes in that order (a stable counting sort), so
+ * `by`, `kinds` and `kind_of` are what the sort gave, entry for entry. */
+struct kind_seen {
+    const struct gjob *first; /* first member: same_kind_cmp reads it */
+    uint32_t n, id;
+};
+
+static uint64_t kind_hash(const struct gjob *e, size_t nt)
+{
+    uint64_t h = 1469598103934665603ull ^ e->sf;
+
+    for (size_t k = 0; k < nt; k++) {
+        uint64_t b;
+
+        memcpy(&b, &e->t[k], sizeof(b));
+        h = (h ^ b) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static int group_kinds(const struct gavel *g, struct gp_arena *ar, size_t nt,
+                       const struct gjob **by, struct kind *kinds,
+                       uint32_t *kind_of, size_t *nkinds)
+{
+    const size_t nj = g->njobs;
+    size_t cap = 16, nk = 0;
+    uint32_t *slot, *rank, *fill;
+    struct kind_seen *seen;
+
+    while (cap < 2 * nj)
+        cap *= 2;
+    slot = gp_arena_alloc(ar, cap * sizeof(*slot));
+    seen = gp_arena_alloc(ar, nj * sizeof(*seen));
+    if (!slot || !seen)
+        return GP_ENOMEM;
+    memset(slot, 0xff, cap * sizeof(*slot));
+    for (size_t i = 0; i < nj; i++) {
+        const struct gjob *e = &g->jobs[i];
+        size_t h = (size_t)kind_hash(e, nt) & (cap - 1);
+
+        while (slot[h] != UINT32_MAX) {
+            const struct gjob *f = seen[slot[h]].first;
+
+            if (f->sf == e->sf && memcmp(f->t, e->t, sizeof(e->t)) == 0)
+                break;
+            h = (h + 1) & (cap - 1);
+        }
+        if (slot[h] == UINT32_MAX) {
+            slot[h] = (uint32_t)nk;
+            seen[nk] = (struct kind_seen){e, 0, (uint32_t)nk};
+            nk++;
+        }
+        seen[slot[h]].n++;
+        kind_of[i] = slot[h]; /* its class in the order first seen */
+    }
+    qsort(seen, nk, sizeof(*seen), same_kind_cmp);
+    rank = gp_arena_alloc(ar, (nk + 1) * sizeof(*rank));
+    fill = gp_arena_alloc(ar, (nk + 1) * sizeof(*fill));
+    if (!rank || !fill)
+        return GP_ENOMEM;
+    for (size_t c = 0, start = 0; c < nk; c++) {
+        rank[seen[c].id] = (uint32_t)c;
+        kinds[c].first = seen[c].first;
+        kinds[c].n = seen[c].n;
+        kinds[c].start = (uint32_t)start;
+        fill[c] = (uint32_t)start;
+        start += seen[c].n;
+    }
+    for (size_t i = 0; i < nj; i++) {
+        uint32_t c = rank[kind_of[i]];
+
+        kind_of[i] = c;
+        by[fill[c]++] = &g->jobs[i];
+    }
+    *nkinds = nk;
+    return GP_OK;
+}
+
 /* Space sharing: one LP column, the time the jobs of kinds a and b (a <=
  * b) spend packed in pairs on type k, summed over the pairs; pa and pb
  * the pace of each in the pair (gp_view_pair_paces). */
@@ -1220,24 +1303,31 @@ static int solve(struct round *r)
     kind_of = gp_arena_alloc(ar, nj * sizeof(*kind_of));
     if (!by || !kinds || !kind_of)
         return GP_ENOMEM;
-    for (size_t i = 0; i < nj; i++)
-        by[i] = &g->jobs[i];
-    qsort(by, nj, sizeof(*by), g->pack ? same_kind_cls_cmp : same_kind_cmp);
-    for (size_t i = 0; i < nj; i++) {
-        const struct gjob *e = by[i];
+    if (!g->pack && g->obj != OBJ_SUM) {
+        if ((rc = group_kinds(g, ar, nt, by, kinds, kind_of, &nk)) != GP_OK)
+            return rc;
+    } else {
+        for (size_t i = 0; i < nj; i++)
+            by[i] = &g->jobs[i];
+        qsort(by, nj, sizeof(*by), g->pack ? same_kind_cls_cmp : same_kind_cmp);
+        for (size_t i = 0; i < nj; i++) {
+            const struct gjob *e = by[i];
 
-        /* a sum of throughputs has vertices that run some jobs of a class
-         * and not others, as the artifact's per-job LP does: no classes */
-        if (nk == 0 || g->obj == OBJ_SUM || e->sf != kinds[nk - 1].first->sf ||
-            memcmp(e->t, kinds[nk - 1].first->t, sizeof(e->t)) != 0 ||
-            (g->pack && e->cls != kinds[nk - 1].first->cls)) {
-            kinds[nk].first = e;
-            kinds[nk].n = 0;
-            kinds[nk].start = (uint32_t)i;
-            nk++;
+            /* a sum of throughputs has vertices that run some jobs of a
+             * class and not others, as the artifact's per-job LP does: no
+             * classes */
+            if (nk == 0 || g->obj == OBJ_SUM ||
+                e->sf != kinds[nk - 1].first->sf ||
+                memcmp(e->t, kinds[nk - 1].first->t, sizeof(e->t)) != 0 ||
+                (g->pack && e->cls != kinds[nk - 1].first->cls)) {
+                kinds[nk].first = e;
+                kinds[nk].n = 0;
+                kinds[nk].start = (uint32_t)i;
+                nk++;
+            }
+            kinds[nk - 1].n++;
+            kind_of[e - g->jobs] = (uint32_t)(nk - 1);
         }
-        kinds[nk - 1].n++;
-        kind_of[e - g->jobs] = (uint32_t)(nk - 1);
     }
     if (!(lp = gp_lp_new()))
         return GP_ENOMEM;

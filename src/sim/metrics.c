@@ -1671,18 +1671,10 @@ static void share_turn(struct gp_metrics *m, struct tenant_acc *t,
 {
     if (t->sh_state && at > t->sh_start_us) {
         uint32_t id;
-        struct gp__share_rec *r;
 
-        if (m->nshs == m->capshs) {
-            size_t cap = m->capshs ? 2 * m->capshs : 256;
-
-            if (!(r = realloc(m->shs, cap * sizeof(*r)))) {
-                m->err = GP_ENOMEM;
-                return;
-            }
-            m->shs = r;
-            m->capshs = cap;
-        }
+        m->shs = grown(m, m->shs, &m->capshs, sizeof(*m->shs), m->nshs, 256);
+        if (m->nshs >= m->capshs)
+            return; /* m->err says why */
         if (gp_strtab_intern(&m->strs, name ? name : "", (size_t)-1, &id) !=
             GP_OK) {
             m->err = GP_ENOMEM;

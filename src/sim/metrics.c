@@ -1653,6 +1653,14 @@ static int overall_figures(struct gp_metrics *m, int64_t end_us,
     return GP_OK;
 }
 
+/* The fair-share test: the tenant holds at least 95% of its entitlement
+ * (20 held >= 19 entitled). A sample that fails it is out of compliance;
+ * an interval in which it fails is owed. */
+static bool holds_share(const struct gp_tenant_info *ti)
+{
+    return 20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled;
+}
+
 /* Share intervals in the order they began, tenants in the core's order
  * (the tenants file's) at one instant. */
 static int cmp_share(const void *a, const void *b)
@@ -1702,9 +1710,7 @@ static void owed_for(struct gp_metrics *m, const struct gp_core *core,
         uint8_t state = 0;
 
         if (ti && ti->entitled > 0)
-            state = 20.0 * gp_milli_gpus(ti->held_milli) < 19.0 * ti->entitled
-                        ? 2
-                        : 1;
+            state = holds_share(ti) ? 1 : 2;
         if (state == 2)
             m->tacc[k].owed_us += to_us - from_us;
         if (m->record_shares && state != m->tacc[k].sh_state)
@@ -2030,8 +2036,7 @@ static void explain_unfair(struct gp_metrics *m, const struct gp_core *core,
         uint64_t mp = wait_min(t, ti);
         enum gp_unfair_cause c;
 
-        if (!(ti->entitled > 0) ||
-            20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled)
+        if (!(ti->entitled > 0) || holds_share(ti))
             continue;
         if (gang_ok(t, ti, (double)ti->held_milli,
                     ti->entitled * GP_MILLI_PER_GPU))
@@ -2105,7 +2110,7 @@ void gp_metrics_sample(struct gp_metrics *m, const struct gp_core *core,
         }
         if (ti->entitled > 0) {
             t->f_n += count;
-            if (20.0 * gp_milli_gpus(ti->held_milli) >= 19.0 * ti->entitled)
+            if (holds_share(ti))
                 t->f_ok += count;
             else if (gang_ok(t, ti, (double)ti->held_milli,
                              ti->entitled * GP_MILLI_PER_GPU))

@@ -130,8 +130,12 @@ static glp_prob *build(const struct gp_lp *lp)
     return p;
 }
 
-/* The point GLPK holds (of the simplex, or of branch-and-cut). */
-static int take(const struct gp_lp *lp, glp_prob *p, bool mip,
+/* Which of GLPK's solutions a point is read from. */
+enum from { FROM_SIMPLEX, FROM_MIP, FROM_INTERIOR };
+
+/* The point GLPK holds (of the simplex, branch-and-cut or the interior
+ * method). */
+static int take(const struct gp_lp *lp, glp_prob *p, enum from from,
                 struct gp_lp_result *out, struct gp_diag *diag)
 {
     double *x = malloc((lp->ncols ? lp->ncols : 1) * sizeof(double));
@@ -140,37 +144,26 @@ static int take(const struct gp_lp *lp, glp_prob *p, bool mip,
     if (!x)
         return gp_diag_set(diag, GP_ENOMEM, "glpk", "out of memory");
     for (size_t c = 0; c < lp->ncols; c++)
-        x[c] = mip ? glp_mip_col_val(p, (int)c + 1)
-                   : glp_get_col_prim(p, (int)c + 1);
+        x[c] = from == FROM_MIP        ? glp_mip_col_val(p, (int)c + 1)
+               : from == FROM_INTERIOR ? glp_ipt_col_prim(p, (int)c + 1)
+                                       : glp_get_col_prim(p, (int)c + 1);
     rc = gp__lp_take_point(lp, x, out, diag);
     free(x);
     return rc;
 }
 
-/* The interior point's primal and duals, and p freed. */
-static int interior_point(const struct gp_lp *lp, glp_prob *p,
-                          struct gp_lp_result *out, struct gp_diag *diag)
+/* The rows' duals of an LP's optimum (simplex or interior method). */
+static int take_duals(const struct gp_lp *lp, glp_prob *p, enum from from,
+                      struct gp_lp_result *out, struct gp_diag *diag)
 {
-    double *x = malloc((lp->ncols ? lp->ncols : 1) * sizeof(double));
-    int rc;
-
-    if (!x) {
-        glp_delete_prob(p);
+    if (!lp->nrows)
+        return GP_OK;
+    if (!(out->duals = malloc(lp->nrows * sizeof(double))))
         return gp_diag_set(diag, GP_ENOMEM, "glpk", "out of memory");
-    }
-    for (size_t c = 0; c < lp->ncols; c++)
-        x[c] = glp_ipt_col_prim(p, (int)c + 1);
-    rc = gp__lp_take_point(lp, x, out, diag);
-    free(x);
-    if (rc == GP_OK && lp->nrows) {
-        if (!(out->duals = malloc(lp->nrows * sizeof(double))))
-            rc = gp_diag_set(diag, GP_ENOMEM, "glpk", "out of memory");
-        else
-            for (size_t r = 0; r < lp->nrows; r++)
-                out->duals[r] = glp_ipt_row_dual(p, (int)r + 1);
-    }
-    glp_delete_prob(p);
-    return rc;
+    for (size_t r = 0; r < lp->nrows; r++)
+        out->duals[r] = from == FROM_INTERIOR ? glp_ipt_row_dual(p, (int)r + 1)
+                                              : glp_get_row_dual(p, (int)r + 1);
+    return GP_OK;
 }
 
 static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
@@ -204,7 +197,10 @@ static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
         if (glp_interior(p, &ip) == 0 && glp_ipt_status(p) == GLP_OPT) {
             out->seconds = gp__lp_now() - t0;
             out->status = GP_LP_OPTIMAL;
-            return interior_point(lp, p, out, diag);
+            if ((rc = take(lp, p, FROM_INTERIOR, out, diag)) == GP_OK)
+                rc = take_duals(lp, p, FROM_INTERIOR, out, diag);
+            glp_delete_prob(p);
+            return rc;
         }
         /* not an optimum: the simplex from scratch */
         glp_delete_prob(p);
@@ -229,14 +225,9 @@ static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
     if (!lp->nints) {
         out->seconds = gp__lp_now() - t0;
         if (out->status == GP_LP_OPTIMAL || out->status == GP_LP_LIMIT)
-            rc = take(lp, p, false, out, diag);
-        if (rc == GP_OK && out->status == GP_LP_OPTIMAL && lp->nrows) {
-            if (!(out->duals = malloc(lp->nrows * sizeof(double))))
-                rc = gp_diag_set(diag, GP_ENOMEM, "glpk", "out of memory");
-            else
-                for (size_t r = 0; r < lp->nrows; r++)
-                    out->duals[r] = glp_get_row_dual(p, (int)r + 1);
-        }
+            rc = take(lp, p, FROM_SIMPLEX, out, diag);
+        if (rc == GP_OK && out->status == GP_LP_OPTIMAL)
+            rc = take_duals(lp, p, FROM_SIMPLEX, out, diag);
     } else if (out->status == GP_LP_OPTIMAL) {
         /* branch and cut from the relaxation's optimum */
         struct nodes n = {.cap = lim ? lim->nodes : 0};
@@ -255,7 +246,7 @@ static int glpk_solve(const struct gp_lp *lp, const struct gp_lp_limits *lim,
         else
             out->status = GP_LP_FAILED;
         if (st == GLP_OPT || st == GLP_FEAS)
-            rc = take(lp, p, true, out, diag);
+            rc = take(lp, p, FROM_MIP, out, diag);
     } else if (out->status == GP_LP_UNBOUNDED) {
         /* an unbounded relaxation leaves the problem unbounded if it has
          * an integer point at all (rational data), infeasible if not:
